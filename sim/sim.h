@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pvrdma-sim: the contract between the parts of the simulated PVRDMA adapter.
+ *
+ *   interpose.c / sysfs.c / doorbell.c   host side: what libc calls on the
+ *                                        uverbs fds become, the sysfs tree,
+ *                                        the UAR trap (the "hypervisor")
+ *   uverbs*.c / events.c / qp_state.c    the ib_uverbs + vmw_pvrdma kernel
+ *                                        driver model (control path)
+ *   engine.c / fabric.c                  the device: executes WQEs, writes
+ *                                        CQEs, moves data between adapters
+ *
+ * One process holds one or more adapters (struct sim_dev). All objects of an
+ * adapter are guarded by dev->lock: the control path takes it for every
+ * command, the engine takes it while it executes a batch of work.
+ */
+#ifndef PVRDMA_SIM_H
+#define PVRDMA_SIM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/vmw_pvrdma-abi.h>
+
+#define SIM_MAX_ADAPTERS	4
+#define SIM_GID_TABLE_LEN	6
+#define SIM_PAGE_SIZE		4096u
+
+/* Device limits, as the vmw_pvrdma device reports them. */
+#define SIM_MAX_QP		32768u
+#define SIM_MAX_QP_WR		1024u
+#define SIM_MAX_SGE		16u
+#define SIM_MAX_CQ		4096u
+#define SIM_MAX_CQE		262144u
+#define SIM_MAX_MR		65536u
+#define SIM_MAX_PD		4096u
+#define SIM_MAX_SRQ		4096u
+#define SIM_MAX_SRQ_WR		1024u
+#define SIM_MAX_SRQ_SGE		16u
+#define SIM_MAX_AH		65536u
+#define SIM_MAX_UD_QP_DEFAULT	3u
+
+/* One simulated adapter's configuration (from the launcher's options). */
+struct sim_config {
+	char ibdev[64];			/* "vmw_pvrdma0" */
+	unsigned int hw_version;	/* 13, 14 or 18 */
+	unsigned int roce;		/* 1 or 2: the port's RoCE mode */
+	bool namespaces;		/* QP handle differs from QPN */
+	unsigned int max_ud_qps;	/* 3 on the real device */
+	enum ibv_mtu mtu;		/* active MTU of the port */
+	uint8_t mac[6];			/* unique per adapter on a host */
+	uint32_t ipv4;			/* network order; 0 = none */
+};
+
+/* Global configuration of the sim in this process. */
+struct sim_global {
+	unsigned int num_adapters;
+	struct sim_config adapter[SIM_MAX_ADAPTERS];
+	char rundir[256];		/* sockets of the fabric, sysfs tree */
+	char sysfs_root[256];		/* what SYSFS_PATH points at */
+	bool stats_at_exit;		/* --stats */
+	char stats_file[256];		/* --stats-file, "" = stderr */
+};
+
+extern struct sim_global sim_global;
+
+/* Statistics of an adapter; updated with relaxed atomics. */
+struct sim_stats {
+	atomic_ulong db_qp_send;
+	atomic_ulong db_qp_recv;
+	atomic_ulong db_srq_recv;
+	atomic_ulong db_cq_arm;
+	atomic_ulong db_cq_arm_sol;
+	atomic_ulong db_cq_poll;
+	atomic_ulong db_bad;		/* doorbells naming no object */
+	atomic_ulong send_wqes;
+	atomic_ulong recv_wqes;
+	atomic_ulong cqes;
+	atomic_ulong bytes_tx;
+	atomic_ulong bytes_rx;
+	atomic_ulong error_cqes;
+	atomic_ulong comp_events;
+	atomic_ulong async_events;
+};
+
+struct sim_dev;
+struct sim_ucontext;
+
+/* A user ring as the device sees it: state page + element array. */
+struct sim_ring {
+	struct pvrdma_ring *state;	/* prod_tail / cons_head */
+	uint8_t *elems;			/* first element */
+	uint32_t nelems;		/* power of two */
+	uint32_t elem_size;		/* power of two, bytes */
+	uint32_t max_sge;		/* WQE rings only */
+};
+
+struct sim_pd {
+	uint32_t handle;		/* uverbs object handle */
+	uint32_t pdn;
+	struct sim_ucontext *uctx;
+	unsigned int refs;		/* MRs, QPs, SRQs using it */
+};
+
+struct sim_mr {
+	uint32_t handle;
+	struct sim_pd *pd;
+	uint64_t addr;			/* process virtual address */
+	uint64_t iova;			/* hca_va: what remote peers name */
+	uint64_t length;
+	uint32_t lkey;
+	uint32_t rkey;
+	int access;			/* IBV_ACCESS_* */
+};
+
+struct sim_comp_channel {
+	int fd_user;			/* read end the application owns */
+	int fd_dev;			/* write end the device keeps */
+	unsigned int refs;		/* CQs bound to it */
+	bool user_closed;
+};
+
+struct sim_cq {
+	uint32_t handle;
+	uint32_t cqn;
+	uint64_t user_handle;		/* echoed in comp/async events */
+	struct sim_ucontext *uctx;
+	struct sim_comp_channel *channel;
+	struct sim_ring ring;		/* uses ring.state[1] ("rx") */
+	int armed;			/* 0, IBV_... see SIM_CQ_ARM_* */
+	uint32_t comp_events_reported;
+	uint32_t async_events_reported;
+	unsigned int refs;		/* QPs using it */
+	bool overflowed;
+};
+
+enum {
+	SIM_CQ_ARM_NONE = 0,
+	SIM_CQ_ARM_NEXT = 1,		/* any completion */
+	SIM_CQ_ARM_SOLICITED = 2,	/* solicited or error only */
+};
+
+struct sim_srq {
+	uint32_t handle;
+	uint32_t srqn;
+	uint64_t user_handle;
+	struct sim_pd *pd;
+	struct sim_ucontext *uctx;
+	struct sim_ring ring;		/* uses ring.state[1] ("rx") */
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t limit;			/* srq_limit; 0 = disarmed */
+	uint32_t async_events_reported;
+	unsigned int refs;		/* QPs using it */
+};
+
+/* Everything modify_qp can set, as the device keeps it. */
+struct sim_qp_attr {
+	enum ibv_qp_state state;
+	enum ibv_mtu path_mtu;
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	int qp_access_flags;
+	uint16_t pkey_index;
+	uint8_t port_num;
+	uint8_t sq_draining;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;		/* IB encoding, 0..31 */
+	uint8_t timeout;		/* 4.096us * 2^timeout, 0 = infinite */
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;		/* 7 = infinite */
+	uint8_t en_sqd_async_notify;
+	struct ibv_ah_attr ah_attr;	/* RC: the peer */
+	struct ibv_ah_attr alt_ah_attr;
+	uint16_t alt_pkey_index;
+	uint8_t alt_port_num;
+	uint8_t alt_timeout;
+	uint8_t path_mig_state;
+};
+
+struct sim_qp {
+	uint32_t handle;		/* uverbs object handle */
+	uint32_t qpn;			/* on the wire */
+	uint32_t qp_handle;		/* device handle: doorbells, CQE.qp */
+	uint64_t user_handle;
+	enum ibv_qp_type type;
+	bool sq_sig_all;
+	struct sim_ucontext *uctx;
+	struct sim_pd *pd;
+	struct sim_cq *send_cq;
+	struct sim_cq *recv_cq;
+	struct sim_srq *srq;		/* NULL: own receive ring */
+	struct ibv_qp_cap cap;		/* as granted */
+	struct sim_ring sq;		/* state = &ring_page->tx */
+	struct sim_ring rq;		/* state = &ring_page->rx (no SRQ) */
+	struct sim_qp_attr attr;
+	uint32_t async_events_reported;
+	void *engine;			/* engine.c's per-QP transport state */
+};
+
+/* What the engine needs of a memory check's result. */
+enum sim_access_result {
+	SIM_ACCESS_OK = 0,
+	SIM_ACCESS_BAD_KEY,		/* no such key / wrong PD */
+	SIM_ACCESS_BAD_RANGE,		/* outside the MR */
+	SIM_ACCESS_DENIED,		/* access flags forbid it */
+};
+
+struct sim_ucontext {
+	struct sim_dev *dev;
+	void *uar;			/* the UAR page (read-only to the app) */
+	int async_fd_user;		/* read end the application owns */
+	int async_fd_dev;		/* write end the device keeps */
+	int cmd_fd;			/* the open uverbs file */
+	bool closing;
+};
+
+/* Handle table of one object kind: slot i holds handle i, NULL = free. */
+struct sim_table {
+	void **slot;
+	uint32_t size;
+	uint32_t first;			/* lowest handle ever returned */
+};
+
+/* One simulated adapter. */
+struct sim_dev {
+	unsigned int index;		/* 0.. => uverbsN, vmw_pvrdmaN */
+	struct sim_config cfg;
+	union ibv_gid gid[SIM_GID_TABLE_LEN];
+	uint8_t gid_type[SIM_GID_TABLE_LEN];	/* enum ibv_gid_type_sysfs */
+	unsigned int gid_count;
+	uint64_t node_guid;		/* network order */
+
+	pthread_mutex_t lock;
+	struct sim_table pds, mrs, cqs, qps, srqs;	/* by uverbs handle */
+	struct sim_table qp_by_qp_handle;		/* by device handle */
+	uint32_t next_qpn;		/* namespaces: on-wire numbers */
+	uint32_t next_key;
+	unsigned int num_ud_qps;
+
+	struct sim_stats stats;
+	void *engine;			/* engine.c's device state */
+};
+
+extern struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
+
+/* ---- config.c: environment of the launcher -> sim_global, GIDs ---- */
+int sim_config_load(void);
+void sim_dev_init_identity(struct sim_dev *dev);	/* GIDs, node GUID */
+
+/* ---- interpose.c: the real libc entry points, for the sim's own use ---- */
+struct sim_libc {
+	int (*close)(int fd);
+	ssize_t (*write)(int fd, const void *buf, size_t len);
+	ssize_t (*read)(int fd, void *buf, size_t len);
+	void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd,
+		      off_t off);
+	int (*munmap)(void *addr, size_t len);
+};
+extern struct sim_libc sim_libc;
+
+/* ---- doorbell.c: the UAR trap ---- */
+int sim_doorbell_trap_install(void);
+/* A read-only UAR page whose stores trap into engine_doorbell(uctx, ...). */
+void *sim_uar_map(struct sim_ucontext *uctx, void *addr_hint);
+void sim_uar_unmap(void *uar);
+
+/* ---- sysfs.c ---- */
+int sim_sysfs_write(void);
+
+/* ---- uverbs.c: the kernel driver, called by interpose.c ---- */
+struct sim_file;
+struct sim_file *uverbs_open(struct sim_dev *dev, int fd);
+ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t len);
+void *uverbs_mmap(struct sim_file *f, void *addr, size_t len, int prot,
+		  int flags, off_t offset);
+int uverbs_munmap(struct sim_file *f, void *addr, size_t len);
+void uverbs_close(struct sim_file *f);
+
+/* ---- events.c: the device raises events (dev->lock held) ---- */
+void sim_event_comp(struct sim_cq *cq);		/* if armed, disarm + event */
+void sim_event_async(struct sim_ucontext *uctx, uint64_t element,
+		     enum ibv_event_type type, uint32_t *reported);
+
+/* ---- qp_state.c ---- */
+bool sim_qp_transition_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
+			  enum ibv_qp_type type, int mask);
+
+/* ---- engine.c: the device (each call with dev->lock held unless noted) -- */
+int engine_start(struct sim_dev *dev);
+void engine_stop(struct sim_dev *dev);
+/* Async-signal-safe, lock-free: a trapped doorbell store. */
+void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
+		     uint32_t value);
+int engine_qp_create(struct sim_qp *qp);
+void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state);
+void engine_qp_destroy(struct sim_qp *qp);
+void engine_cq_destroy(struct sim_cq *cq);
+void engine_srq_modified(struct sim_srq *srq);
+enum sim_access_result sim_mr_check(struct sim_dev *dev, struct sim_pd *pd,
+				    uint32_t key, bool remote, uint64_t addr,
+				    uint64_t len, int need_access,
+				    uint8_t **host_ptr);
+
+/* ---- stats.c ---- */
+void sim_stats_print(int fd);
+
+/* ---- helpers shared by all parts ---- */
+void *sim_table_get(struct sim_table *t, uint32_t handle);
+int sim_table_add(struct sim_table *t, void *obj, uint32_t *handle);
+void sim_table_del(struct sim_table *t, uint32_t handle);
+
+#endif /* PVRDMA_SIM_H */
