@@ -287,7 +287,9 @@ int uverbs_munmap(struct sim_file *f, void *addr, size_t len);
 void uverbs_close(struct sim_file *f);
 
 /* ---- events.c: the device raises events (dev->lock held) ---- */
-void sim_event_comp(struct sim_cq *cq);		/* if armed, disarm + event */
+/* After CQEs were added: fires one completion event if the CQ is armed for
+ * them (solicited: a solicited or an error CQE was among them). */
+void sim_event_comp(struct sim_cq *cq, bool solicited);
 void sim_event_async(struct sim_ucontext *uctx, uint64_t element,
 		     enum ibv_event_type type, uint32_t *reported);
 
