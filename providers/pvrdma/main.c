@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * libpvrdma: device matching, the context (UAR page, device limits, the
+ * QP table that resolves CQE.qp) and the ring buffers shared with the
+ * device.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "pvrdma.h"
+
+#define PVRDMA_CQ_POLL_DOORBELL_DEFAULT 64
+
+static void pvrdma_free_context(struct ibv_context *ibctx);
+
+static const struct verbs_context_ops pvrdma_ctx_ops = {
+	.free_context = pvrdma_free_context,
+	.query_device_ex = pvrdma_query_device_ex,
+	.query_port = pvrdma_query_port,
+	.alloc_pd = pvrdma_alloc_pd,
+	.dealloc_pd = pvrdma_dealloc_pd,
+	.reg_mr = pvrdma_reg_mr,
+	.dereg_mr = pvrdma_dereg_mr,
+
+	.create_cq = pvrdma_create_cq,
+	.poll_cq = pvrdma_poll_cq,
+	.req_notify_cq = pvrdma_req_notify_cq,
+	.destroy_cq = pvrdma_destroy_cq,
+
+	.create_qp = pvrdma_create_qp,
+	.query_qp = pvrdma_query_qp,
+	.modify_qp = pvrdma_modify_qp,
+	.destroy_qp = pvrdma_destroy_qp,
+	.post_send = pvrdma_post_send,
+	.post_recv = pvrdma_post_recv,
+
+	.create_srq = pvrdma_create_srq,
+	.modify_srq = pvrdma_modify_srq,
+	.query_srq = pvrdma_query_srq,
+	.destroy_srq = pvrdma_destroy_srq,
+	.post_srq_recv = pvrdma_post_srq_recv,
+
+	.create_ah = pvrdma_create_ah,
+	.destroy_ah = pvrdma_destroy_ah,
+};
+
+/* Page-aligned, zeroed, and kept out of fork()ed children (the device
+ * keeps writing into it). */
+void *pvrdma_alloc_ring_buf(size_t size)
+{
+	void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ret;
+
+	if (buf == MAP_FAILED)
+		return NULL;
+	ret = ibv_dontfork_range(buf, size);
+	if (ret) {
+		munmap(buf, size);
+		errno = ret;
+		return NULL;
+	}
+	return buf;
+}
+
+void pvrdma_free_ring_buf(void *buf, size_t size)
+{
+	ibv_dofork_range(buf, size);
+	munmap(buf, size);
+}
+
+uint32_t pvrdma_cq_poll_db_interval_from_env(void)
+{
+	const char *s = getenv("PVRDMA_CQ_POLL_DOORBELL");
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s)
+		return PVRDMA_CQ_POLL_DOORBELL_DEFAULT;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v > UINT32_MAX)
+		return PVRDMA_CQ_POLL_DOORBELL_DEFAULT;
+	return (uint32_t)v;
+}
+
+/* ---- QP table: CQE.qp (the device's qp_handle) -> QP ---- */
+
+static uint32_t qp_slot(const struct pvrdma_context *ctx, uint64_t handle)
+{
+	return (uint32_t)handle & ctx->qp_table_mask;
+}
+
+struct pvrdma_qp *pvrdma_qp_lookup(struct pvrdma_context *ctx,
+				   uint64_t cqe_qp)
+{
+	return __atomic_load_n(&ctx->qp_table[qp_slot(ctx, cqe_qp)],
+			       __ATOMIC_ACQUIRE);
+}
+
+int pvrdma_qp_table_add(struct pvrdma_context *ctx, struct pvrdma_qp *qp)
+{
+	uint32_t slot = qp_slot(ctx, qp->qp_handle);
+	int ret = 0;
+
+	pthread_mutex_lock(&ctx->qp_table_lock);
+	/* handles are below qp_tab_size, so a taken slot means the kernel
+	 * broke that promise: refuse rather than misroute completions */
+	if (qp->qp_handle > ctx->qp_table_mask || ctx->qp_table[slot])
+		ret = EEXIST;
+	else
+		__atomic_store_n(&ctx->qp_table[slot], qp, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&ctx->qp_table_lock);
+	return ret;
+}
+
+void pvrdma_qp_table_del(struct pvrdma_context *ctx, struct pvrdma_qp *qp)
+{
+	uint32_t slot = qp_slot(ctx, qp->qp_handle);
+
+	pthread_mutex_lock(&ctx->qp_table_lock);
+	if (ctx->qp_table[slot] == qp)
+		__atomic_store_n(&ctx->qp_table[slot], NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&ctx->qp_table_lock);
+}
+
+/* ---- context ---- */
+
+struct pvrdma_get_context_resp {
+	struct ib_uverbs_get_context_resp ibv_resp;
+	struct pvrdma_alloc_ucontext_resp drv;
+};
+
+static int query_limits(struct pvrdma_context *ctx)
+{
+	struct ibv_context *ibctx = &ctx->vctx.context;
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	struct ibv_device_attr_ex attr = {};
+	struct pvrdma_limits *lim = &ctx->limits;
+	unsigned int port;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ibctx, NULL, &attr, sizeof(attr),
+				       &resp, &resp_size);
+	if (ret)
+		return ret;
+	lim->max_qp_wr = (uint32_t)attr.orig_attr.max_qp_wr;
+	lim->max_sge = (uint32_t)attr.orig_attr.max_sge;
+	lim->max_cqe = (uint32_t)attr.orig_attr.max_cqe;
+	lim->max_srq_wr = (uint32_t)attr.orig_attr.max_srq_wr;
+	lim->max_srq_sge = (uint32_t)attr.orig_attr.max_srq_sge;
+	lim->max_qp_rd_atom = (uint32_t)attr.orig_attr.max_qp_rd_atom;
+	lim->max_qp_init_rd_atom =
+		(uint32_t)attr.orig_attr.max_qp_init_rd_atom;
+	lim->max_pkeys = attr.orig_attr.max_pkeys;
+	lim->phys_port_cnt = attr.orig_attr.phys_port_cnt;
+	lim->atomic_cap = attr.orig_attr.atomic_cap;
+
+	ctx->ports = calloc(lim->phys_port_cnt ? lim->phys_port_cnt : 1,
+			    sizeof(*ctx->ports));
+	if (!ctx->ports)
+		return ENOMEM;
+	for (port = 1; port <= lim->phys_port_cnt; port++) {
+		struct ibv_port_attr pa = {};
+		struct ibv_query_port cmd;
+
+		ret = ibv_cmd_query_port(ibctx, (uint8_t)port, &pa, &cmd,
+					 sizeof(cmd));
+		if (ret)
+			return ret;
+		ctx->ports[port - 1] = (struct pvrdma_port_info) {
+			.state = pa.state,
+			.link_layer = pa.link_layer,
+			.port_cap_flags = pa.port_cap_flags,
+			.gid_tbl_len = pa.gid_tbl_len,
+		};
+	}
+	return 0;
+}
+
+static void free_context_resources(struct pvrdma_context *ctx)
+{
+	if (ctx->uar)
+		munmap(ctx->uar, ctx->uar_size);
+	free(ctx->qp_table);
+	free(ctx->ports);
+	pthread_mutex_destroy(&ctx->qp_table_lock);
+}
+
+static struct verbs_context *pvrdma_alloc_context(struct ibv_device *ibdev,
+						  int cmd_fd,
+						  void *private_data)
+{
+	struct pvrdma_context *ctx;
+	struct ibv_get_context cmd;
+	struct pvrdma_get_context_resp resp = {};
+	uint32_t tab;
+	void *uar;
+	int ret;
+
+	ctx = _verbs_init_and_alloc_context(
+		ibdev, cmd_fd, sizeof(*ctx),
+		(struct verbs_context *)offsetof(struct pvrdma_context, vctx),
+		RDMA_DRIVER_VMW_PVRDMA);
+	if (!ctx)
+		return NULL;
+	pthread_mutex_init(&ctx->qp_table_lock, NULL);
+
+	ret = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err;
+	verbs_set_ops(&ctx->vctx, &pvrdma_ctx_ops);
+
+	ret = query_limits(ctx);
+	if (ret)
+		goto err;
+
+	/* Table of qp_tab_size slots (power of two, at most 2^16: the
+	 * device reports only 16 bits of handle in a CQE). */
+	tab = resp.drv.qp_tab_size;
+	if (!tab || tab > (1u << PVRDMA_QP_HANDLE_BITS))
+		tab = 1u << PVRDMA_QP_HANDLE_BITS;
+	tab = pvrdma_roundup_pow2(tab);
+	ctx->qp_table = calloc(tab, sizeof(*ctx->qp_table));
+	if (!ctx->qp_table) {
+		ret = ENOMEM;
+		goto err;
+	}
+	ctx->qp_table_mask = tab - 1;
+
+	ctx->uar_size = to_pdev(ibdev)->page_size;
+	uar = mmap(NULL, ctx->uar_size, PROT_WRITE, MAP_SHARED, cmd_fd, 0);
+	if (uar == MAP_FAILED) {
+		ret = errno;
+		goto err;
+	}
+	ctx->uar = uar;
+	ctx->cq_poll_db_interval = pvrdma_cq_poll_db_interval_from_env();
+	return &ctx->vctx;
+
+err:
+	free_context_resources(ctx);
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	errno = ret;
+	return NULL;
+}
+
+static void pvrdma_free_context(struct ibv_context *ibctx)
+{
+	struct pvrdma_context *ctx = to_pctx(ibctx);
+
+	free_context_resources(ctx);
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+/* ---- device ---- */
+
+static struct verbs_device *pvrdma_alloc_device(struct verbs_sysfs_dev *sd)
+{
+	struct pvrdma_device *dev = calloc(1, sizeof(*dev));
+
+	if (!dev)
+		return NULL;
+	dev->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	return &dev->vdev;
+}
+
+static void pvrdma_uninit_device(struct verbs_device *vdev)
+{
+	free(to_pdev(&vdev->device));
+}
+
+static const struct verbs_match_ent pvrdma_match_table[] = {
+	{ .u.driver_id = RDMA_DRIVER_VMW_PVRDMA,
+	  .kind = VERBS_MATCH_DRIVER_ID },
+	{ .vendor = PVRDMA_PCI_VENDOR_VMWARE,
+	  .device = PVRDMA_PCI_DEVICE_PVRDMA,
+	  .kind = VERBS_MATCH_PCI },
+	{ .kind = VERBS_MATCH_SENTINEL },
+};
+
+static const struct verbs_device_ops pvrdma_device_ops = {
+	.name = "pvrdma",
+	.match_min_abi_version = PVRDMA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = PVRDMA_UVERBS_ABI_VERSION,
+	.match_table = pvrdma_match_table,
+	.alloc_device = pvrdma_alloc_device,
+	.uninit_device = pvrdma_uninit_device,
+	.alloc_context = pvrdma_alloc_context,
+};
+
+/* For static linking (libibverbs' static provider list). */
+extern const struct verbs_device_ops verbs_provider_pvrdma
+	__attribute__((visibility("default")))
+	__attribute__((alias("pvrdma_device_ops")));
+
+/* For dlopen(): register as soon as the library is loaded. */
+static void __attribute__((constructor)) pvrdma_register(void)
+{
+	verbs_register_driver_34(&pvrdma_device_ops);
+}

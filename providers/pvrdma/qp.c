@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Queue pairs: RC and UD. Buffers (device ABI):
+ *   send buffer: one ring-state page (tx = SQ, rx = RQ), then SQ WQEs
+ *   recv buffer: RQ WQEs (none when the QP uses an SRQ)
+ * Counts are powers of two; a WQE is the next power of two of its header
+ * plus max_sge SGEs. Everything is checked against the device limits
+ * before anything is allocated.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pvrdma.h"
+
+struct pvrdma_create_qp_cmd {
+	struct ibv_create_qp ibv_cmd;
+	struct pvrdma_create_qp drv;
+};
+
+struct pvrdma_create_qp_cmd_resp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct pvrdma_create_qp_resp drv;
+};
+
+_Static_assert(offsetof(struct pvrdma_create_qp_cmd, drv) == 8 + 56,
+	       "create_qp udata follows the core command");
+_Static_assert(offsetof(struct pvrdma_create_qp_cmd_resp, drv) == 32,
+	       "create_qp udata follows the core response");
+
+static int check_qp_type(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UD:
+		return 0;
+	case IBV_QPT_UC:
+	case IBV_QPT_RAW_PACKET:
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+	case IBV_QPT_DRIVER:
+		return EOPNOTSUPP;	/* real types PVRDMA does not have */
+	default:
+		return EINVAL;
+	}
+}
+
+static int check_create_qp(const struct pvrdma_limits *lim,
+			   const struct ibv_qp_init_attr *attr)
+{
+	int ret = check_qp_type(attr->qp_type);
+
+	if (ret)
+		return ret;
+	if (!attr->send_cq || !attr->recv_cq)
+		return EINVAL;
+	if (attr->cap.max_send_wr > lim->max_qp_wr ||
+	    attr->cap.max_send_sge > lim->max_sge)
+		return EINVAL;
+	if (!attr->srq && (attr->cap.max_recv_wr > lim->max_qp_wr ||
+			   attr->cap.max_recv_sge > lim->max_sge))
+		return EINVAL;
+	return 0;
+}
+
+static int wq_init(struct pvrdma_wq *wq, struct pvrdma_ring *ring,
+		   uint8_t *wqes, uint32_t cnt, uint32_t wqe_size,
+		   uint32_t max_sge)
+{
+	wq->ring = ring;
+	wq->wqes = wqes;
+	wq->wqe_cnt = cnt;
+	wq->wqe_shift = pvrdma_log2(wqe_size);
+	wq->max_sge = max_sge;
+	return pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+}
+
+static void free_qp_bufs(struct pvrdma_qp *qp)
+{
+	if (qp->sbuf)
+		pvrdma_free_ring_buf(qp->sbuf, qp->sbuf_size);
+	if (qp->rbuf)
+		pvrdma_free_ring_buf(qp->rbuf, qp->rbuf_size);
+}
+
+struct ibv_qp *pvrdma_create_qp(struct ibv_pd *pd,
+				struct ibv_qp_init_attr *attr)
+{
+	struct pvrdma_context *ctx = to_pctx(pd->context);
+	size_t page = to_pdev(pd->context->device)->page_size;
+	struct pvrdma_create_qp_cmd cmd = {};
+	struct pvrdma_create_qp_cmd_resp resp = {};
+	struct ibv_qp_init_attr kattr;
+	uint32_t sq_cnt, sq_sge, sq_wqe, rq_cnt = 0, rq_sge = 0, rq_wqe = 0;
+	struct pvrdma_ring_state *rs;
+	struct pvrdma_qp *qp;
+	uint8_t *uar = ctx->uar;
+	int ret;
+
+	if (!attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = check_create_qp(&ctx->limits, attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+
+	sq_cnt = pvrdma_roundup_pow2(attr->cap.max_send_wr);
+	sq_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
+	sq_wqe = pvrdma_sq_wqe_size(sq_sge);
+	if (!attr->srq) {
+		rq_cnt = pvrdma_roundup_pow2(attr->cap.max_recv_wr);
+		rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
+		rq_wqe = pvrdma_rq_wqe_size(rq_sge);
+	}
+	/* rounding up must not exceed what the device takes either */
+	if (sq_cnt > ctx->limits.max_qp_wr || rq_cnt > ctx->limits.max_qp_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	qp->sbuf_size = page + pvrdma_align((size_t)sq_cnt * sq_wqe, page);
+	qp->sbuf = pvrdma_alloc_ring_buf(qp->sbuf_size);
+	if (!qp->sbuf) {
+		ret = errno;
+		goto err_free;
+	}
+	if (!attr->srq) {
+		qp->rbuf_size = pvrdma_align((size_t)rq_cnt * rq_wqe, page);
+		qp->rbuf = pvrdma_alloc_ring_buf(qp->rbuf_size);
+		if (!qp->rbuf) {
+			ret = errno;
+			goto err_bufs;
+		}
+	}
+	rs = qp->sbuf;
+	ret = wq_init(&qp->sq, &rs->tx, (uint8_t *)qp->sbuf + page, sq_cnt,
+		      sq_wqe, sq_sge);
+	if (ret)
+		goto err_bufs;
+	if (!attr->srq) {
+		ret = wq_init(&qp->rq, &rs->rx, qp->rbuf, rq_cnt, rq_wqe,
+			      rq_sge);
+		if (ret)
+			goto err_sq_lock;
+	}
+	qp->srq = attr->srq ? to_psrq(attr->srq) : NULL;
+	qp->atomic_cap = ctx->limits.atomic_cap;
+
+	cmd.drv.sbuf_addr = (uintptr_t)qp->sbuf;
+	cmd.drv.sbuf_size = (uint32_t)qp->sbuf_size;
+	cmd.drv.rbuf_addr = (uintptr_t)qp->rbuf;
+	cmd.drv.rbuf_size = (uint32_t)qp->rbuf_size;
+	cmd.drv.qp_addr = (uintptr_t)qp;
+
+	kattr = *attr;
+	kattr.cap.max_send_wr = sq_cnt;
+	kattr.cap.max_send_sge = sq_sge;
+	kattr.cap.max_recv_wr = rq_cnt;
+	kattr.cap.max_recv_sge = rq_sge;
+	kattr.cap.max_inline_data = 0;	/* not supported by the device */
+	ret = ibv_cmd_create_qp(pd, &qp->ibv_qp, &kattr, &cmd.ibv_cmd,
+				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_rq_lock;
+
+	/* Namespaced devices name the QP to the device by a handle that
+	 * differs from the QPN; older ones return 0 and use the QPN. */
+	qp->qp_handle = resp.drv.qp_handle ? resp.drv.qp_handle :
+					     qp->ibv_qp.qp_num;
+	qp->sq.doorbell = (volatile uint32_t *)(uar + PVRDMA_UAR_QP_OFFSET);
+	qp->sq.doorbell_value = (qp->qp_handle & PVRDMA_UAR_HANDLE_MASK) |
+				PVRDMA_UAR_QP_SEND;
+	qp->rq.doorbell = qp->sq.doorbell;
+	qp->rq.doorbell_value = (qp->qp_handle & PVRDMA_UAR_HANDLE_MASK) |
+				PVRDMA_UAR_QP_RECV;
+
+	ret = pvrdma_qp_table_add(ctx, qp);
+	if (ret) {
+		ibv_cmd_destroy_qp(&qp->ibv_qp);
+		goto err_rq_lock;
+	}
+
+	attr->cap.max_send_wr = sq_cnt;
+	attr->cap.max_send_sge = sq_sge;
+	attr->cap.max_recv_wr = rq_cnt;
+	attr->cap.max_recv_sge = rq_sge;
+	attr->cap.max_inline_data = qp->max_inline_data;
+	return &qp->ibv_qp;
+
+err_rq_lock:
+	if (!attr->srq)
+		pthread_spin_destroy(&qp->rq.lock);
+err_sq_lock:
+	pthread_spin_destroy(&qp->sq.lock);
+err_bufs:
+	free_qp_bufs(qp);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+/* What the device would refuse anyway, refused before the syscall. */
+int pvrdma_check_modify_qp(const struct pvrdma_limits *lim,
+			   const struct ibv_qp_attr *attr, int mask)
+{
+	if (mask & ~(IBV_QP_RATE_LIMIT - 1))
+		return EOPNOTSUPP;
+	if ((mask & IBV_QP_STATE) && attr->qp_state > IBV_QPS_ERR)
+		return EINVAL;
+	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state > IBV_QPS_ERR)
+		return EINVAL;
+	if ((mask & IBV_QP_PORT) &&
+	    (attr->port_num < 1 || attr->port_num > lim->phys_port_cnt))
+		return EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) && attr->pkey_index >= lim->max_pkeys)
+		return EINVAL;
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (attr->path_mtu < IBV_MTU_256 || attr->path_mtu > IBV_MTU_4096))
+		return EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_TIMEOUT) && attr->timeout > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > lim->max_qp_init_rd_atom)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > lim->max_qp_rd_atom)
+		return EINVAL;
+	return 0;
+}
+
+/* After a move to RESET: nothing of the old life of the QP remains. */
+static void qp_forget_work(struct pvrdma_qp *qp)
+{
+	struct pvrdma_cq *scq = to_pcq(qp->ibv_qp.send_cq);
+	struct pvrdma_cq *rcq = to_pcq(qp->ibv_qp.recv_cq);
+
+	pvrdma_cq_remove_qp(rcq, qp->qp_handle);
+	if (scq != rcq)
+		pvrdma_cq_remove_qp(scq, qp->qp_handle);
+}
+
+int pvrdma_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		     int attr_mask)
+{
+	struct pvrdma_qp *qp = to_pqp(ibqp);
+	struct ibv_modify_qp cmd;
+	int ret;
+
+	ret = pvrdma_check_modify_qp(&to_pctx(ibqp->context)->limits, attr,
+				     attr_mask);
+	if (ret)
+		return ret;
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	if ((attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		qp_forget_work(qp);
+		pvrdma_wq_reset(&qp->sq);
+		if (!qp->srq)
+			pvrdma_wq_reset(&qp->rq);
+	}
+	return 0;
+}
+
+int pvrdma_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		    int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct pvrdma_qp *qp = to_pqp(ibqp);
+	struct ibv_query_qp cmd;
+	int ret;
+
+	ret = ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+			       sizeof(cmd));
+	if (ret)
+		return ret;
+	/* what this provider actually built */
+	init_attr->cap.max_send_wr = qp->sq.wqe_cnt;
+	init_attr->cap.max_send_sge = qp->sq.max_sge;
+	init_attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.wqe_cnt;
+	init_attr->cap.max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
+	init_attr->cap.max_inline_data = qp->max_inline_data;
+	attr->cap = init_attr->cap;
+	return 0;
+}
+
+int pvrdma_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct pvrdma_qp *qp = to_pqp(ibqp);
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+	/* out of the table first, then out of the CQs: once the CQ locks
+	 * were taken no poller can still hold a pointer to it */
+	pvrdma_qp_table_del(to_pctx(ibqp->context), qp);
+	qp_forget_work(qp);
+	pthread_spin_destroy(&qp->sq.lock);
+	if (!qp->srq)
+		pthread_spin_destroy(&qp->rq.lock);
+	free_qp_bufs(qp);
+	free(qp);
+	return 0;
+}

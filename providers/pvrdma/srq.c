@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Shared receive queues. Buffer (device ABI): one ring-state page (its rx
+ * ring is the SRQ), then the receive WQEs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pvrdma.h"
+
+struct pvrdma_create_srq_cmd {
+	struct ibv_create_srq ibv_cmd;
+	struct pvrdma_create_srq drv;
+};
+
+struct pvrdma_create_srq_cmd_resp {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct pvrdma_create_srq_resp drv;
+};
+
+_Static_assert(offsetof(struct pvrdma_create_srq_cmd, drv) == 8 + 32,
+	       "create_srq udata follows the core command");
+_Static_assert(offsetof(struct pvrdma_create_srq_cmd_resp, drv) == 16,
+	       "create_srq udata follows the core response");
+
+struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
+				  struct ibv_srq_init_attr *attr)
+{
+	struct pvrdma_context *ctx = to_pctx(pd->context);
+	size_t page = to_pdev(pd->context->device)->page_size;
+	struct pvrdma_create_srq_cmd cmd = {};
+	struct pvrdma_create_srq_cmd_resp resp = {};
+	struct ibv_srq_init_attr kattr;
+	struct pvrdma_srq *srq;
+	uint32_t cnt, sge, wqe;
+	int ret;
+
+	if (!attr || attr->attr.max_wr > ctx->limits.max_srq_wr ||
+	    attr->attr.max_sge > ctx->limits.max_srq_sge ||
+	    attr->attr.srq_limit > attr->attr.max_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!ctx->limits.max_srq_wr) {
+		errno = EOPNOTSUPP;	/* device without SRQs (HW v13) */
+		return NULL;
+	}
+	cnt = pvrdma_roundup_pow2(attr->attr.max_wr);
+	sge = attr->attr.max_sge ? attr->attr.max_sge : 1;
+	wqe = pvrdma_rq_wqe_size(sge);
+	if (cnt > ctx->limits.max_srq_wr) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	srq->buf_size = page + pvrdma_align((size_t)cnt * wqe, page);
+	srq->buf = pvrdma_alloc_ring_buf(srq->buf_size);
+	if (!srq->buf) {
+		ret = errno;
+		goto err_free;
+	}
+	srq->rq.ring = &((struct pvrdma_ring_state *)srq->buf)->rx;
+	srq->rq.wqes = (uint8_t *)srq->buf + page;
+	srq->rq.wqe_cnt = cnt;
+	srq->rq.wqe_shift = pvrdma_log2(wqe);
+	srq->rq.max_sge = sge;
+	ret = pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_buf;
+
+	cmd.drv.buf_addr = (uintptr_t)srq->buf;
+	cmd.drv.buf_size = (uint32_t)srq->buf_size;
+	kattr = *attr;
+	kattr.attr.max_wr = cnt;
+	kattr.attr.max_sge = sge;
+	ret = ibv_cmd_create_srq(pd, &srq->ibv_srq, &kattr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_lock;
+	srq->srqn = resp.drv.srqn;
+	srq->rq.doorbell = (volatile uint32_t *)((uint8_t *)ctx->uar +
+						 PVRDMA_UAR_SRQ_OFFSET);
+	srq->rq.doorbell_value = (srq->srqn & PVRDMA_UAR_HANDLE_MASK) |
+				 PVRDMA_UAR_SRQ_RECV;
+	attr->attr.max_wr = cnt;
+	attr->attr.max_sge = sge;
+	return &srq->ibv_srq;
+
+err_lock:
+	pthread_spin_destroy(&srq->rq.lock);
+err_buf:
+	pvrdma_free_ring_buf(srq->buf, srq->buf_size);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+int pvrdma_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		      int attr_mask)
+{
+	struct pvrdma_srq *srq = to_psrq(ibsrq);
+	struct ibv_modify_srq cmd;
+
+	/* the ring lives in our buffer: it cannot be resized under us */
+	if (attr_mask & ~IBV_SRQ_LIMIT)
+		return EINVAL;
+	if ((attr_mask & IBV_SRQ_LIMIT) && attr->srq_limit > srq->rq.wqe_cnt)
+		return EINVAL;
+	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int pvrdma_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+int pvrdma_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct pvrdma_srq *srq = to_psrq(ibsrq);
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;	/* EBUSY while QPs use it */
+	pthread_spin_destroy(&srq->rq.lock);
+	pvrdma_free_ring_buf(srq->buf, srq->buf_size);
+	free(srq);
+	return 0;
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Work requests -> WQEs. The checks and the encoders are pure functions of
+ * their inputs so they can be tested byte by byte; post.c runs them under
+ * the queue lock.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "pvrdma.h"
+
+/* Send flags the device understands; it takes them with the IB values. */
+#define PVRDMA_SEND_FLAGS_OK (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
+			      IBV_SEND_SOLICITED | IBV_SEND_INLINE)
+
+_Static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 &&
+	       IBV_SEND_SOLICITED == 4 && IBV_SEND_INLINE == 8,
+	       "the device takes send flags with their IB values");
+_Static_assert(sizeof(struct pvrdma_sge) == sizeof(struct ibv_sge),
+	       "SGE layout");
+_Static_assert(sizeof(struct pvrdma_sq_wqe_hdr) == 80, "SQ WQE header ABI");
+_Static_assert(sizeof(struct pvrdma_rq_wqe_hdr) == 16, "RQ WQE header ABI");
+
+static const uint8_t wr_opcode_to_pvrdma[] = {
+	[IBV_WR_RDMA_WRITE] = PVRDMA_WR_RDMA_WRITE,
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = PVRDMA_WR_RDMA_WRITE_WITH_IMM,
+	[IBV_WR_SEND] = PVRDMA_WR_SEND,
+	[IBV_WR_SEND_WITH_IMM] = PVRDMA_WR_SEND_WITH_IMM,
+	[IBV_WR_RDMA_READ] = PVRDMA_WR_RDMA_READ,
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = PVRDMA_WR_ATOMIC_CMP_AND_SWP,
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = PVRDMA_WR_ATOMIC_FETCH_AND_ADD,
+};
+
+static int check_opcode(const struct pvrdma_qp *qp, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return 0;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		/* UD has no remote memory access */
+		return qp->ibv_qp.qp_type == IBV_QPT_RC ? 0 : EINVAL;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		if (qp->ibv_qp.qp_type != IBV_QPT_RC)
+			return EINVAL;
+		return qp->atomic_cap == IBV_ATOMIC_NONE ? EINVAL : 0;
+	default:
+		return EINVAL;
+	}
+}
+
+/* Returns 0 or the errno post_send reports for this WR. */
+int pvrdma_check_send_wr(const struct pvrdma_qp *qp,
+			 const struct ibv_send_wr *wr)
+{
+	int ret;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge)
+		return EINVAL;
+	if (wr->num_sge && !wr->sg_list)
+		return EINVAL;
+	ret = check_opcode(qp, wr->opcode);
+	if (ret)
+		return ret;
+	if (wr->send_flags & ~PVRDMA_SEND_FLAGS_OK)
+		return EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint64_t len = 0;
+		int i;
+
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		if (len > qp->max_inline_data)
+			return EINVAL;
+	}
+	if (qp->ibv_qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+		return EINVAL;
+	return 0;
+}
+
+static void copy_sges(struct pvrdma_sge *dst, const struct ibv_sge *src,
+		      int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		dst[i].addr = src[i].addr;
+		dst[i].length = src[i].length;
+		dst[i].lkey = src[i].lkey;
+	}
+}
+
+/*
+ * Writes the whole header (unused fields zero, so no stale bytes of an
+ * earlier WQE reach the device) and the SGEs of a checked WR.
+ */
+void pvrdma_encode_send_wqe(void *wqe, enum ibv_qp_type type,
+			    const struct ibv_send_wr *wr)
+{
+	struct pvrdma_sq_wqe_hdr *hdr = wqe;
+
+	*hdr = (struct pvrdma_sq_wqe_hdr) {
+		.wr_id = wr->wr_id,
+		.num_sge = (uint32_t)wr->num_sge,
+		.opcode = wr_opcode_to_pvrdma[wr->opcode],
+		/* nothing is ever inlined: max_inline_data is 0, so an
+		 * inline WR here carries no data and the flag is moot */
+		.send_flags = wr->send_flags & ~IBV_SEND_INLINE,
+	};
+	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
+	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		hdr->ex.imm_data = wr->imm_data;	/* already big-endian */
+
+	if (type == IBV_QPT_UD) {
+		hdr->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		hdr->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		hdr->wr.ud.av = to_pah(wr->wr.ud.ah)->av;
+	} else {
+		switch (wr->opcode) {
+		case IBV_WR_RDMA_WRITE:
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+		case IBV_WR_RDMA_READ:
+			hdr->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+			hdr->wr.rdma.rkey = wr->wr.rdma.rkey;
+			break;
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+			hdr->wr.atomic.swap = wr->wr.atomic.swap;
+			/* fall through */
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+			hdr->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+			hdr->wr.atomic.compare_add = wr->wr.atomic.compare_add;
+			hdr->wr.atomic.rkey = wr->wr.atomic.rkey;
+			break;
+		default:
+			break;
+		}
+	}
+	copy_sges((struct pvrdma_sge *)(hdr + 1), wr->sg_list, wr->num_sge);
+}
+
+int pvrdma_check_recv_wr(const struct pvrdma_wq *rq,
+			 const struct ibv_recv_wr *wr)
+{
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge)
+		return EINVAL;
+	if (wr->num_sge && !wr->sg_list)
+		return EINVAL;
+	return 0;
+}
+
+void pvrdma_encode_recv_wqe(void *wqe, const struct ibv_recv_wr *wr)
+{
+	struct pvrdma_rq_wqe_hdr *hdr = wqe;
+
+	*hdr = (struct pvrdma_rq_wqe_hdr) {
+		.wr_id = wr->wr_id,
+		.num_sge = (uint32_t)wr->num_sge,
+	};
+	copy_sges((struct pvrdma_sge *)(hdr + 1), wr->sg_list, wr->num_sge);
+}
