@@ -1,0 +1,101 @@
+#!/bin/sh
+# rpm.sh SRC WORK VERSION: builds the RPMs from redhat/libpvrdma.spec and a
+# tarball of the tree, checks their file lists and dependencies against the
+# layout, and runs their scriptlets against a scratch copy of the
+# libibverbs driver directory.
+set -eu
+src=$1
+work=$2
+version=$3
+. "$(dirname "$0")/lib.sh"
+
+need_tools rpmbuild:rpm
+spec=$src/redhat/libpvrdma.spec
+spec_version=$(rpmspec -q --srpm --qf '%{VERSION}' "$spec" 2>/dev/null ||
+	sed -n 's/^Version:[[:space:]]*//p' "$spec")
+[ "$spec_version" = "$version" ] ||
+	fail "libpvrdma.spec is at $spec_version, the project at $version"
+
+rm -rf "$work"
+top=$work/rpmbuild
+mkdir -p "$top/SOURCES"
+copy_tree "$src" "$work/libpvrdma-$version"
+tar -C "$work" -czf "$top/SOURCES/libpvrdma-$version.tar.gz" \
+	"libpvrdma-$version"
+
+# --nodeps: the BuildRequires name Fedora/RHEL packages, which the rpm
+# database of a Debian machine does not hold; the Debian equivalents are
+# installed. --nocheck: the suites already run in this tree.
+rpmbuild -bb --nodeps --nocheck --define "_topdir $top" "$spec" \
+	>"$work/build.log" 2>&1 ||
+	{ tail -60 "$work/build.log" >&2; fail "rpmbuild"; }
+echo "rpmbuild OK (log: $work/build.log)"
+
+arch=$(rpm --eval '%{_arch}')
+libdir=$(rpm --eval '%{_libdir}')
+rpmdir=$top/RPMS/$arch
+provider_rpm=$(ls "$rpmdir"/libpvrdma-"$version"-*."$arch".rpm)
+sim_rpm=$(ls "$rpmdir"/pvrdma-sim-"$version"-*."$arch".rpm)
+
+rpm_files()
+{
+	rpm -qp --qf '[%{FILENAMES} %{FILEMODES:perms}\n]' "$1" |
+		awk '$2 !~ /^d/ { print $1 }'
+}
+
+cat >"$work/provider.expected" <<EOT
+/etc/libibverbs.d/pvrdma.driver
+$libdir/libibverbs/libpvrdma-rdmav34.so
+/usr/share/man/man7/pvrdma.7.gz
+EOT
+rpm_files "$provider_rpm" >"$work/provider.actual"
+same_list "libpvrdma rpm" "$work/provider.expected" "$work/provider.actual"
+
+cat >"$work/sim.expected" <<EOT
+/usr/bin/pvrdma-sim
+$libdir/pvrdma-sim/libpvrdma-sim.so
+/usr/share/man/man1/pvrdma-sim.1.gz
+EOT
+rpm_files "$sim_rpm" >"$work/sim.actual"
+same_list "pvrdma-sim rpm" "$work/sim.expected" "$work/sim.actual"
+
+rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$provider_rpm" |
+	grep -qx '/etc/libibverbs.d/pvrdma.driver cn' ||
+	fail "pvrdma.driver is not %config(noreplace)"
+
+requires=$(rpm -qp --requires "$provider_rpm")
+echo "$requires" | grep -q 'libibverbs.so.1(IBVERBS_PRIVATE_34)(64bit)' ||
+	fail "no requirement on libibverbs' private ABI 34:
+$requires"
+echo "$requires" | grep -q '^libibverbs.* >= 39' ||
+	fail "no requirement on libibverbs >= 39"
+
+# --- scriptlets ------------------------------------------------------------
+# The scriptlets name /etc/libibverbs.d; run them on a scratch copy.
+fake=$work/etc/libibverbs.d
+mkdir -p "$fake"
+printf 'driver vmw_pvrdma\n' >"$fake/vmw_pvrdma.driver"
+cp "$fake/vmw_pvrdma.driver" "$work/vmw_pvrdma.driver.orig"
+printf 'driver mlx5\n' >"$fake/mlx5.driver"
+
+[ "$(rpm -qp --qf '[%{TRIGGERNAME} %{TRIGGERTYPE}\n]' "$provider_rpm")" = \
+	"libibverbs in" ] || fail "no %triggerin on libibverbs"
+rpm -qp --qf '[%{TRIGGERSCRIPTS}\n]' "$provider_rpm" |
+	sed "s|/etc/libibverbs.d|$fake|g" >"$work/trigger.sh"
+rpm -qp --qf '%{POSTUN}\n' "$provider_rpm" |
+	sed "s|/etc/libibverbs.d|$fake|g" >"$work/postun.sh"
+
+sh "$work/trigger.sh" || fail "%triggerin failed"
+sh "$work/trigger.sh" || fail "%triggerin failed when run again"
+if grep -q '^[[:space:]]*driver' "$fake/vmw_pvrdma.driver"; then
+	fail "%triggerin left vmw_pvrdma enabled: $(cat "$fake/vmw_pvrdma.driver")"
+fi
+grep -qx 'driver mlx5' "$fake/mlx5.driver" || fail "another driver file changed"
+sh "$work/postun.sh" 1 || fail "%postun (upgrade) failed"
+if grep -q '^[[:space:]]*driver' "$fake/vmw_pvrdma.driver"; then
+	fail "an upgrade re-enabled vmw_pvrdma"
+fi
+sh "$work/postun.sh" 0 || fail "%postun (erase) failed"
+cmp "$fake/vmw_pvrdma.driver" "$work/vmw_pvrdma.driver.orig" ||
+	fail "erasing did not restore vmw_pvrdma.driver: $(cat "$fake/vmw_pvrdma.driver")"
+echo "rpm OK"
