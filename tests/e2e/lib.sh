@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Shell library of the end-to-end tests: runs programs under pvrdma-sim, one
+# alone or a server/client pair, each with a hang guard, and checks their
+# exit status and output. Sourced by the scenario scripts; POSIX sh.
+#
+# Environment (set by tests/e2e/CMakeLists.txt for each test):
+#   E2E_SIM        the pvrdma-sim launcher
+#   E2E_BIN        where the e2e verbs programs are
+#   E2E_PORT       a TCP port reserved for this test (a hint, see e2e_port)
+#   E2E_SANITIZE   1 in the ASan+UBSan tree
+#   E2E_TIMEOUT    seconds each process may run (default 60)
+
+set -u
+
+E2E_TIMEOUT=${E2E_TIMEOUT:-60}
+E2E_PIDS=""
+E2E_FAILED=0
+RUNDIR=""
+
+e2e_log() {
+	printf '[e2e] %s\n' "$*"
+}
+
+# Prints every log of the test; ctest shows them on failure.
+e2e_dump_logs() {
+	for f in "$RUNDIR"/*.out; do
+		[ -f "$f" ] || continue
+		printf '%s\n' "----- $(basename "$f" .out) -----"
+		cat "$f"
+	done
+	printf '%s\n' "-----"
+}
+
+e2e_cleanup() {
+	for pid in $E2E_PIDS; do
+		# Each process runs under timeout(1), which leads its own
+		# process group: end the whole group, nothing else.
+		kill -TERM -- "-$pid" 2>/dev/null
+	done
+	if [ "$E2E_FAILED" -ne 0 ]; then
+		e2e_dump_logs
+		e2e_log "kept $RUNDIR"
+	elif [ -n "$RUNDIR" ]; then
+		rm -rf "$RUNDIR"
+	fi
+}
+
+e2e_fail() {
+	E2E_FAILED=1
+	e2e_log "FAIL: $*"
+	exit 1
+}
+
+e2e_pass() {
+	e2e_log "PASS: $*"
+	exit 0
+}
+
+# Refuses to run (ctest then reports the test as failed) when the pieces
+# under test were not built.
+e2e_setup() {
+	[ -x "${E2E_SIM:-}" ] || { echo "no pvrdma-sim launcher at '${E2E_SIM:-}'"; exit 1; }
+	RUNDIR=$(mktemp -d "${TMPDIR:-/tmp}/pvrdma-e2e.XXXXXX") ||
+		{ echo "mktemp failed"; exit 1; }
+	trap 'e2e_cleanup' EXIT
+	trap 'E2E_FAILED=1; exit 1' INT TERM
+	if [ "${E2E_SANITIZE:-0}" = 1 ]; then
+		# The sim's preload library is sanitized: the ASan runtime must
+		# come first in the process, even in unsanitized programs.
+		asan_rt=$(${CC:-cc} -print-file-name=libasan.so)
+		export LD_PRELOAD="$asan_rt${LD_PRELOAD:+ $LD_PRELOAD}"
+		export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}"
+		export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+		if [ -f "$E2E_SRC/lsan.supp" ]; then
+			export LSAN_OPTIONS="suppressions=$E2E_SRC/lsan.supp"
+		fi
+	fi
+}
+
+# Picks the TCP port of this test: the reserved hint unless something on the
+# host already listens there (another tree's tests, say).
+e2e_port() {
+	local port=${E2E_PORT:-18515} tries=0
+	while ss -Hltn "sport = :$port" 2>/dev/null | grep -q . ; do
+		port=$((port + 997))
+		[ "$port" -lt 65000 ] || port=$((port - 40000))
+		tries=$((tries + 1))
+		[ "$tries" -lt 20 ] || break
+	done
+	echo "$port"
+}
+
+# sim_prefix PROVIDER "SIM OPTIONS": the launcher's command line, rundir shared
+# by every process of the test (they meet on the simulated fabric there).
+sim_prefix() {
+	echo "$E2E_SIM --provider $1 --rundir $RUNDIR $2 --"
+}
+
+# sim_run NAME PROVIDER "SIM OPTIONS" CMD [ARGS...]: runs in the foreground,
+# output in $RUNDIR/NAME.out, exit status in $rc; 124 means it hung.
+sim_run() {
+	local name=$1 prov=$2 opts=$3
+	shift 3
+	e2e_log "$name: $(sim_prefix "$prov" "$opts") $*"
+	# shellcheck disable=SC2046
+	timeout -k 5 "$E2E_TIMEOUT" $(sim_prefix "$prov" "$opts") "$@" \
+		>"$RUNDIR/$name.out" 2>&1
+	rc=$?
+	[ "$rc" -ne 124 ] || e2e_log "$name: timed out after ${E2E_TIMEOUT}s"
+	return 0
+}
+
+# sim_start NAME PROVIDER "SIM OPTIONS" CMD [ARGS...]: starts in the
+# background; its pid is in $bg_pid.
+sim_start() {
+	local name=$1 prov=$2 opts=$3
+	shift 3
+	e2e_log "$name (background): $(sim_prefix "$prov" "$opts") $*"
+	# shellcheck disable=SC2046
+	timeout -k 5 "$E2E_TIMEOUT" $(sim_prefix "$prov" "$opts") "$@" \
+		>"$RUNDIR/$name.out" 2>&1 &
+	bg_pid=$!
+	E2E_PIDS="$E2E_PIDS $bg_pid"
+}
+
+# sim_wait PID: waits for a background process; its exit status in $rc.
+sim_wait() {
+	wait "$1"
+	rc=$?
+}
+
+# wait_listen PORT PID: until something listens on PORT, or PID exited.
+wait_listen() {
+	local i=0
+	while [ "$i" -lt 300 ]; do
+		ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# run_pair SERVER_PROVIDER CLIENT_PROVIDER "SIM OPTIONS" PORT
+#          "SERVER CMD" "CLIENT CMD"
+# Both commands are word-split (no spaces inside an argument). Exit statuses
+# end up in $server_rc and $client_rc, output in server.out / client.out.
+run_pair() {
+	local sprov=$1 cprov=$2 opts=$3 port=$4 scmd=$5 ccmd=$6 spid
+	# shellcheck disable=SC2086
+	sim_start server "$sprov" "$opts" $scmd
+	spid=$bg_pid
+	if ! wait_listen "$port" "$spid"; then
+		sim_wait "$spid"
+		server_rc=$rc
+		client_rc=-1
+		e2e_log "server never listened on port $port (exit $server_rc)"
+		return 0
+	fi
+	# shellcheck disable=SC2086
+	sim_run client "$cprov" "$opts" $ccmd
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	e2e_log "server exit $server_rc, client exit $client_rc"
+}
+
+# expect_rc NAME GOT WANT
+expect_rc() {
+	[ "$2" = 124 ] && e2e_fail "$1 hung (killed after ${E2E_TIMEOUT}s)"
+	[ "$2" = "$3" ] || e2e_fail "$1 exited with $2, want $3"
+}
+
+# expect_out NAME PATTERN [WHAT]: NAME.out has a line matching the ERE.
+expect_out() {
+	grep -Eq -- "$2" "$RUNDIR/$1.out" ||
+		e2e_fail "$1: no line matching '$2'${3:+ ($3)}"
+}
+
+# expect_no_out NAME PATTERN: no line matching the ERE.
+expect_no_out() {
+	if grep -Eq -- "$2" "$RUNDIR/$1.out"; then
+		e2e_fail "$1: unexpected line matching '$2'"
+	fi
+}
+
+# Maps the names used in test names to the launcher's --provider values.
+provider_of() {
+	case $1 in
+	upstream) echo vmw_pvrdma ;;
+	pvrdma) echo pvrdma ;;
+	*) echo "$1" ;;
+	esac
+}

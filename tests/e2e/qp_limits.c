@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * What the PVRDMA device refuses, in one process. Each refusal must be a NULL
+ * object with a meaningful errno, and each mode has a positive control so a
+ * device that refuses everything does not pass:
+ *
+ *   qp-types   RC and UD QPs are created; UC is refused (EINVAL or
+ *              EOPNOTSUPP)
+ *   xrc        ibv_open_xrcd and an XRC send QP are refused
+ *   ud-limit   --expect N: N UD QPs are created, the next one is refused;
+ *              after destroying one, one more can be created
+ *   srq        --expect 1: device reports SRQs and ibv_create_srq works;
+ *              --expect 0: max_srq is 0 and ibv_create_srq is refused
+ *
+ *   qp_limits --mode M [--expect N] [--dev D]
+ */
+#include "e2e_common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAX_UD_TRY	16
+
+static struct ibv_cq *cq;
+
+static struct ibv_qp *try_create_qp(struct e2e_dev *d, enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = {
+			.max_send_wr = 4,
+			.max_recv_wr = 4,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = type,
+	};
+
+	errno = 0;
+	return ibv_create_qp(d->pd, &attr);
+}
+
+static void expect_refused(void *obj, int err, const char *what,
+			   int allowed1, int allowed2)
+{
+	E2E_CHECK(!obj, "%s was created, but the device must refuse it", what);
+	printf("%s refused: errno %s\n", what, e2e_errno_name(err));
+	E2E_CHECK(err == allowed1 || err == allowed2,
+		  "%s refused with errno %d (%s), want %s or %s", what, err,
+		  e2e_errno_name(err), e2e_errno_name(allowed1),
+		  e2e_errno_name(allowed2));
+}
+
+static void mode_qp_types(struct e2e_dev *d)
+{
+	struct ibv_qp *rc, *ud, *uc;
+
+	rc = try_create_qp(d, IBV_QPT_RC);
+	E2E_CHECK(rc, "RC QP refused: %s", strerror(errno));
+	ud = try_create_qp(d, IBV_QPT_UD);
+	E2E_CHECK(ud, "UD QP refused: %s", strerror(errno));
+	uc = try_create_qp(d, IBV_QPT_UC);
+	expect_refused(uc, errno, "UC QP", EINVAL, EOPNOTSUPP);
+	/* The refusal left the device usable. */
+	E2E_CHECK(!ibv_destroy_qp(rc) && !ibv_destroy_qp(ud),
+		  "ibv_destroy_qp failed");
+	rc = try_create_qp(d, IBV_QPT_RC);
+	E2E_CHECK(rc, "RC QP refused after a UC attempt: %s",
+		  strerror(errno));
+	E2E_CHECK(!ibv_destroy_qp(rc), "ibv_destroy_qp failed");
+}
+
+static void mode_xrc(struct e2e_dev *d)
+{
+	struct ibv_xrcd_init_attr xattr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+	struct ibv_xrcd *xrcd;
+	struct ibv_qp *qp;
+
+	E2E_CHECK(!(d->dev_attr.device_cap_flags & IBV_DEVICE_XRC),
+		  "device claims XRC support");
+	errno = 0;
+	xrcd = ibv_open_xrcd(d->ctx, &xattr);
+	expect_refused(xrcd, errno, "XRC domain", EOPNOTSUPP, ENOSYS);
+	qp = try_create_qp(d, IBV_QPT_XRC_SEND);
+	expect_refused(qp, errno, "XRC send QP", EINVAL, EOPNOTSUPP);
+	qp = try_create_qp(d, IBV_QPT_RC);
+	E2E_CHECK(qp, "RC QP refused after XRC attempts: %s",
+		  strerror(errno));
+	E2E_CHECK(!ibv_destroy_qp(qp), "ibv_destroy_qp failed");
+}
+
+static void mode_ud_limit(struct e2e_dev *d, long expect)
+{
+	struct ibv_qp *qp[MAX_UD_TRY];
+	struct ibv_qp *extra;
+	long i;
+
+	E2E_CHECK(expect > 0 && expect < MAX_UD_TRY, "bad --expect %ld",
+		  expect);
+	for (i = 0; i < expect; i++) {
+		qp[i] = try_create_qp(d, IBV_QPT_UD);
+		E2E_CHECK(qp[i], "UD QP %ld of %ld refused: %s", i + 1,
+			  expect, strerror(errno));
+	}
+	extra = try_create_qp(d, IBV_QPT_UD);
+	E2E_CHECK(!extra, "UD QP %ld created, the limit is %ld", expect + 1,
+		  expect);
+	printf("UD QP %ld refused: errno %s\n", expect + 1,
+	       e2e_errno_name(errno));
+	E2E_CHECK(errno != 0, "UD QP refused without an errno");
+	/* RC QPs do not count against the UD limit. */
+	extra = try_create_qp(d, IBV_QPT_RC);
+	E2E_CHECK(extra, "RC QP refused at the UD limit: %s",
+		  strerror(errno));
+	E2E_CHECK(!ibv_destroy_qp(extra), "ibv_destroy_qp failed");
+	/* A destroyed UD QP gives its place back. */
+	E2E_CHECK(!ibv_destroy_qp(qp[0]), "ibv_destroy_qp failed");
+	qp[0] = try_create_qp(d, IBV_QPT_UD);
+	E2E_CHECK(qp[0], "UD QP refused after one was destroyed: %s",
+		  strerror(errno));
+	for (i = 0; i < expect; i++)
+		E2E_CHECK(!ibv_destroy_qp(qp[i]), "ibv_destroy_qp failed");
+}
+
+static void mode_srq(struct e2e_dev *d, long expect)
+{
+	struct ibv_srq_init_attr attr = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+	};
+	struct ibv_srq *srq;
+
+	printf("max_srq %d max_srq_wr %d max_srq_sge %d\n",
+	       d->dev_attr.max_srq, d->dev_attr.max_srq_wr,
+	       d->dev_attr.max_srq_sge);
+	errno = 0;
+	srq = ibv_create_srq(d->pd, &attr);
+	if (expect) {
+		E2E_CHECK(d->dev_attr.max_srq > 0 &&
+			  d->dev_attr.max_srq_wr > 0,
+			  "device reports no SRQ support");
+		E2E_CHECK(srq, "ibv_create_srq: %s", strerror(errno));
+		E2E_CHECK(!ibv_destroy_srq(srq), "ibv_destroy_srq failed");
+		return;
+	}
+	E2E_CHECK(d->dev_attr.max_srq == 0,
+		  "device without SRQs reports max_srq %d",
+		  d->dev_attr.max_srq);
+	E2E_CHECK(!srq, "SRQ created on a device without SRQs");
+	printf("SRQ refused: errno %s\n", e2e_errno_name(errno));
+	E2E_CHECK(errno != 0, "SRQ refused without an errno");
+}
+
+int main(int argc, char **argv)
+{
+	struct e2e_args args;
+	struct e2e_dev d;
+
+	e2e_parse_args(argc, argv, &args);
+	E2E_CHECK(args.single && args.mode, "needs --mode and no role");
+	e2e_open(&d, args.dev, args.gid_index);
+	cq = ibv_create_cq(d.ctx, 64, NULL, NULL, 0);
+	E2E_CHECK(cq, "ibv_create_cq: %s", strerror(errno));
+
+	if (!strcmp(args.mode, "qp-types"))
+		mode_qp_types(&d);
+	else if (!strcmp(args.mode, "xrc"))
+		mode_xrc(&d);
+	else if (!strcmp(args.mode, "ud-limit"))
+		mode_ud_limit(&d, args.expect);
+	else if (!strcmp(args.mode, "srq"))
+		mode_srq(&d, args.expect);
+	else
+		E2E_CHECK(0, "unknown mode %s", args.mode);
+
+	E2E_CHECK(!ibv_destroy_cq(cq), "ibv_destroy_cq failed");
+	e2e_close(&d);
+	printf("qp_limits %s: passed\n", args.mode);
+	return 0;
+}
