@@ -1,0 +1,129 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# The main job: a simulated PVRDMA fabric on this machine with real RDMA
+# programs over libpvrdma. Installs what is missing (Debian 12), builds, then
+# runs under pvrdma-sim --provider pvrdma --stats:
+#   1. ibv_devinfo of the adapter
+#   2. an ibv_rc_pingpong server/client pair
+#   3. an ib_write_bw server/client pair (the deployment guide's command)
+# and prints a summary. Exits non-zero if any step fails.
+#
+#   sh scripts/demo.sh            (BUILD_DIR=... to use another build tree)
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+build=${BUILD_DIR:-build}
+
+sh scripts/bootstrap.sh
+sh scripts/build.sh "$build"
+
+sim="$top/$build/bin/pvrdma-sim"
+[ -x "$sim" ] || { echo "demo: no launcher at $sim" >&2; exit 1; }
+rundir=$(mktemp -d "${TMPDIR:-/tmp}/pvrdma-demo.XXXXXX")
+logs="$rundir/logs"
+mkdir -p "$logs"
+pids=""
+cleanup() {
+	for pid in $pids; do
+		kill -TERM -- "-$pid" 2>/dev/null || true
+	done
+	rm -rf "$rundir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+step() {
+	printf '\n==== %s\n' "$*"
+}
+
+fail() {
+	echo "demo: FAILED: $*" >&2
+	exit 1
+}
+
+# A port nothing listens on yet, starting from $1.
+free_port() {
+	p=$1
+	while ss -Hltn "sport = :$p" 2>/dev/null | grep -q .; do
+		p=$((p + 1))
+	done
+	echo "$p"
+}
+
+# The launcher line every process of the demo uses: same run directory, so
+# they share the simulated fabric; our provider; statistics at exit.
+simulate() {
+	echo "$sim --provider pvrdma --stats --rundir $rundir --"
+}
+
+# pair NAME PORT "SERVER ARGS" "CLIENT ARGS": runs a server in the
+# background, waits until it listens, then the client; both must exit 0.
+pair() {
+	name=$1 port=$2
+	echo "server: pvrdma-sim --provider pvrdma --stats -- $3"
+	echo "client: pvrdma-sim --provider pvrdma --stats -- $4"
+	# timeout(1) guards against a hang and leads a process group.
+	# shellcheck disable=SC2046,SC2086
+	timeout -k 5 120 $(simulate) $3 >"$logs/$name.server" 2>&1 &
+	spid=$!
+	pids="$pids $spid"
+	i=0
+	until ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; do
+		kill -0 "$spid" 2>/dev/null || break
+		i=$((i + 1))
+		[ "$i" -lt 300 ] || break
+		sleep 0.1
+	done
+	crc=0
+	# shellcheck disable=SC2046,SC2086
+	timeout -k 5 120 $(simulate) $4 >"$logs/$name.client" 2>&1 || crc=$?
+	src=0
+	wait "$spid" || src=$?
+	for side in server client; do
+		echo "---- $name $side"
+		cat "$logs/$name.$side"
+	done
+	[ "$src" -eq 0 ] || fail "$name server exited with $src"
+	[ "$crc" -eq 0 ] || fail "$name client exited with $crc"
+}
+
+step "1. ibv_devinfo on a simulated PVRDMA adapter"
+echo "pvrdma-sim --provider pvrdma --stats -- ibv_devinfo -d vmw_pvrdma0"
+# shellcheck disable=SC2046
+timeout -k 5 60 $(simulate) ibv_devinfo -d vmw_pvrdma0 >"$logs/devinfo" 2>&1 ||
+	{ cat "$logs/devinfo"; fail "ibv_devinfo"; }
+cat "$logs/devinfo"
+grep -q 'PORT_ACTIVE' "$logs/devinfo" || fail "port 1 is not active"
+
+step "2. ibv_rc_pingpong between two processes"
+port=$(free_port 18515)
+pair rc_pingpong "$port" \
+	"ibv_rc_pingpong -d vmw_pvrdma0 -g 0 -p $port" \
+	"ibv_rc_pingpong -d vmw_pvrdma0 -g 0 -p $port localhost"
+grep -q ' bytes in ' "$logs/rc_pingpong.client" ||
+	fail "ibv_rc_pingpong printed no result"
+
+step "3. ib_write_bw between two processes"
+port=$(free_port 18515)
+pair write_bw "$port" \
+	"ib_write_bw -x 0 -d vmw_pvrdma0 --report_gbits -p $port" \
+	"ib_write_bw -x 0 -F -d vmw_pvrdma0 --report_gbits -p $port localhost"
+result=$(grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$logs/write_bw.client" |
+	 tail -n 1)
+[ -n "$result" ] || fail "ib_write_bw printed no result line"
+
+step "Summary"
+field() {
+	sed -n "s/^[[:space:]]*$1:[[:space:]]*//p" "$logs/devinfo" | head -n 1
+}
+echo "adapter:          $(field hca_id) fw $(field fw_ver)," \
+     "vendor $(field vendor_id):$(field vendor_part_id)," \
+     "MTU $(field active_mtu), $(field link_layer)"
+echo "ibv_rc_pingpong:  $(grep ' bytes in ' "$logs/rc_pingpong.client")"
+echo "ib_write_bw:      $(echo "$result" | awk '{ printf "%s bytes x %s iterations, average %s Gb/s", $1, $2, $4 }')"
+echo "provider:         libpvrdma (pvrdma-sim --provider pvrdma)"
+echo "device statistics of the ib_write_bw client (pvrdma-sim --stats):"
+grep -iE 'doorbell|wqe|cqe|bytes|event|error' "$logs/write_bw.client" |
+	grep -v '^ *[0-9]' | sed 's/^/    /' || true
+echo
+echo "demo: all steps passed"
