@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include <infiniband/verbs.h>
@@ -257,6 +258,26 @@ extern struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
 int sim_config_load(void);
 void sim_dev_init_identity(struct sim_dev *dev);	/* GIDs, node GUID */
 
+/* dev->gid_type[] values: the kernel's sysfs GID types. */
+enum {
+	SIM_GID_TYPE_ROCE_V1 = 0,	/* "IB/RoCE v1" */
+	SIM_GID_TYPE_ROCE_V2 = 1,	/* "RoCE v2" */
+};
+
+/* Character device of uverbsN: what stat() and sysfs "dev" report. */
+#define SIM_UVERBS_MAJOR	231
+#define SIM_UVERBS_MINOR_BASE	192
+
+/* Firmware version the device reports: major << 32 | minor << 16 | sub. */
+#define SIM_FW_VER		((uint64_t)3 << 32)
+
+/* Identity derivation (network order throughout). */
+void sim_derive_mac(pid_t pid, unsigned int index, uint8_t mac[6]);
+uint64_t sim_node_guid_from_mac(const uint8_t mac[6]);
+void sim_gid_from_mac(const uint8_t mac[6], union ibv_gid *gid);
+void sim_gid_from_ipv4(uint32_t ipv4, union ibv_gid *gid);
+uint32_t sim_ipv4_from_mac(const uint8_t mac[6]);
+
 /* ---- interpose.c: the real libc entry points, for the sim's own use ---- */
 struct sim_libc {
 	int (*close)(int fd);
@@ -273,6 +294,13 @@ int sim_doorbell_trap_install(void);
 /* A read-only UAR page whose stores trap into engine_doorbell(uctx, ...). */
 void *sim_uar_map(struct sim_ucontext *uctx, void *addr_hint);
 void sim_uar_unmap(void *uar);
+/* The context whose UAR page holds addr, or NULL. Async-signal-safe. */
+struct sim_ucontext *sim_uar_lookup(const void *addr);
+bool sim_doorbell_trap_installed(void);
+/* sigaction(SIGSEGV, ...) of the application while the trap owns SIGSEGV:
+ * records act as the action to chain to and returns the recorded one. */
+int sim_doorbell_app_sigaction(const struct sigaction *act,
+			       struct sigaction *old);
 
 /* ---- sysfs.c ---- */
 int sim_sysfs_write(void);
@@ -315,6 +343,8 @@ enum sim_access_result sim_mr_check(struct sim_dev *dev, struct sim_pd *pd,
 
 /* ---- stats.c ---- */
 void sim_stats_print(int fd);
+/* To --stats-file (appended, %p = pid) or stderr. */
+void sim_stats_dump(void);
 
 /* ---- helpers shared by all parts ---- */
 void *sim_table_get(struct sim_table *t, uint32_t handle);

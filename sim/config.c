@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The sim's configuration: the launcher's PVRDMA_SIM_* environment turned
+ * into sim_global, and each adapter's identity (MAC, GIDs, node GUID).
+ *
+ * Every value has a default so the library also works when preloaded by
+ * hand. Identities are made per process: a program that forks or execs
+ * children under one launcher gives every process adapters of its own, as
+ * every VM on a host has its own PVRDMA NIC.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "options.h"
+#include "sim.h"
+
+struct sim_global sim_global;
+struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
+
+/* VMware's OUI: every PVRDMA/vmxnet3 MAC starts with it. */
+static const uint8_t vmware_oui[3] = { 0x00, 0x50, 0x56 };
+
+/*
+ * Linux pids are below 2^22 (PID_MAX_LIMIT), so pid and adapter index
+ * (< 4) fill the 24 bits after the OUI without two processes ever sharing
+ * a MAC on one host.
+ */
+void sim_derive_mac(pid_t pid, unsigned int index, uint8_t mac[6])
+{
+	uint32_t low = (((uint32_t)pid << 2) | (index & 3)) & 0xffffff;
+
+	memcpy(mac, vmware_oui, 3);
+	mac[3] = low >> 16;
+	mac[4] = low >> 8;
+	mac[5] = low;
+}
+
+/* The next MAC as a 48-bit number: --mac names the first adapter's. */
+static void mac_add(const uint8_t in[6], unsigned int n, uint8_t out[6])
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		v = v << 8 | in[i];
+	v = (v + n) & 0xffffffffffffull;
+	for (i = 5; i >= 0; i--) {
+		out[i] = v & 0xff;
+		v >>= 8;
+	}
+}
+
+/* The node GUID the device reports: OUI, ff:fe, then the NIC bytes. */
+uint64_t sim_node_guid_from_mac(const uint8_t mac[6])
+{
+	uint8_t b[8] = { mac[0], mac[1], mac[2], 0xff, 0xfe,
+			 mac[3], mac[4], mac[5] };
+	uint64_t guid;
+
+	memcpy(&guid, b, sizeof(guid));
+	return guid;		/* b[] is already network order */
+}
+
+/*
+ * The default RoCE GID: the port's IPv6 link-local address, whose interface
+ * identifier is the modified EUI-64 of the MAC (universal/local bit
+ * flipped, as addrconf makes it: fe80::250:56ff:fe..).
+ */
+void sim_gid_from_mac(const uint8_t mac[6], union ibv_gid *gid)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[0] = 0xfe;
+	gid->raw[1] = 0x80;
+	gid->raw[8] = mac[0] ^ 0x02;
+	gid->raw[9] = mac[1];
+	gid->raw[10] = mac[2];
+	gid->raw[11] = 0xff;
+	gid->raw[12] = 0xfe;
+	gid->raw[13] = mac[3];
+	gid->raw[14] = mac[4];
+	gid->raw[15] = mac[5];
+}
+
+/* ::ffff:a.b.c.d, the GID of an IPv4 address on a RoCE port. */
+void sim_gid_from_ipv4(uint32_t ipv4, union ibv_gid *gid)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], &ipv4, 4);
+}
+
+/*
+ * The per-process IPv4 address: 127.<the MAC's last three bytes>. It stays
+ * inside loopback, and the MAC can be recovered from it, which is what
+ * address resolution on the simulated fabric needs. 0 when the result
+ * would be the network or broadcast address.
+ */
+uint32_t sim_ipv4_from_mac(const uint8_t mac[6])
+{
+	uint32_t low = (uint32_t)mac[3] << 16 | mac[4] << 8 | mac[5];
+
+	if (low == 0 || low == 0xffffff)
+		return 0;
+	return htonl(127u << 24 | low);
+}
+
+/*
+ * The port's GID table as vmw_pvrdma shows it: the device runs in one RoCE
+ * mode, and the kernel gives a RoCE v2 port only RoCE v2 GIDs (and a v1
+ * port only v1 GIDs). Slot 0 holds the MAC-based GID, slot 1 the IPv4 one.
+ */
+void sim_dev_init_identity(struct sim_dev *dev)
+{
+	uint8_t type = dev->cfg.roce == 2 ? SIM_GID_TYPE_ROCE_V2 :
+					    SIM_GID_TYPE_ROCE_V1;
+
+	memset(dev->gid, 0, sizeof(dev->gid));
+	memset(dev->gid_type, 0, sizeof(dev->gid_type));
+	dev->gid_count = 0;
+
+	sim_gid_from_mac(dev->cfg.mac, &dev->gid[dev->gid_count]);
+	dev->gid_type[dev->gid_count++] = type;
+	if (dev->cfg.ipv4) {
+		sim_gid_from_ipv4(dev->cfg.ipv4, &dev->gid[dev->gid_count]);
+		dev->gid_type[dev->gid_count++] = type;
+	}
+	dev->node_guid = sim_node_guid_from_mac(dev->cfg.mac);
+}
+
+static int bad_env(const char *name, const char *value, const char *why)
+{
+	fprintf(stderr, "pvrdma-sim: %s=\"%s\": %s\n", name, value, why);
+	return -EINVAL;
+}
+
+/* Creates dir (and missing parents) 0700; an existing one must be ours. */
+static int make_private_dir(const char *dir)
+{
+	char path[sizeof(sim_global.rundir)];
+	struct stat st;
+	char *p;
+
+	if (strlen(dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	strcpy(path, dir);
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != geteuid())
+		return -EPERM;
+	return 0;
+}
+
+static int default_rundir(char *buf, size_t len)
+{
+	const char *env = getenv(SIM_ENV_RUNDIR);
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int n;
+
+	if (env && *env)
+		n = snprintf(buf, len, "%s", env);
+	else if (xdg && *xdg)
+		n = snprintf(buf, len, "%s/pvrdma-sim", xdg);
+	else
+		n = snprintf(buf, len, "/tmp/pvrdma-sim-%u",
+			     (unsigned int)getuid());
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int sim_config_load(void)
+{
+	struct sim_global *g = &sim_global;
+	unsigned int hw = SIM_HW_VERSION_DEFAULT, roce, max_ud, i;
+	enum ibv_mtu mtu = SIM_MTU_DEFAULT;
+	uint8_t mac[6];
+	bool mac_given = false, ipv4_auto = true, namespaces;
+	uint32_t ipv4 = 0;
+	const char *v, *why;
+	int ret;
+
+	memset(g, 0, sizeof(*g));
+	g->num_adapters = 1;
+
+	v = getenv(SIM_ENV_ADAPTERS);
+	if (v && sim_opt_uint(v, 1, SIM_MAX_ADAPTERS, &g->num_adapters))
+		return bad_env(SIM_ENV_ADAPTERS, v, "expected 1..4");
+	v = getenv(SIM_ENV_HW_VERSION);
+	if (v && sim_opt_hw_version(v, &hw))
+		return bad_env(SIM_ENV_HW_VERSION, v, "expected 13, 14 or 18");
+	roce = sim_opt_default_roce(hw);
+	v = getenv(SIM_ENV_ROCE);
+	if (v && sim_opt_roce(v, &roce))
+		return bad_env(SIM_ENV_ROCE, v, "expected 1 or 2");
+	namespaces = sim_opt_default_namespaces(hw);
+	v = getenv(SIM_ENV_NAMESPACES);
+	if (v && sim_opt_bool(v, &namespaces))
+		return bad_env(SIM_ENV_NAMESPACES, v, "expected on or off");
+	why = sim_opt_conflict(hw, roce, namespaces);
+	if (why) {
+		fprintf(stderr, "pvrdma-sim: %s\n", why);
+		return -EINVAL;
+	}
+	max_ud = SIM_MAX_UD_QP_DEFAULT;
+	v = getenv(SIM_ENV_MAX_UD_QPS);
+	if (v && sim_opt_uint(v, 0, SIM_MAX_QP, &max_ud))
+		return bad_env(SIM_ENV_MAX_UD_QPS, v, "expected 0..32768");
+	v = getenv(SIM_ENV_MTU);
+	if (v && sim_opt_mtu(v, &mtu))
+		return bad_env(SIM_ENV_MTU, v,
+			       "expected 256, 512, 1024, 2048 or 4096");
+	v = getenv(SIM_ENV_MAC);
+	if (v) {
+		if (sim_opt_mac(v, mac))
+			return bad_env(SIM_ENV_MAC, v,
+				       "expected a unicast XX:XX:XX:XX:XX:XX");
+		mac_given = true;
+	}
+	v = getenv(SIM_ENV_IPV4);
+	if (v && sim_opt_ipv4(v, &ipv4, &ipv4_auto))
+		return bad_env(SIM_ENV_IPV4, v,
+			       "expected auto, off or an address in 127.0.0.0/8");
+
+	ret = default_rundir(g->rundir, sizeof(g->rundir));
+	if (ret) {
+		fprintf(stderr, "pvrdma-sim: run directory name too long\n");
+		return ret;
+	}
+	ret = make_private_dir(g->rundir);
+	if (ret) {
+		fprintf(stderr, "pvrdma-sim: run directory %s: %s\n",
+			g->rundir, strerror(-ret));
+		return ret;
+	}
+
+	v = getenv(SIM_ENV_STATS);
+	if (v && sim_opt_bool(v, &g->stats_at_exit))
+		return bad_env(SIM_ENV_STATS, v, "expected on or off");
+	v = getenv(SIM_ENV_STATS_FILE);
+	if (v && *v) {
+		if (strlen(v) >= sizeof(g->stats_file))
+			return bad_env(SIM_ENV_STATS_FILE, v, "name too long");
+		strcpy(g->stats_file, v);
+		g->stats_at_exit = true;
+	}
+
+	for (i = 0; i < g->num_adapters; i++) {
+		struct sim_config *c = &g->adapter[i];
+
+		snprintf(c->ibdev, sizeof(c->ibdev), "vmw_pvrdma%u", i);
+		c->hw_version = hw;
+		c->roce = roce;
+		c->namespaces = namespaces;
+		c->max_ud_qps = max_ud;
+		c->mtu = mtu;
+		if (mac_given)
+			mac_add(mac, i, c->mac);
+		else
+			sim_derive_mac(getpid(), i, c->mac);
+		if (ipv4_auto)
+			c->ipv4 = sim_ipv4_from_mac(c->mac);
+		else if (ipv4 && (ntohl(ipv4) & 0xffffff) + i < 0xffffff)
+			c->ipv4 = htonl(ntohl(ipv4) + i);
+	}
+
+	for (i = 0; i < SIM_MAX_ADAPTERS; i++) {
+		struct sim_dev *dev = &sim_devs[i];
+
+		memset(dev, 0, sizeof(*dev));
+		dev->index = i;
+		pthread_mutex_init(&dev->lock, NULL);
+		if (i >= g->num_adapters)
+			continue;
+		dev->cfg = g->adapter[i];
+		sim_dev_init_identity(dev);
+	}
+	return 0;
+}

@@ -1,0 +1,858 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * libpvrdma-sim.so: the libc entry points libibverbs uses on a uverbs
+ * device, answered as ib_uverbs would answer them. Loaded with LD_PRELOAD
+ * by the launcher; everything that is not about a simulated adapter goes
+ * straight to libc.
+ *
+ *   open*("/dev/infiniband/uverbsN")  a memfd registered as the uverbs file
+ *   stat/fstat/statx on those          a character device 231:(192+N)
+ *   write                              uverbs commands
+ *   ioctl                              ENOTTY: libibverbs keeps to write()
+ *   mmap/munmap                        the UAR page
+ *   close, dup*                        the file's lifetime
+ *   socket(AF_NETLINK, NETLINK_RDMA)   unsupported: libibverbs scans sysfs
+ *   sigaction/signal(SIGSEGV)          recorded for the doorbell trap
+ *
+ * The write/mmap path looks fds up in an array of atomic pointers, without
+ * locks. The real functions are resolved lazily with dlsym(RTLD_NEXT) so
+ * that calls made before the constructor (by other constructors) work.
+ */
+#undef _FORTIFY_SOURCE		/* we define open() & co. ourselves */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/netlink.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "options.h"
+#include "sim.h"
+
+#ifndef NETLINK_RDMA
+#define NETLINK_RDMA 20
+#endif
+
+#define UVERBS_PATH	"/dev/infiniband/uverbs"
+#define FD_TABLE_SIZE	65536	/* fds above are never uverbs files */
+
+struct sim_libc sim_libc;
+
+/* ---- the real libc ---- */
+
+/* dlsym once per symbol; races only store the same value twice. */
+#define REAL(ret, name, ...)						\
+	static ret (*real_##name)(__VA_ARGS__);				\
+	static ret (*get_##name(void))(__VA_ARGS__)			\
+	{								\
+		ret (*f)(__VA_ARGS__) =					\
+			__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE); \
+		if (!f) {						\
+			f = (ret (*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name); \
+			__atomic_store_n(&real_##name, f, __ATOMIC_RELEASE); \
+		}							\
+		return f;						\
+	}
+
+/* Symbols only kept for old binaries (compat versions): ask by version. */
+#define REAL_COMPAT(ret, name, ...)					\
+	static ret (*real_##name)(__VA_ARGS__);				\
+	static ret (*get_##name(void))(__VA_ARGS__)			\
+	{								\
+		ret (*f)(__VA_ARGS__) =					\
+			__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE); \
+		if (!f) {						\
+			f = (ret (*)(__VA_ARGS__))dlvsym(RTLD_NEXT, #name, \
+							"GLIBC_2.2.5");	\
+			__atomic_store_n(&real_##name, f, __ATOMIC_RELEASE); \
+		}							\
+		return f;						\
+	}
+
+REAL(int, open, const char *, int, ...)
+REAL(int, open64, const char *, int, ...)
+REAL(int, openat, int, const char *, int, ...)
+REAL(int, openat64, int, const char *, int, ...)
+REAL(int, __open_2, const char *, int)
+REAL(int, __open64_2, const char *, int)
+REAL(int, __openat_2, int, const char *, int)
+REAL(int, __openat64_2, int, const char *, int)
+REAL(int, stat, const char *, struct stat *)
+REAL(int, stat64, const char *, struct stat64 *)
+REAL(int, lstat, const char *, struct stat *)
+REAL(int, lstat64, const char *, struct stat64 *)
+REAL(int, fstat, int, struct stat *)
+REAL(int, fstat64, int, struct stat64 *)
+REAL(int, fstatat, int, const char *, struct stat *, int)
+REAL(int, fstatat64, int, const char *, struct stat64 *, int)
+REAL(int, statx, int, const char *, int, unsigned int, struct statx *)
+REAL_COMPAT(int, __xstat, int, const char *, struct stat *)
+REAL_COMPAT(int, __xstat64, int, const char *, struct stat64 *)
+REAL_COMPAT(int, __lxstat, int, const char *, struct stat *)
+REAL_COMPAT(int, __lxstat64, int, const char *, struct stat64 *)
+REAL_COMPAT(int, __fxstat, int, int, struct stat *)
+REAL_COMPAT(int, __fxstat64, int, int, struct stat64 *)
+REAL_COMPAT(int, __fxstatat, int, int, const char *, struct stat *, int)
+REAL_COMPAT(int, __fxstatat64, int, int, const char *, struct stat64 *, int)
+REAL(ssize_t, write, int, const void *, size_t)
+REAL(ssize_t, read, int, void *, size_t)
+REAL(int, ioctl, int, unsigned long, ...)
+REAL(void *, mmap, void *, size_t, int, int, int, off_t)
+REAL(void *, mmap64, void *, size_t, int, int, int, off64_t)
+REAL(int, munmap, void *, size_t)
+REAL(int, close, int)
+REAL(int, dup, int)
+REAL(int, dup2, int, int)
+REAL(int, dup3, int, int, int)
+REAL(int, socket, int, int, int)
+REAL(int, sigaction, int, const struct sigaction *, struct sigaction *)
+REAL(sighandler_t, signal, int, sighandler_t)
+
+/* Wrappers with the exact sim_libc signatures (no varargs). */
+static int libc_close(int fd)
+{
+	return get_close()(fd);
+}
+
+static ssize_t libc_write(int fd, const void *buf, size_t len)
+{
+	return get_write()(fd, buf, len);
+}
+
+static ssize_t libc_read(int fd, void *buf, size_t len)
+{
+	return get_read()(fd, buf, len);
+}
+
+static void *libc_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		       off_t off)
+{
+	return get_mmap()(addr, len, prot, flags, fd, off);
+}
+
+static int libc_munmap(void *addr, size_t len)
+{
+	return get_munmap()(addr, len);
+}
+
+static void fill_sim_libc(void)
+{
+	sim_libc.close = libc_close;
+	sim_libc.write = libc_write;
+	sim_libc.read = libc_read;
+	sim_libc.mmap = libc_mmap;
+	sim_libc.munmap = libc_munmap;
+}
+
+/* ---- open uverbs files ---- */
+
+/* One open of a uverbs device; dup'ed fds share it. Never freed, so a
+ * racing lookup can never touch freed memory. */
+struct host_file {
+	struct sim_file *file;
+	struct sim_dev *dev;
+	atomic_uint refs;
+	struct host_file *next;		/* all of them, for reuse */
+	bool in_use;
+};
+
+static _Atomic(struct host_file *) fd_table[FD_TABLE_SIZE];
+static struct host_file *host_files;
+static pthread_mutex_t host_files_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline struct host_file *fd_lookup(int fd)
+{
+	if ((unsigned int)fd >= FD_TABLE_SIZE)
+		return NULL;
+	return atomic_load_explicit(&fd_table[fd], memory_order_acquire);
+}
+
+static struct host_file *host_file_get(void)
+{
+	struct host_file *hf;
+
+	pthread_mutex_lock(&host_files_lock);
+	for (hf = host_files; hf; hf = hf->next)
+		if (!hf->in_use)
+			break;
+	if (!hf) {
+		hf = calloc(1, sizeof(*hf));
+		if (hf) {
+			hf->next = host_files;
+			host_files = hf;
+		}
+	}
+	if (hf)
+		hf->in_use = true;
+	pthread_mutex_unlock(&host_files_lock);
+	return hf;
+}
+
+static void host_file_release(struct host_file *hf)
+{
+	pthread_mutex_lock(&host_files_lock);
+	hf->file = NULL;
+	hf->in_use = false;
+	pthread_mutex_unlock(&host_files_lock);
+}
+
+static void host_file_put(struct host_file *hf)
+{
+	if (!hf || atomic_fetch_sub(&hf->refs, 1) != 1)
+		return;
+	uverbs_close(hf->file);
+	host_file_release(hf);
+}
+
+/* The adapter index of "/dev/infiniband/uverbsN", or -1. */
+static int uverbs_index(const char *path)
+{
+	const char *p;
+
+	if (!path || strncmp(path, UVERBS_PATH, sizeof(UVERBS_PATH) - 1))
+		return -1;
+	p = path + sizeof(UVERBS_PATH) - 1;
+	if (p[0] < '0' || p[0] > '9' || p[1])
+		return -1;
+	if ((unsigned int)(p[0] - '0') >= sim_global.num_adapters)
+		return -1;
+	return p[0] - '0';
+}
+
+static int open_uverbs(int index, int flags)
+{
+	char name[32];
+	struct host_file *hf;
+	struct sim_file *f;
+	int fd;
+
+	snprintf(name, sizeof(name), "uverbs%d", index);
+	fd = memfd_create(name, flags & O_CLOEXEC ? MFD_CLOEXEC : 0);
+	if (fd < 0)
+		return -1;
+	if (fd >= FD_TABLE_SIZE) {
+		get_close()(fd);
+		errno = EMFILE;
+		return -1;
+	}
+	hf = host_file_get();
+	if (!hf) {
+		get_close()(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	errno = 0;
+	f = uverbs_open(&sim_devs[index], fd);
+	if (!f) {
+		int err = errno ? errno : ENODEV;
+
+		host_file_release(hf);
+		get_close()(fd);
+		errno = err;
+		return -1;
+	}
+	hf->file = f;
+	hf->dev = &sim_devs[index];
+	atomic_store(&hf->refs, 1);
+	atomic_store_explicit(&fd_table[fd], hf, memory_order_release);
+	return fd;
+}
+
+/*
+ * The kernel fails reading gid_attrs of an unused GID slot with EINVAL,
+ * which libibverbs relies on; the tree leaves those files out, and their
+ * ENOENT becomes that EINVAL here.
+ */
+static int fix_sysfs_errno(int ret, const char *path)
+{
+	size_t n = strlen(sim_global.sysfs_root);
+
+	if (ret < 0 && errno == ENOENT && n && path &&
+	    !strncmp(path, sim_global.sysfs_root, n) &&
+	    strstr(path + n, "/gid_attrs/"))
+		errno = EINVAL;
+	return ret;
+}
+
+static bool open_needs_mode(int flags)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+#define OPEN_MODE(flags, last)						\
+	({								\
+		mode_t m_ = 0;						\
+		if (open_needs_mode(flags)) {				\
+			va_list ap_;					\
+			va_start(ap_, last);				\
+			m_ = va_arg(ap_, mode_t);			\
+			va_end(ap_);					\
+		}							\
+		m_;							\
+	})
+
+int open(const char *path, int flags, ...)
+{
+	mode_t mode = OPEN_MODE(flags, flags);
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get_open()(path, flags, mode), path);
+}
+
+int open64(const char *path, int flags, ...)
+{
+	mode_t mode = OPEN_MODE(flags, flags);
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get_open64()(path, flags, mode), path);
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = OPEN_MODE(flags, flags);
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get_openat()(dirfd, path, flags, mode), path);
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = OPEN_MODE(flags, flags);
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get_openat64()(dirfd, path, flags, mode),
+			       path);
+}
+
+int __open_2(const char *path, int flags);
+int __open_2(const char *path, int flags)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get___open_2()(path, flags), path);
+}
+
+int __open64_2(const char *path, int flags);
+int __open64_2(const char *path, int flags)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get___open64_2()(path, flags), path);
+}
+
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get___openat_2()(dirfd, path, flags), path);
+}
+
+int __openat64_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get___openat64_2()(dirfd, path, flags), path);
+}
+
+/* ---- stat ---- */
+
+static dev_t uverbs_rdev(unsigned int index)
+{
+	return makedev(SIM_UVERBS_MAJOR, SIM_UVERBS_MINOR_BASE + index);
+}
+
+/* What stat() of a devtmpfs node crw-rw-rw- root root shows. */
+static void uverbs_stat(unsigned int index, struct stat *st)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(0, 5);
+	st->st_ino = 1000 + index;
+	st->st_mode = S_IFCHR | 0666;
+	st->st_nlink = 1;
+	st->st_rdev = uverbs_rdev(index);
+	st->st_blksize = 4096;
+	st->st_atim = now;
+	st->st_mtim = now;
+	st->st_ctim = now;
+}
+
+/* An open uverbs fd: its memfd's stat with the device's identity. */
+static void patch_fd_stat(struct host_file *hf, struct stat *st)
+{
+	st->st_mode = S_IFCHR | 0666;
+	st->st_rdev = uverbs_rdev(hf->dev->index);
+	st->st_size = 0;
+	st->st_blocks = 0;
+}
+
+/* On x86-64 struct stat and struct stat64 are the same layout. */
+_Static_assert(sizeof(struct stat) == sizeof(struct stat64),
+	       "stat64 differs from stat");
+
+int stat(const char *path, struct stat *st)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0) {
+		uverbs_stat(idx, st);
+		return 0;
+	}
+	return get_stat()(path, st);
+}
+
+int stat64(const char *path, struct stat64 *st)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0) {
+		uverbs_stat(idx, (struct stat *)st);
+		return 0;
+	}
+	return get_stat64()(path, st);
+}
+
+int lstat(const char *path, struct stat *st)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0) {
+		uverbs_stat(idx, st);
+		return 0;
+	}
+	return get_lstat()(path, st);
+}
+
+int lstat64(const char *path, struct stat64 *st)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0) {
+		uverbs_stat(idx, (struct stat *)st);
+		return 0;
+	}
+	return get_lstat64()(path, st);
+}
+
+int fstat(int fd, struct stat *st)
+{
+	struct host_file *hf = fd_lookup(fd);
+	int ret = get_fstat()(fd, st);
+
+	if (!ret && hf)
+		patch_fd_stat(hf, st);
+	return ret;
+}
+
+int fstat64(int fd, struct stat64 *st)
+{
+	struct host_file *hf = fd_lookup(fd);
+	int ret = get_fstat64()(fd, st);
+
+	if (!ret && hf)
+		patch_fd_stat(hf, (struct stat *)st);
+	return ret;
+}
+
+/* fstatat-style lookup: a device path, or an fd with AT_EMPTY_PATH. */
+static bool statat_fake(int dirfd, const char *path, int flags,
+			struct stat *st, int *ret)
+{
+	int idx = uverbs_index(path);
+	struct host_file *hf;
+
+	if (idx >= 0) {
+		uverbs_stat(idx, st);
+		*ret = 0;
+		return true;
+	}
+	if ((flags & AT_EMPTY_PATH) && path && !path[0] &&
+	    (hf = fd_lookup(dirfd))) {
+		*ret = get_fstat()(dirfd, st);
+		if (!*ret)
+			patch_fd_stat(hf, st);
+		return true;
+	}
+	return false;
+}
+
+int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	int ret;
+
+	if (statat_fake(dirfd, path, flags, st, &ret))
+		return ret;
+	return get_fstatat()(dirfd, path, st, flags);
+}
+
+int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+{
+	int ret;
+
+	if (statat_fake(dirfd, path, flags, (struct stat *)st, &ret))
+		return ret;
+	return get_fstatat64()(dirfd, path, st, flags);
+}
+
+static void stat_to_statx(const struct stat *st, struct statx *stx)
+{
+	memset(stx, 0, sizeof(*stx));
+	stx->stx_mask = STATX_BASIC_STATS;
+	stx->stx_blksize = st->st_blksize;
+	stx->stx_nlink = st->st_nlink;
+	stx->stx_uid = st->st_uid;
+	stx->stx_gid = st->st_gid;
+	stx->stx_mode = st->st_mode;
+	stx->stx_ino = st->st_ino;
+	stx->stx_size = st->st_size;
+	stx->stx_blocks = st->st_blocks;
+	stx->stx_atime.tv_sec = st->st_atim.tv_sec;
+	stx->stx_atime.tv_nsec = st->st_atim.tv_nsec;
+	stx->stx_mtime.tv_sec = st->st_mtim.tv_sec;
+	stx->stx_mtime.tv_nsec = st->st_mtim.tv_nsec;
+	stx->stx_ctime.tv_sec = st->st_ctim.tv_sec;
+	stx->stx_ctime.tv_nsec = st->st_ctim.tv_nsec;
+	stx->stx_rdev_major = major(st->st_rdev);
+	stx->stx_rdev_minor = minor(st->st_rdev);
+	stx->stx_dev_major = major(st->st_dev);
+	stx->stx_dev_minor = minor(st->st_dev);
+}
+
+int statx(int dirfd, const char *path, int flags, unsigned int mask,
+	  struct statx *stx)
+{
+	struct stat st;
+	int ret;
+
+	if (statat_fake(dirfd, path, flags, &st, &ret)) {
+		if (!ret)
+			stat_to_statx(&st, stx);
+		return ret;
+	}
+	return get_statx()(dirfd, path, flags, mask, stx);
+}
+
+/* The pre-2.33 glibc entry points old binaries still call. */
+int __xstat(int ver, const char *path, struct stat *st);
+int __xstat(int ver, const char *path, struct stat *st)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0) {
+		uverbs_stat(idx, st);
+		return 0;
+	}
+	return get___xstat()(ver, path, st);
+}
+
+int __xstat64(int ver, const char *path, struct stat64 *st);
+int __xstat64(int ver, const char *path, struct stat64 *st)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0) {
+		uverbs_stat(idx, (struct stat *)st);
+		return 0;
+	}
+	return get___xstat64()(ver, path, st);
+}
+
+int __lxstat(int ver, const char *path, struct stat *st);
+int __lxstat(int ver, const char *path, struct stat *st)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0) {
+		uverbs_stat(idx, st);
+		return 0;
+	}
+	return get___lxstat()(ver, path, st);
+}
+
+int __lxstat64(int ver, const char *path, struct stat64 *st);
+int __lxstat64(int ver, const char *path, struct stat64 *st)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0) {
+		uverbs_stat(idx, (struct stat *)st);
+		return 0;
+	}
+	return get___lxstat64()(ver, path, st);
+}
+
+int __fxstat(int ver, int fd, struct stat *st);
+int __fxstat(int ver, int fd, struct stat *st)
+{
+	struct host_file *hf = fd_lookup(fd);
+	int ret = get___fxstat()(ver, fd, st);
+
+	if (!ret && hf)
+		patch_fd_stat(hf, st);
+	return ret;
+}
+
+int __fxstat64(int ver, int fd, struct stat64 *st);
+int __fxstat64(int ver, int fd, struct stat64 *st)
+{
+	struct host_file *hf = fd_lookup(fd);
+	int ret = get___fxstat64()(ver, fd, st);
+
+	if (!ret && hf)
+		patch_fd_stat(hf, (struct stat *)st);
+	return ret;
+}
+
+int __fxstatat(int ver, int dirfd, const char *path, struct stat *st,
+	       int flags);
+int __fxstatat(int ver, int dirfd, const char *path, struct stat *st,
+	       int flags)
+{
+	int ret;
+
+	if (statat_fake(dirfd, path, flags, st, &ret))
+		return ret;
+	return get___fxstatat()(ver, dirfd, path, st, flags);
+}
+
+int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st,
+		 int flags);
+int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st,
+		 int flags)
+{
+	int ret;
+
+	if (statat_fake(dirfd, path, flags, (struct stat *)st, &ret))
+		return ret;
+	return get___fxstatat64()(ver, dirfd, path, st, flags);
+}
+
+/* ---- the uverbs file operations ---- */
+
+ssize_t write(int fd, const void *buf, size_t len)
+{
+	struct host_file *hf = fd_lookup(fd);
+	ssize_t ret;
+
+	if (!hf)
+		return get_write()(fd, buf, len);
+	/* Like a kernel write handler: byte count or a negative errno. */
+	ret = uverbs_write(hf->file, buf, len);
+	if (ret < 0) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+
+int ioctl(int fd, unsigned long request, ...)
+{
+	void *arg;
+	va_list ap;
+
+	if (fd_lookup(fd)) {
+		/* No ioctl ABI: libibverbs falls back to write() for good. */
+		errno = ENOTTY;
+		return -1;
+	}
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return get_ioctl()(fd, request, arg);
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct host_file *hf = fd >= 0 ? fd_lookup(fd) : NULL;
+
+	if (hf)
+		return uverbs_mmap(hf->file, addr, len, prot, flags, off);
+	return get_mmap()(addr, len, prot, flags, fd, off);
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
+	     off64_t off)
+{
+	struct host_file *hf = fd >= 0 ? fd_lookup(fd) : NULL;
+
+	if (hf)
+		return uverbs_mmap(hf->file, addr, len, prot, flags, off);
+	return get_mmap64()(addr, len, prot, flags, fd, off);
+}
+
+int munmap(void *addr, size_t len)
+{
+	struct sim_ucontext *uctx = len ? sim_uar_lookup(addr) : NULL;
+	struct host_file *hf;
+	int ret = 0;
+
+	if (!uctx || ((uintptr_t)addr & (SIM_PAGE_SIZE - 1)))
+		return get_munmap()(addr, len);
+	hf = fd_lookup(uctx->cmd_fd);
+	if (hf && hf->file) {
+		ret = uverbs_munmap(hf->file, addr, SIM_PAGE_SIZE);
+		if (ret < 0 && ret != -1) {
+			errno = -ret;
+			ret = -1;
+		}
+	} else {
+		sim_uar_unmap(addr);
+	}
+	/* The rest of a range that started with the UAR page. */
+	if (!ret && len > SIM_PAGE_SIZE)
+		ret = get_munmap()((char *)addr + SIM_PAGE_SIZE,
+				   len - SIM_PAGE_SIZE);
+	return ret;
+}
+
+int close(int fd)
+{
+	struct host_file *hf = NULL;
+
+	if ((unsigned int)fd < FD_TABLE_SIZE && fd_lookup(fd))
+		hf = atomic_exchange(&fd_table[fd], NULL);
+	host_file_put(hf);
+	return get_close()(fd);
+}
+
+/* A dup'ed uverbs fd is the same open file, as in the kernel. */
+static int dup_track(int oldfd, int newfd)
+{
+	struct host_file *hf = fd_lookup(oldfd), *prev;
+
+	if (newfd < 0 || newfd == oldfd)
+		return newfd;
+	if (hf && newfd >= FD_TABLE_SIZE) {
+		get_close()(newfd);
+		errno = EMFILE;
+		return -1;
+	}
+	if (hf)
+		atomic_fetch_add(&hf->refs, 1);
+	if ((unsigned int)newfd < FD_TABLE_SIZE) {
+		prev = atomic_exchange(&fd_table[newfd], hf);
+		host_file_put(prev);	/* dup2 closed what newfd was */
+	}
+	return newfd;
+}
+
+int dup(int fd)
+{
+	return dup_track(fd, get_dup()(fd));
+}
+
+int dup2(int oldfd, int newfd)
+{
+	return dup_track(oldfd, get_dup2()(oldfd, newfd));
+}
+
+int dup3(int oldfd, int newfd, int flags)
+{
+	return dup_track(oldfd, get_dup3()(oldfd, newfd, flags));
+}
+
+/* As on a kernel without RDMA netlink: libibverbs then reads sysfs. */
+int socket(int domain, int type, int protocol)
+{
+	if (domain == AF_NETLINK && protocol == NETLINK_RDMA) {
+		errno = EPROTONOSUPPORT;
+		return -1;
+	}
+	return get_socket()(domain, type, protocol);
+}
+
+/* ---- SIGSEGV belongs to the doorbell trap ---- */
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (sig == SIGSEGV && sim_doorbell_trap_installed())
+		return sim_doorbell_app_sigaction(act, old);
+	return get_sigaction()(sig, act, old);
+}
+
+sighandler_t signal(int sig, sighandler_t handler)
+{
+	struct sigaction act, old;
+
+	if (sig != SIGSEGV || !sim_doorbell_trap_installed())
+		return get_signal()(sig, handler);
+	if (handler == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	/* BSD semantics, as glibc's signal() gives. */
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = handler;
+	act.sa_flags = SA_RESTART;
+	sigemptyset(&act.sa_mask);
+	sim_doorbell_app_sigaction(&act, &old);
+	return old.sa_handler;
+}
+
+/* ---- start-up ---- */
+
+static void load_provider(void)
+{
+	const char *path = getenv(SIM_ENV_PROVIDER);
+
+	if (!path || !*path)
+		return;
+	/* Registers with libibverbs before any device scan. */
+	if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
+		fprintf(stderr, "pvrdma-sim: cannot load provider %s: %s\n",
+			path, dlerror());
+		_exit(2);
+	}
+}
+
+__attribute__((constructor)) static void sim_init(void)
+{
+	int ret;
+
+	fill_sim_libc();
+	if (sim_config_load())
+		_exit(2);
+	ret = sim_sysfs_write();
+	if (ret)
+		_exit(2);
+	ret = sim_doorbell_trap_install();
+	if (ret) {
+		fprintf(stderr, "pvrdma-sim: cannot install doorbell trap: %s\n",
+			strerror(-ret));
+		_exit(2);
+	}
+	load_provider();
+	if (sim_global.stats_at_exit)
+		atexit(sim_stats_dump);
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Adapter statistics as text: one "<adapter>.<counter> <value>" line per
+ * counter, in a fixed order, so scripts and benchmarks can grep them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim.h"
+
+#define STAT(name) { #name, offsetof(struct sim_stats, name) }
+
+static const struct {
+	const char *name;
+	size_t offset;
+} stat_fields[] = {
+	STAT(db_qp_send),
+	STAT(db_qp_recv),
+	STAT(db_srq_recv),
+	STAT(db_cq_arm),
+	STAT(db_cq_arm_sol),
+	STAT(db_cq_poll),
+	STAT(db_bad),
+	STAT(send_wqes),
+	STAT(recv_wqes),
+	STAT(cqes),
+	STAT(bytes_tx),
+	STAT(bytes_rx),
+	STAT(error_cqes),
+	STAT(comp_events),
+	STAT(async_events),
+};
+
+void sim_stats_print(int fd)
+{
+	unsigned int i, f;
+
+	for (i = 0; i < sim_global.num_adapters && i < SIM_MAX_ADAPTERS; i++) {
+		struct sim_dev *dev = &sim_devs[i];
+
+		for (f = 0; f < sizeof(stat_fields) / sizeof(stat_fields[0]);
+		     f++) {
+			atomic_ulong *c = (atomic_ulong *)((char *)&dev->stats +
+						stat_fields[f].offset);
+
+			dprintf(fd, "%s.%s %lu\n", dev->cfg.ibdev,
+				stat_fields[f].name,
+				atomic_load_explicit(c, memory_order_relaxed));
+		}
+	}
+}
+
+/* "%p" in the file name becomes the pid, "%%" a percent sign. */
+static int expand_name(const char *pattern, char *out, size_t len)
+{
+	size_t n = 0;
+	int w;
+
+	for (; *pattern; pattern++) {
+		if (pattern[0] == '%' && pattern[1] == 'p') {
+			w = snprintf(out + n, len - n, "%d", (int)getpid());
+			if (w < 0 || (size_t)w >= len - n)
+				return -ENAMETOOLONG;
+			n += w;
+			pattern++;
+			continue;
+		}
+		if (pattern[0] == '%' && pattern[1] == '%')
+			pattern++;
+		if (n + 1 >= len)
+			return -ENAMETOOLONG;
+		out[n++] = *pattern;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+void sim_stats_dump(void)
+{
+	char path[sizeof(sim_global.stats_file) + 32];
+	int fd;
+
+	if (!sim_global.stats_file[0]) {
+		sim_stats_print(STDERR_FILENO);
+		return;
+	}
+	if (expand_name(sim_global.stats_file, path, sizeof(path))) {
+		fprintf(stderr, "pvrdma-sim: stats file name too long\n");
+		return;
+	}
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "pvrdma-sim: stats file %s: %s\n", path,
+			strerror(errno));
+		return;
+	}
+	sim_stats_print(fd);
+	close(fd);
+}
