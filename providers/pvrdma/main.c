@@ -48,31 +48,6 @@ static const struct verbs_context_ops pvrdma_ctx_ops = {
 	.destroy_ah = pvrdma_destroy_ah,
 };
 
-/* Page-aligned, zeroed, and kept out of fork()ed children (the device
- * keeps writing into it). */
-void *pvrdma_alloc_ring_buf(size_t size)
-{
-	void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int ret;
-
-	if (buf == MAP_FAILED)
-		return NULL;
-	ret = ibv_dontfork_range(buf, size);
-	if (ret) {
-		munmap(buf, size);
-		errno = ret;
-		return NULL;
-	}
-	return buf;
-}
-
-void pvrdma_free_ring_buf(void *buf, size_t size)
-{
-	ibv_dofork_range(buf, size);
-	munmap(buf, size);
-}
-
 uint32_t pvrdma_cq_poll_db_interval_from_env(void)
 {
 	const char *s = getenv("PVRDMA_CQ_POLL_DOORBELL");
@@ -86,46 +61,6 @@ uint32_t pvrdma_cq_poll_db_interval_from_env(void)
 	if (errno || *end || v > UINT32_MAX)
 		return PVRDMA_CQ_POLL_DOORBELL_DEFAULT;
 	return (uint32_t)v;
-}
-
-/* ---- QP table: CQE.qp (the device's qp_handle) -> QP ---- */
-
-static uint32_t qp_slot(const struct pvrdma_context *ctx, uint64_t handle)
-{
-	return (uint32_t)handle & ctx->qp_table_mask;
-}
-
-struct pvrdma_qp *pvrdma_qp_lookup(struct pvrdma_context *ctx,
-				   uint64_t cqe_qp)
-{
-	return __atomic_load_n(&ctx->qp_table[qp_slot(ctx, cqe_qp)],
-			       __ATOMIC_ACQUIRE);
-}
-
-int pvrdma_qp_table_add(struct pvrdma_context *ctx, struct pvrdma_qp *qp)
-{
-	uint32_t slot = qp_slot(ctx, qp->qp_handle);
-	int ret = 0;
-
-	pthread_mutex_lock(&ctx->qp_table_lock);
-	/* handles are below qp_tab_size, so a taken slot means the kernel
-	 * broke that promise: refuse rather than misroute completions */
-	if (qp->qp_handle > ctx->qp_table_mask || ctx->qp_table[slot])
-		ret = EEXIST;
-	else
-		__atomic_store_n(&ctx->qp_table[slot], qp, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&ctx->qp_table_lock);
-	return ret;
-}
-
-void pvrdma_qp_table_del(struct pvrdma_context *ctx, struct pvrdma_qp *qp)
-{
-	uint32_t slot = qp_slot(ctx, qp->qp_handle);
-
-	pthread_mutex_lock(&ctx->qp_table_lock);
-	if (ctx->qp_table[slot] == qp)
-		__atomic_store_n(&ctx->qp_table[slot], NULL, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&ctx->qp_table_lock);
 }
 
 /* ---- context ---- */

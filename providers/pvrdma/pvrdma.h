@@ -2,7 +2,9 @@
 /*
  * libpvrdma: objects of the provider and the contracts between its files.
  *
- *   main.c     device match, context (UAR, device limits, QP table)
+ *   main.c     device match, context (UAR, device limits)
+ *   qp_table.c CQE.qp -> QP
+ *   buf.c      ring buffers shared with the device
  *   verbs.c    query_device/port, PD, MR
  *   ah.c       address handles built in userspace (struct pvrdma_av)
  *   cq.c       CQ create/destroy/arm, poll, removal of a QP's CQEs
@@ -217,7 +219,7 @@ static inline uint32_t pvrdma_rq_wqe_size(uint32_t max_sge)
 				   max_sge * sizeof(struct pvrdma_sge));
 }
 
-/* ---- main.c ---- */
+/* ---- buf.c, qp_table.c, main.c ---- */
 void *pvrdma_alloc_ring_buf(size_t size);
 void pvrdma_free_ring_buf(void *buf, size_t size);
 struct pvrdma_qp *pvrdma_qp_lookup(struct pvrdma_context *ctx,

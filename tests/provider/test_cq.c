@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * poll_cq against an in-memory CQ: the test plays the device (writes CQEs
+ * and prod_tail). Also the removal of one QP's CQEs and the empty-poll
+ * doorbell policy.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <errno.h>
+
+#include "fake_queues.h"
+
+#define NCQE 8
+
+struct fake_cq {
+	struct pvrdma_context ctx;
+	struct pvrdma_cq cq;
+	struct pvrdma_ring_state rs;
+	struct pvrdma_cqe cqes[NCQE];
+	struct pvrdma_qp *table[16];
+	struct pvrdma_qp qp_a, qp_b;
+	uint32_t doorbell;
+};
+
+static struct fake_cq *fake_cq_new(uint32_t poll_db_interval)
+{
+	struct fake_cq *f = calloc(1, sizeof(*f));
+
+	f->ctx.qp_table = (struct pvrdma_qp *_Atomic *)f->table;
+	f->ctx.qp_table_mask = 15;
+	pthread_mutex_init(&f->ctx.qp_table_lock, NULL);
+	f->ctx.cq_poll_db_interval = poll_db_interval;
+	f->cq.ring = &f->rs.rx;
+	f->cq.cqes = f->cqes;
+	f->cq.cqe_cnt = NCQE;
+	f->cq.cqn = 5;
+	f->cq.doorbell = &f->doorbell;
+	f->cq.ctx = &f->ctx;
+	f->cq.empty_polls_left = poll_db_interval;
+	pthread_spin_init(&f->cq.lock, PTHREAD_PROCESS_PRIVATE);
+
+	f->qp_a.qp_handle = 3;
+	f->qp_a.ibv_qp.qp_num = 0x300;
+	f->qp_b.qp_handle = 4;
+	f->qp_b.ibv_qp.qp_num = 0x400;
+	assert_int_equal(pvrdma_qp_table_add(&f->ctx, &f->qp_a), 0);
+	assert_int_equal(pvrdma_qp_table_add(&f->ctx, &f->qp_b), 0);
+	return f;
+}
+
+static void fake_cq_free(struct fake_cq *f)
+{
+	pthread_spin_destroy(&f->cq.lock);
+	pthread_mutex_destroy(&f->ctx.qp_table_lock);
+	free(f);
+}
+
+/* The device side: append one CQE. */
+static void produce(struct fake_cq *f, uint32_t qp_handle, uint64_t wr_id)
+{
+	uint32_t tail = f->rs.rx.prod_tail;
+
+	f->cqes[tail & (NCQE - 1)] = (struct pvrdma_cqe) {
+		.wr_id = wr_id, .qp = qp_handle, .opcode = PVRDMA_WC_RECV,
+		.byte_len = (uint32_t)wr_id,
+	};
+	f->rs.rx.prod_tail = pvrdma_ring_next(tail, NCQE);
+}
+
+static void test_poll_in_order_with_wrap(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+	struct ibv_wc wc[4];
+	int i;
+
+	f->rs.rx.prod_tail = f->rs.rx.cons_head = 14;	/* near the wrap */
+	for (i = 0; i < 5; i++)
+		produce(f, i & 1 ? 4 : 3, 10 + i);
+
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 4, wc), 4);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(wc[i].wr_id, 10 + i);
+		assert_int_equal(wc[i].qp_num, i & 1 ? 0x400 : 0x300);
+		assert_int_equal(wc[i].byte_len, 10 + i);
+		assert_int_equal(wc[i].opcode, IBV_WC_RECV);
+	}
+	assert_int_equal(f->rs.rx.cons_head, 2);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 4, wc), 1);
+	assert_int_equal(wc[0].wr_id, 14);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 4, wc), 0);
+	assert_int_equal(f->rs.rx.cons_head, f->rs.rx.prod_tail);
+	assert_int_equal(f->doorbell, 0);	/* policy: never */
+	fake_cq_free(f);
+}
+
+static void test_cqe_of_unknown_qp_is_dropped(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+	struct ibv_wc wc[4];
+
+	produce(f, 9, 1);	/* nobody's */
+	produce(f, 3, 2);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 4, wc), 1);
+	assert_int_equal(wc[0].wr_id, 2);
+	assert_int_equal(f->rs.rx.cons_head, 2);
+	fake_cq_free(f);
+}
+
+static void test_remove_qp_keeps_others_in_order(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+	struct ibv_wc wc[8];
+	int i;
+
+	f->rs.rx.prod_tail = f->rs.rx.cons_head = 13;
+	/* a b a a b b a: wraps the index space */
+	produce(f, 3, 1);
+	produce(f, 4, 2);
+	produce(f, 3, 3);
+	produce(f, 3, 4);
+	produce(f, 4, 5);
+	produce(f, 4, 6);
+	produce(f, 3, 7);
+
+	pvrdma_cq_remove_qp(&f->cq, 3);
+	assert_int_equal(pvrdma_ring_used(f->rs.rx.prod_tail,
+					  f->rs.rx.cons_head, NCQE), 3);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 8, wc), 3);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(wc[i].qp_num, 0x400);
+	assert_int_equal(wc[0].wr_id, 2);
+	assert_int_equal(wc[1].wr_id, 5);
+	assert_int_equal(wc[2].wr_id, 6);
+	fake_cq_free(f);
+}
+
+static void test_remove_all_and_none(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+	struct ibv_wc wc[8];
+
+	produce(f, 3, 1);
+	produce(f, 3, 2);
+	pvrdma_cq_remove_qp(&f->cq, 4);		/* none of b's */
+	assert_int_equal(f->rs.rx.cons_head, 0);
+	pvrdma_cq_remove_qp(&f->cq, 3);
+	assert_int_equal(f->rs.rx.cons_head, 2);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 8, wc), 0);
+	fake_cq_free(f);
+}
+
+static void test_empty_poll_doorbell_every_nth(void **state)
+{
+	struct fake_cq *f = fake_cq_new(3);
+	struct ibv_wc wc[1];
+
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
+	assert_int_equal(f->doorbell, 0);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
+	assert_int_equal(f->doorbell, (uint32_t)(5 | PVRDMA_UAR_CQ_POLL));
+
+	/* a successful poll restarts the count */
+	f->doorbell = 0;
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
+	produce(f, 3, 1);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 1);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
+	assert_int_equal(f->doorbell, 0);
+	fake_cq_free(f);
+}
+
+static void test_arm_doorbells(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_UAR_CQ_ARM);
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 1), 0);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_UAR_CQ_ARM_SOL);
+	fake_cq_free(f);
+}
+
+static void test_corrupt_index(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+	struct ibv_wc wc[1];
+
+	f->rs.rx.prod_tail = 99;
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), -EIO);
+	assert_int_equal(f->rs.rx.cons_head, 0);
+	fake_cq_free(f);
+}
+
+static void test_qp_table_refuses_collision(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+	struct pvrdma_qp other = { .qp_handle = 3 };
+	struct pvrdma_qp big = { .qp_handle = 16 };
+
+	assert_int_equal(pvrdma_qp_table_add(&f->ctx, &other), EEXIST);
+	assert_int_equal(pvrdma_qp_table_add(&f->ctx, &big), EEXIST);
+	assert_ptr_equal(pvrdma_qp_lookup(&f->ctx, 3), &f->qp_a);
+	pvrdma_qp_table_del(&f->ctx, &other);	/* not its slot: no-op */
+	assert_ptr_equal(pvrdma_qp_lookup(&f->ctx, 3), &f->qp_a);
+	pvrdma_qp_table_del(&f->ctx, &f->qp_a);
+	assert_null(pvrdma_qp_lookup(&f->ctx, 3));
+	fake_cq_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_poll_in_order_with_wrap),
+		cmocka_unit_test(test_cqe_of_unknown_qp_is_dropped),
+		cmocka_unit_test(test_remove_qp_keeps_others_in_order),
+		cmocka_unit_test(test_remove_all_and_none),
+		cmocka_unit_test(test_empty_poll_doorbell_every_nth),
+		cmocka_unit_test(test_arm_doorbells),
+		cmocka_unit_test(test_corrupt_index),
+		cmocka_unit_test(test_qp_table_refuses_collision),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
