@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Completion and asynchronous events: one datagram per event on the
+ * channel's or the context's socket, in the kernel's wire formats
+ * (struct ib_uverbs_comp_event_desc / ib_uverbs_async_event_desc).
+ *
+ * The destroy commands report how many events of an object the
+ * application received. The kernel counts an event when it is read and
+ * drops the unread ones with the object; here an event is counted when
+ * sent, and the unread ones are taken back out of the socket when their
+ * object goes (reclaim), which gives the same numbers.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "uverbs_internal.h"
+
+static bool send_event(int fd, const void *desc, size_t len)
+{
+	ssize_t n;
+
+	do {
+		n = send(fd, desc, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len;
+}
+
+void sim_event_comp(struct sim_cq *cq, bool solicited)
+{
+	struct ib_uverbs_comp_event_desc desc;
+	int saved = errno;
+
+	if (cq->armed == SIM_CQ_ARM_NONE)
+		return;
+	if (cq->armed == SIM_CQ_ARM_SOLICITED && !solicited)
+		return;
+	/* An arm is good for one event. */
+	cq->armed = SIM_CQ_ARM_NONE;
+	if (!cq->channel || cq->channel->user_closed)
+		return;
+	memset(&desc, 0, sizeof(desc));
+	desc.cq_handle = cq->user_handle;
+	if (send_event(cq->channel->fd_dev, &desc, sizeof(desc))) {
+		cq->comp_events_reported++;
+		atomic_fetch_add_explicit(&cq->uctx->dev->stats.comp_events, 1,
+					  memory_order_relaxed);
+	}
+	errno = saved;
+}
+
+void sim_event_async(struct sim_ucontext *uctx, uint64_t element,
+		     enum ibv_event_type type, uint32_t *reported)
+{
+	struct ib_uverbs_async_event_desc desc;
+	int saved = errno;
+
+	if (!uctx || uctx->closing)
+		return;
+	memset(&desc, 0, sizeof(desc));
+	desc.element = element;
+	desc.event_type = (uint32_t)type;
+	if (send_event(uctx->async_fd_dev, &desc, sizeof(desc))) {
+		if (reported)
+			(*reported)++;
+		atomic_fetch_add_explicit(&uctx->dev->stats.async_events, 1,
+					  memory_order_relaxed);
+	}
+	errno = saved;
+}
+
+/* Is fd still the socket we gave out (the application may have closed it
+ * and the number may now be another file)? */
+static bool same_socket(int fd, dev_t st_dev, ino_t st_ino)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) && st.st_dev == st_dev &&
+	       st.st_ino == st_ino;
+}
+
+/* Takes every unread datagram out of the user's end, puts back those not
+ * for `match` and returns how many were. */
+static uint32_t reclaim(int user_fd, int dev_fd, size_t len,
+			bool (*is_match)(const void *desc, uint64_t key),
+			uint64_t key)
+{
+	uint8_t keep[256][sizeof(struct ib_uverbs_async_event_desc)];
+	uint8_t desc[sizeof(struct ib_uverbs_async_event_desc)];
+	unsigned int nkeep = 0, i;
+	uint32_t dropped = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(user_fd, desc, len, MSG_DONTWAIT);
+		if (n != (ssize_t)len)
+			break;
+		if (is_match(desc, key)) {
+			dropped++;
+			continue;
+		}
+		if (nkeep < sizeof(keep) / sizeof(keep[0])) {
+			memcpy(keep[nkeep++], desc, len);
+		} else {
+			/* Too many to hold: put it back at once. */
+			send_event(dev_fd, desc, len);
+		}
+	}
+	for (i = 0; i < nkeep; i++)
+		send_event(dev_fd, keep[i], len);
+	return dropped;
+}
+
+static bool comp_match(const void *d, uint64_t key)
+{
+	const struct ib_uverbs_comp_event_desc *desc = d;
+
+	return desc->cq_handle == key;
+}
+
+static bool async_match(const void *d, uint64_t key)
+{
+	const struct ib_uverbs_async_event_desc *desc = d;
+
+	return desc->element == key &&
+	       desc->event_type != IBV_EVENT_PORT_ACTIVE &&
+	       desc->event_type != IBV_EVENT_PORT_ERR &&
+	       desc->event_type != IBV_EVENT_LID_CHANGE &&
+	       desc->event_type != IBV_EVENT_PKEY_CHANGE &&
+	       desc->event_type != IBV_EVENT_GID_CHANGE &&
+	       desc->event_type != IBV_EVENT_SM_CHANGE &&
+	       desc->event_type != IBV_EVENT_CLIENT_REREGISTER &&
+	       desc->event_type != IBV_EVENT_DEVICE_FATAL;
+}
+
+uint32_t sim_event_comp_reclaim(struct uverbs_channel *chan,
+				uint64_t cq_user_handle)
+{
+	if (chan->ch.user_closed ||
+	    !same_socket(chan->ch.fd_user, chan->st_dev, chan->st_ino)) {
+		chan->ch.user_closed = true;
+		return 0;
+	}
+	return reclaim(chan->ch.fd_user, chan->ch.fd_dev,
+		       sizeof(struct ib_uverbs_comp_event_desc), comp_match,
+		       cq_user_handle);
+}
+
+uint32_t sim_event_async_reclaim(struct sim_file *f, uint64_t element)
+{
+	struct sim_ucontext *uctx = f->uctx;
+
+	if (!uctx || !same_socket(uctx->async_fd_user, f->async_st_dev,
+				  f->async_st_ino))
+		return 0;
+	return reclaim(uctx->async_fd_user, uctx->async_fd_dev,
+		       sizeof(struct ib_uverbs_async_event_desc), async_match,
+		       element);
+}

@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Queue pairs: uverbs CREATE_QP/EX_CREATE_QP, MODIFY_QP/EX_MODIFY_QP,
+ * QUERY_QP and DESTROY_QP, with what vmw_pvrdma and its device check.
+ *
+ * User rings, as the upstream provider lays them out and the device reads
+ * them: the send buffer starts with one page of ring state (SQ ring at
+ * offset 0, RQ ring at offset 8) followed by the SQ WQEs; the receive
+ * buffer holds only RQ WQEs. WQE sizes are powers of two covering the
+ * header and max_sge SGEs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uverbs_internal.h"
+
+/* What both CREATE_QP forms carry. */
+struct create_qp_args {
+	uint64_t user_handle;
+	uint32_t pd_handle, send_cq_handle, recv_cq_handle, srq_handle;
+	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge;
+	uint32_t max_inline_data;
+	uint8_t sq_sig_all, qp_type, is_srq;
+	uint32_t create_flags;
+};
+
+/* Create flags uverbs passes on to a driver at all. */
+#define UVERBS_CREATE_FLAGS_KNOWN \
+	(IBV_QP_CREATE_BLOCK_SELF_MCAST_LB | IBV_QP_CREATE_SCATTER_FCS | \
+	 IBV_QP_CREATE_CVLAN_STRIPPING | IBV_QP_CREATE_SOURCE_QPN | \
+	 IBV_QP_CREATE_PCI_WRITE_END_PADDING | (1u << 3) /* cross chan */)
+
+static uint32_t wqe_size(size_t hdr, uint32_t max_sge)
+{
+	return sim_roundup_pow2((uint32_t)(hdr + sizeof(struct pvrdma_sge) *
+					   (max_sge ? max_sge : 1)));
+}
+
+static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
+		     struct ib_uverbs_ex_create_qp_resp *resp)
+{
+	struct sim_file *f = c->f;
+	struct sim_dev *dev = f->dev;
+	struct sim_pd *pd;
+	struct sim_cq *scq, *rcq = NULL;
+	struct sim_srq *srq = NULL;
+	struct pvrdma_create_qp ucmd;
+	struct pvrdma_create_qp_resp uresp = { 0 };
+	struct sim_qp *qp;
+	uint32_t sq_n, sq_sz, rq_n = 0, rq_sz = 0, first_handle;
+	uint64_t sq_bytes, rq_bytes = 0;
+	unsigned int max_ud;
+	int ret;
+
+	/* uverbs: which QP types a user may ask for at all. */
+	switch (a->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+	case IBV_QPT_RAW_PACKET:
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+	case IBV_QPT_DRIVER:
+		break;
+	default:
+		return EINVAL;
+	}
+	/* An XRC target names an XRC domain; this device has none. */
+	if (a->qp_type == IBV_QPT_XRC_RECV)
+		return EINVAL;
+	if (a->qp_type != IBV_QPT_XRC_SEND) {
+		if (a->is_srq) {
+			srq = uobj_get(f, UOBJ_SRQ, a->srq_handle);
+			if (!srq)
+				return EINVAL;
+		}
+		if (a->recv_cq_handle != a->send_cq_handle) {
+			rcq = uobj_get(f, UOBJ_CQ, a->recv_cq_handle);
+			if (!rcq)
+				return EINVAL;
+		}
+	}
+	scq = uobj_get(f, UOBJ_CQ, a->send_cq_handle);
+	if (a->qp_type != IBV_QPT_XRC_SEND && !rcq)
+		rcq = scq;
+	pd = uobj_get(f, UOBJ_PD, a->pd_handle);
+	if (!pd || !scq)
+		return EINVAL;
+	if (a->create_flags & ~UVERBS_CREATE_FLAGS_KNOWN)
+		return EINVAL;
+
+	/* pvrdma_create_qp */
+	if (a->create_flags)
+		return EOPNOTSUPP;
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD)
+		return EOPNOTSUPP;
+	if (srq && !sim_dev_max_srq(dev))
+		return EINVAL;
+	ret = udata_in(c, &ucmd, sizeof(ucmd));
+	if (ret)
+		return ret;
+	/* With namespaces the provider must take the QP handle back. */
+	if (dev->cfg.namespaces && c->udata_outlen < sizeof(uresp))
+		return EOPNOTSUPP;
+
+	/* The device: its limits and the rings it was given. */
+	if (a->max_send_wr > SIM_MAX_QP_WR || a->max_send_sge > SIM_MAX_SGE ||
+	    (!srq && (a->max_recv_wr > SIM_MAX_QP_WR ||
+		      a->max_recv_sge > SIM_MAX_SGE)))
+		return EINVAL;
+	max_ud = dev->cfg.max_ud_qps ? dev->cfg.max_ud_qps :
+		 SIM_MAX_UD_QP_DEFAULT;
+	if (a->qp_type == IBV_QPT_UD && dev->num_ud_qps >= max_ud)
+		return ENOMEM;
+
+	sq_n = sim_roundup_pow2(a->max_send_wr ? a->max_send_wr : 1);
+	sq_sz = wqe_size(sizeof(struct pvrdma_sq_wqe_hdr), a->max_send_sge);
+	sq_bytes = SIM_PAGE_SIZE + (uint64_t)sq_n * sq_sz;
+	ret = uverbs_user_range_ok(ucmd.sbuf_addr, ucmd.sbuf_size);
+	if (ret)
+		return ret;
+	if (ucmd.sbuf_size < sq_bytes)
+		return EINVAL;
+	if (!srq) {
+		rq_n = sim_roundup_pow2(a->max_recv_wr ? a->max_recv_wr : 1);
+		rq_sz = wqe_size(sizeof(struct pvrdma_rq_wqe_hdr),
+				 a->max_recv_sge);
+		rq_bytes = (uint64_t)rq_n * rq_sz;
+		ret = uverbs_user_range_ok(ucmd.rbuf_addr, ucmd.rbuf_size);
+		if (ret)
+			return ret;
+		if (ucmd.rbuf_size < rq_bytes)
+			return EINVAL;
+	}
+	if ((ucmd.sbuf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE +
+	    (srq ? 0 : (ucmd.rbuf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE) >
+	    SIM_PAGE_DIR_MAX_PAGES)
+		return EINVAL;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return ENOMEM;
+	qp->user_handle = a->user_handle;
+	qp->type = a->qp_type;
+	qp->sq_sig_all = a->sq_sig_all;
+	qp->uctx = f->uctx;
+	qp->pd = pd;
+	qp->send_cq = scq;
+	qp->recv_cq = rcq;
+	qp->srq = srq;
+	qp->cap.max_send_wr = a->max_send_wr;
+	qp->cap.max_recv_wr = a->max_recv_wr;
+	qp->cap.max_send_sge = a->max_send_sge;
+	qp->cap.max_recv_sge = a->max_recv_sge;
+	qp->cap.max_inline_data = 0;	/* the driver supports none */
+	qp->sq.state = (struct pvrdma_ring *)(uintptr_t)ucmd.sbuf_addr;
+	qp->sq.elems = (uint8_t *)(uintptr_t)ucmd.sbuf_addr + SIM_PAGE_SIZE;
+	qp->sq.nelems = sq_n;
+	qp->sq.elem_size = sq_sz;
+	qp->sq.max_sge = a->max_send_sge ? a->max_send_sge : 1;
+	if (!srq) {
+		qp->rq.state = (struct pvrdma_ring *)
+			((uint8_t *)(uintptr_t)ucmd.sbuf_addr + 8);
+		qp->rq.elems = (uint8_t *)(uintptr_t)ucmd.rbuf_addr;
+		qp->rq.nelems = rq_n;
+		qp->rq.elem_size = rq_sz;
+		qp->rq.max_sge = a->max_recv_sge ? a->max_recv_sge : 1;
+	}
+	qp->attr.state = IBV_QPS_RESET;
+
+	/* Device handle: doorbells and CQEs name it; the provider indexes
+	 * a table of qp_tab_size (= max_qp) entries with it. */
+	first_handle = SIM_FIRST_QP_HANDLE;
+	{
+		uint32_t next = first_handle;
+
+		ret = dev_table_alloc(&dev->qp_by_qp_handle, first_handle,
+				      SIM_MAX_QP - 1, &next, qp,
+				      &qp->qp_handle);
+		if (ret)
+			goto err_free;
+	}
+	if (dev->cfg.namespaces) {
+		ret = dev_table_alloc(&dev->qps, SIM_FIRST_NS_QPN, SIM_MAX_QPN,
+				      &dev->next_qpn, qp, &qp->qpn);
+	} else {
+		qp->qpn = qp->qp_handle;
+		ret = dev_table_put(&dev->qps, qp->qpn, qp);
+	}
+	if (ret)
+		goto err_handle;
+	ret = uobj_add(f, UOBJ_QP, qp, &qp->handle);
+	if (ret)
+		goto err_qpn;
+	ret = engine_qp_create(qp);
+	if (ret) {
+		ret = ret < 0 ? -ret : ret;
+		goto err_uobj;
+	}
+
+	memset(resp, 0, sizeof(*resp));
+	resp->base.qp_handle = qp->handle;
+	resp->base.qpn = qp->qpn;
+	resp->base.max_send_wr = qp->cap.max_send_wr;
+	resp->base.max_recv_wr = qp->cap.max_recv_wr;
+	resp->base.max_send_sge = qp->cap.max_send_sge;
+	resp->base.max_recv_sge = qp->cap.max_recv_sge;
+	resp->base.max_inline_data = 0;
+	resp->response_length = c->outlen < sizeof(*resp) ?
+		(uint32_t)c->outlen : (uint32_t)sizeof(*resp);
+	uresp.qpn = qp->qpn;
+	uresp.qp_handle = qp->qp_handle;
+	/* The driver copies back as much as the provider has room for. */
+	if (c->udata_outlen && c->udata_out)
+		memcpy(c->udata_out, &uresp,
+		       c->udata_outlen < sizeof(uresp) ? c->udata_outlen :
+		       sizeof(uresp));
+	ret = uverbs_response(c, resp, sizeof(*resp));
+	if (ret) {
+		engine_qp_destroy(qp);
+		goto err_uobj;
+	}
+	pd->refs++;
+	scq->refs++;
+	if (rcq)
+		rcq->refs++;
+	if (srq)
+		srq->refs++;
+	if (qp->type == IBV_QPT_UD)
+		dev->num_ud_qps++;
+	return 0;
+
+err_uobj:
+	uobj_del(f, qp->handle);
+err_qpn:
+	sim_table_del(&dev->qps, qp->qpn);
+err_handle:
+	sim_table_del(&dev->qp_by_qp_handle, qp->qp_handle);
+err_free:
+	free(qp);
+	return ret;
+}
+
+int uverbs_create_qp(struct uverbs_call *c)
+{
+	struct ib_uverbs_create_qp cmd;
+	struct ib_uverbs_ex_create_qp_resp resp;
+	struct create_qp_args a = { 0 };
+	int ret;
+
+	ret = uverbs_request(c, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	a.user_handle = cmd.user_handle;
+	a.pd_handle = cmd.pd_handle;
+	a.send_cq_handle = cmd.send_cq_handle;
+	a.recv_cq_handle = cmd.recv_cq_handle;
+	a.srq_handle = cmd.srq_handle;
+	a.max_send_wr = cmd.max_send_wr;
+	a.max_recv_wr = cmd.max_recv_wr;
+	a.max_send_sge = cmd.max_send_sge;
+	a.max_recv_sge = cmd.max_recv_sge;
+	a.max_inline_data = cmd.max_inline_data;
+	a.sq_sig_all = cmd.sq_sig_all;
+	a.qp_type = cmd.qp_type;
+	a.is_srq = cmd.is_srq;
+	return create_qp(c, &a, &resp);
+}
+
+int uverbs_ex_create_qp(struct uverbs_call *c)
+{
+	struct ib_uverbs_ex_create_qp cmd;
+	struct ib_uverbs_ex_create_qp_resp resp;
+	struct create_qp_args a = { 0 };
+	int ret;
+
+	ret = uverbs_request(c, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	if (cmd.comp_mask & ~IB_UVERBS_CREATE_QP_SUP_COMP_MASK)
+		return EINVAL;
+	if (cmd.reserved)
+		return EINVAL;
+	/* Receive work queue indirection tables: none on this device. */
+	if (cmd.comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
+		return EINVAL;
+	a.user_handle = cmd.user_handle;
+	a.pd_handle = cmd.pd_handle;
+	a.send_cq_handle = cmd.send_cq_handle;
+	a.recv_cq_handle = cmd.recv_cq_handle;
+	a.srq_handle = cmd.srq_handle;
+	a.max_send_wr = cmd.max_send_wr;
+	a.max_recv_wr = cmd.max_recv_wr;
+	a.max_send_sge = cmd.max_send_sge;
+	a.max_recv_sge = cmd.max_recv_sge;
+	a.max_inline_data = cmd.max_inline_data;
+	a.sq_sig_all = cmd.sq_sig_all;
+	a.qp_type = cmd.qp_type;
+	a.is_srq = cmd.is_srq;
+	a.create_flags = cmd.create_flags;
+	return create_qp(c, &a, &resp);
+}
+
+static void dest_to_ah(const struct ib_uverbs_qp_dest *d,
+		       struct ibv_ah_attr *ah)
+{
+	memset(ah, 0, sizeof(*ah));
+	memcpy(ah->grh.dgid.raw, d->dgid, 16);
+	ah->grh.flow_label = d->flow_label;
+	ah->grh.sgid_index = d->sgid_index;
+	ah->grh.hop_limit = d->hop_limit;
+	ah->grh.traffic_class = d->traffic_class;
+	ah->dlid = d->dlid;
+	ah->sl = d->sl;
+	ah->src_path_bits = d->src_path_bits;
+	ah->static_rate = d->static_rate;
+	ah->is_global = d->is_global;
+	ah->port_num = d->port_num;
+}
+
+static void ah_to_dest(const struct ibv_ah_attr *ah,
+		       struct ib_uverbs_qp_dest *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->sl = ah->sl;
+	d->src_path_bits = ah->src_path_bits;
+	d->static_rate = ah->static_rate;
+	d->port_num = ah->port_num;
+	d->is_global = ah->is_global;
+	/* RoCE: no LIDs. */
+	if (ah->is_global) {
+		memcpy(d->dgid, ah->grh.dgid.raw, 16);
+		d->flow_label = ah->grh.flow_label;
+		d->sgid_index = ah->grh.sgid_index;
+		d->hop_limit = ah->grh.hop_limit;
+		d->traffic_class = ah->grh.traffic_class;
+	}
+}
+
+/* A RoCE path must be global and start at one of the port's GIDs. */
+static int check_av(const struct sim_dev *dev, const struct ibv_ah_attr *ah)
+{
+	if (ah->port_num != 1)
+		return EINVAL;
+	if (!ah->is_global)
+		return EINVAL;
+	if (ah->grh.sgid_index >= dev->gid_count ||
+	    ah->grh.sgid_index >= SIM_GID_TABLE_LEN)
+		return EINVAL;
+	return 0;
+}
+
+#define QP_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+static int modify_qp(struct uverbs_call *c,
+		     const struct ib_uverbs_modify_qp *cmd, uint32_t legal)
+{
+	struct sim_dev *dev = c->f->dev;
+	struct sim_qp_attr na;
+	enum ibv_qp_state cur, next, old;
+	struct sim_qp *qp;
+	int mask = (int)cmd->attr_mask;
+	int ret;
+
+	if (cmd->attr_mask & ~legal)
+		return EOPNOTSUPP;
+	qp = uobj_get(c->f, UOBJ_QP, cmd->qp_handle);
+	if (!qp)
+		return EINVAL;
+	/* uverbs: ports and states must exist. */
+	if ((mask & IBV_QP_PORT) && cmd->port_num != 1)
+		return EINVAL;
+	if ((mask & IBV_QP_AV) && cmd->dest.port_num != 1)
+		return EINVAL;
+	if ((mask & IBV_QP_ALT_PATH) &&
+	    (cmd->alt_port_num != 1 || cmd->alt_dest.port_num != 1))
+		return EINVAL;
+	if (((mask & IBV_QP_CUR_STATE) && cmd->cur_qp_state > IBV_QPS_ERR) ||
+	    ((mask & IBV_QP_STATE) && cmd->qp_state > IBV_QPS_ERR))
+		return EINVAL;
+
+	/* pvrdma_modify_qp */
+	cur = (mask & IBV_QP_CUR_STATE) ? cmd->cur_qp_state : qp->attr.state;
+	next = (mask & IBV_QP_STATE) ? cmd->qp_state : cur;
+	if (!sim_qp_transition_ok(cur, next, qp->type, mask))
+		return EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) && cmd->min_rnr_timer > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) &&
+	    cmd->pkey_index >= sim_dev_max_pkeys())
+		return EINVAL;
+
+	/* The device: values it cannot take. */
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (cmd->path_mtu < IBV_MTU_256 || cmd->path_mtu > IBV_MTU_4096))
+		return EINVAL;
+	if ((mask & IBV_QP_TIMEOUT) && cmd->timeout > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && cmd->retry_cnt > 7)
+		return EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && cmd->rnr_retry > 7)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	    cmd->max_rd_atomic > sim_dev_max_qp_init_rd_atom())
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    cmd->max_dest_rd_atomic > sim_dev_max_qp_rd_atom())
+		return EINVAL;
+	if ((mask & IBV_QP_ACCESS_FLAGS) &&
+	    (cmd->qp_access_flags & ~QP_ACCESS_KNOWN))
+		return EINVAL;
+	if ((mask & IBV_QP_PATH_MIG_STATE) &&
+	    cmd->path_mig_state > IBV_MIG_ARMED)
+		return EINVAL;
+
+	/* Nothing is applied until everything has passed. */
+	na = qp->attr;
+	if (mask & IBV_QP_AV) {
+		dest_to_ah(&cmd->dest, &na.ah_attr);
+		ret = check_av(dev, &na.ah_attr);
+		if (ret)
+			return ret;
+	}
+	if (mask & IBV_QP_ALT_PATH) {
+		dest_to_ah(&cmd->alt_dest, &na.alt_ah_attr);
+		ret = check_av(dev, &na.alt_ah_attr);
+		if (ret)
+			return ret;
+		na.alt_pkey_index = cmd->alt_pkey_index;
+		na.alt_port_num = cmd->alt_port_num;
+		na.alt_timeout = cmd->alt_timeout;
+	}
+	if (mask & IBV_QP_QKEY)
+		na.qkey = cmd->qkey;
+	if (cur == IBV_QPS_RESET && next == IBV_QPS_RESET) {
+		/* The driver keeps the Q_Key and tells the device nothing. */
+		qp->attr.qkey = na.qkey;
+		return 0;
+	}
+	if (mask & IBV_QP_PATH_MTU)
+		na.path_mtu = cmd->path_mtu;
+	if (mask & IBV_QP_RQ_PSN)
+		na.rq_psn = cmd->rq_psn & 0xffffff;
+	if (mask & IBV_QP_SQ_PSN)
+		na.sq_psn = cmd->sq_psn & 0xffffff;
+	if (mask & IBV_QP_DEST_QPN)
+		na.dest_qp_num = cmd->dest_qp_num & 0xffffff;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		na.qp_access_flags = (int)cmd->qp_access_flags;
+	if (mask & IBV_QP_PKEY_INDEX)
+		na.pkey_index = cmd->pkey_index;
+	if (mask & IBV_QP_PORT)
+		na.port_num = cmd->port_num;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		na.max_rd_atomic = cmd->max_rd_atomic;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		na.max_dest_rd_atomic = cmd->max_dest_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		na.min_rnr_timer = cmd->min_rnr_timer;
+	if (mask & IBV_QP_TIMEOUT)
+		na.timeout = cmd->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		na.retry_cnt = cmd->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		na.rnr_retry = cmd->rnr_retry;
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
+		na.en_sqd_async_notify = cmd->en_sqd_async_notify;
+	if (mask & IBV_QP_PATH_MIG_STATE)
+		na.path_mig_state = cmd->path_mig_state;
+	na.state = next;
+	na.sq_draining = 0;
+	if (next == IBV_QPS_RESET) {
+		/* Back to RESET: the device forgets the QP's attributes. */
+		memset(&na, 0, sizeof(na));
+		na.state = IBV_QPS_RESET;
+	}
+
+	old = qp->attr.state;
+	qp->attr = na;
+	engine_qp_modified(qp, old);
+	return 0;
+}
+
+/* IB_QP_DEST_QPN is the last attribute legacy MODIFY_QP may name, the
+ * rate limit the last one of the extended form. */
+#define LEGACY_QP_ATTR_MASK ((IBV_QP_DEST_QPN << 1) - 1)
+#define EX_QP_ATTR_MASK ((IBV_QP_RATE_LIMIT << 1) - 1)
+
+int uverbs_modify_qp(struct uverbs_call *c)
+{
+	struct ib_uverbs_modify_qp cmd;
+	int ret;
+
+	ret = uverbs_request(c, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	return modify_qp(c, &cmd, LEGACY_QP_ATTR_MASK);
+}
+
+int uverbs_ex_modify_qp(struct uverbs_call *c)
+{
+	struct ib_uverbs_ex_modify_qp cmd;
+	struct ib_uverbs_ex_modify_qp_resp resp = { 0 };
+	int ret;
+
+	ret = uverbs_request(c, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	ret = modify_qp(c, &cmd.base, EX_QP_ATTR_MASK);
+	if (ret)
+		return ret;
+	resp.response_length = c->outlen < sizeof(resp) ?
+		(uint32_t)c->outlen : (uint32_t)sizeof(resp);
+	return uverbs_response(c, &resp, sizeof(resp));
+}
+
+int uverbs_query_qp(struct uverbs_call *c)
+{
+	struct ib_uverbs_query_qp cmd;
+	struct ib_uverbs_query_qp_resp resp;
+	const struct sim_qp_attr *a;
+	struct sim_qp *qp;
+	int ret;
+
+	ret = uverbs_request(c, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	qp = uobj_get(c->f, UOBJ_QP, cmd.qp_handle);
+	if (!qp)
+		return EINVAL;
+	memset(&resp, 0, sizeof(resp));
+	a = &qp->attr;
+	resp.qp_state = a->state;
+	resp.cur_qp_state = a->state;
+	/* pvrdma_query_qp answers a QP in RESET without asking the device:
+	 * everything but the state reads zero. It never reports
+	 * sq_sig_all. */
+	if (a->state != IBV_QPS_RESET) {
+		ah_to_dest(&a->ah_attr, &resp.dest);
+		ah_to_dest(&a->alt_ah_attr, &resp.alt_dest);
+		resp.max_send_wr = qp->cap.max_send_wr;
+		resp.max_recv_wr = qp->cap.max_recv_wr;
+		resp.max_send_sge = qp->cap.max_send_sge;
+		resp.max_recv_sge = qp->cap.max_recv_sge;
+		resp.max_inline_data = qp->cap.max_inline_data;
+		resp.qkey = a->qkey;
+		resp.rq_psn = a->rq_psn;
+		resp.sq_psn = a->sq_psn;
+		resp.dest_qp_num = a->dest_qp_num;
+		resp.qp_access_flags = (uint32_t)a->qp_access_flags;
+		resp.pkey_index = a->pkey_index;
+		resp.alt_pkey_index = a->alt_pkey_index;
+		resp.path_mtu = a->path_mtu;
+		resp.path_mig_state = a->path_mig_state;
+		resp.sq_draining = a->sq_draining;
+		resp.max_rd_atomic = a->max_rd_atomic;
+		resp.max_dest_rd_atomic = a->max_dest_rd_atomic;
+		resp.min_rnr_timer = a->min_rnr_timer;
+		resp.port_num = a->port_num;
+		resp.timeout = a->timeout;
+		resp.retry_cnt = a->retry_cnt;
+		resp.rnr_retry = a->rnr_retry;
+		resp.alt_port_num = a->alt_port_num;
+		resp.alt_timeout = a->alt_timeout;
+	}
+	return uverbs_response(c, &resp, sizeof(resp));
+}
+
+void uverbs_qp_free(struct sim_file *f, struct sim_qp *qp)
+{
+	struct sim_dev *dev = f->dev;
+
+	engine_qp_destroy(qp);
+	sim_table_del(&dev->qps, qp->qpn);
+	sim_table_del(&dev->qp_by_qp_handle, qp->qp_handle);
+	qp->pd->refs--;
+	qp->send_cq->refs--;
+	if (qp->recv_cq)
+		qp->recv_cq->refs--;
+	if (qp->srq)
+		qp->srq->refs--;
+	if (qp->type == IBV_QPT_UD && dev->num_ud_qps)
+		dev->num_ud_qps--;
+	free(qp);
+}
+
+int uverbs_destroy_qp(struct uverbs_call *c)
+{
+	struct ib_uverbs_destroy_qp cmd;
+	struct ib_uverbs_destroy_qp_resp resp = { 0 };
+	struct sim_qp *qp;
+	int ret;
+
+	ret = uverbs_request(c, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	qp = uobj_get(c->f, UOBJ_QP, cmd.qp_handle);
+	if (!qp)
+		return ENOENT;
+	qp->async_events_reported -=
+		sim_event_async_reclaim(c->f, qp->user_handle);
+	resp.events_reported = qp->async_events_reported;
+	uobj_del(c->f, qp->handle);
+	uverbs_qp_free(c->f, qp);
+	return uverbs_response(c, &resp, sizeof(resp));
+}
