@@ -1,0 +1,1706 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The device: one thread per adapter executes the work the driver and the
+ * application hand it.
+ *
+ *   doorbells   trapped UAR stores arrive through a lock-free MPSC queue
+ *               (engine_doorbell runs in a signal handler) and are
+ *               processed in order;
+ *   requester   reads SQ WQEs from the user ring, checks local memory,
+ *               sends requests over the fabric, keeps them until the
+ *               responder acknowledges, retries on RNR NAKs and timeouts;
+ *   responder   checks remote keys and access, moves data into place,
+ *               consumes receive WQEs, acknowledges;
+ *   completions CQEs written into the user CQ ring, then events.
+ *
+ * Everything except the doorbell queue runs with dev->lock held, so the
+ * control path (uverbs) sees objects either before or after a unit of work.
+ * The thread spins briefly when idle, then sleeps in epoll until a
+ * doorbell, a packet or a timer needs it.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fabric.h"
+#include "ring.h"
+#include "wqe.h"
+
+/* ---- doorbell queue ---- */
+
+#define DBQ_SIZE	4096u	/* power of two */
+
+/*
+ * Vyukov's bounded MPMC queue, used with one consumer. Each slot carries a
+ * sequence number stored relative to its index, so that all-zero memory is
+ * an initialised empty queue: no set-up before the first trap.
+ */
+struct db_slot {
+	atomic_ulong seq_rel;
+	struct sim_ucontext *uctx;
+	uint32_t offset;
+	uint32_t value;
+};
+
+struct db_queue {
+	atomic_ulong tail;		/* producers */
+	unsigned long head;		/* the device thread */
+	struct db_slot slot[DBQ_SIZE];
+};
+
+/* ---- per-QP transport state ---- */
+
+struct out_wqe {
+	struct sim_send_wr wr;
+	uint32_t psn;
+	uint8_t local_err;		/* status to complete with, 0 = none */
+};
+
+struct eqp {
+	struct sim_qp *qp;
+	struct engine *eng;
+	struct eqp *hash_next;
+	struct eqp *all_next, *all_prev;
+	struct eqp *kick_next;
+	struct eqp *ack_next;
+	bool kicked;
+	bool ack_queued;
+	bool need_resolve;
+
+	/* requester */
+	struct out_wqe *out;
+	uint32_t out_cap, out_head, out_count, out_sent;
+	uint32_t next_psn;
+	uint64_t deadline;		/* ns; 0 = no timer */
+	uint64_t rnr_until;
+	uint8_t retries_left;
+	uint8_t rnr_left;
+	struct fab_link *link;		/* RC: the peer */
+	uint8_t ud_gid[16];		/* UD: last destination resolved */
+	struct fab_link *ud_link;
+
+	/* responder */
+	uint32_t epsn;
+	bool nak_sent;
+	struct fab_link *ack_link;
+	uint32_t ack_psn;
+	bool have_atomic;
+	uint32_t atomic_psn;
+	uint64_t atomic_val;
+};
+
+#define QPN_HASH	1024u
+
+struct engine {
+	struct sim_dev *dev;
+	struct db_queue dbq;
+	struct fab_port *port;
+	pthread_t thread;
+	bool started;
+	atomic_bool stop;
+	atomic_bool kick_pending;
+	struct eqp *qpn_hash[QPN_HASH];
+	struct eqp *all;
+	struct eqp *kicks;
+	struct eqp *acks;
+	uint64_t next_deadline;
+	uint64_t now;
+};
+
+static struct engine engines[SIM_MAX_ADAPTERS];
+
+#define PSN_MASK	0xffffffu
+
+/* dev->gid_type holds libibverbs' sysfs GID types: 0 = IB/RoCE v1,
+ * 1 = RoCE v2 (enum ibv_gid_type_sysfs, private to libibverbs). */
+#define GID_TYPE_ROCE_V2	1
+#define SPIN_NS		20000ull	/* idle spin before sleeping */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static struct engine *engine_of(struct sim_dev *dev)
+{
+	return dev->index < SIM_MAX_ADAPTERS ? &engines[dev->index] : NULL;
+}
+
+static void stat_add(atomic_ulong *c, unsigned long v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* a precedes b in 24-bit PSN space */
+static bool psn_before(uint32_t a, uint32_t b)
+{
+	return ((a - b) << 8) & 0x80000000u;
+}
+
+/* ---- doorbells (any thread, signal context) ---- */
+
+static void dbq_push(struct db_queue *q, struct sim_ucontext *uctx,
+		     uint32_t offset, uint32_t value)
+{
+	unsigned long pos = atomic_load_explicit(&q->tail,
+						 memory_order_relaxed);
+	struct db_slot *s;
+	long diff;
+
+	for (;;) {
+		unsigned long idx = pos & (DBQ_SIZE - 1);
+
+		s = &q->slot[idx];
+		diff = (long)(atomic_load_explicit(&s->seq_rel,
+						   memory_order_acquire) +
+			      idx - pos);
+		if (diff == 0) {
+			if (atomic_compare_exchange_weak(&q->tail, &pos,
+							 pos + 1))
+				break;
+		} else if (diff < 0) {
+			/* Full: the device drains it; never drop a doorbell. */
+			sched_yield();
+			pos = atomic_load(&q->tail);
+		} else {
+			pos = atomic_load(&q->tail);
+		}
+	}
+	s->uctx = uctx;
+	s->offset = offset;
+	s->value = value;
+	atomic_store_explicit(&s->seq_rel, pos + 1 - (pos & (DBQ_SIZE - 1)),
+			      memory_order_release);
+}
+
+static bool dbq_pop(struct db_queue *q, struct sim_ucontext **uctx,
+		    uint32_t *offset, uint32_t *value)
+{
+	unsigned long idx = q->head & (DBQ_SIZE - 1);
+	struct db_slot *s = &q->slot[idx];
+
+	if (atomic_load_explicit(&s->seq_rel, memory_order_acquire) + idx !=
+	    q->head + 1)
+		return false;
+	*uctx = s->uctx;
+	*offset = s->offset;
+	*value = s->value;
+	atomic_store_explicit(&s->seq_rel, q->head + DBQ_SIZE - idx,
+			      memory_order_release);
+	q->head++;
+	return true;
+}
+
+static bool dbq_empty(struct db_queue *q)
+{
+	unsigned long idx = q->head & (DBQ_SIZE - 1);
+
+	return atomic_load(&q->slot[idx].seq_rel) + idx != q->head + 1;
+}
+
+void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
+		     uint32_t value)
+{
+	struct sim_dev *dev = uctx->dev;
+	struct sim_stats *st = &dev->stats;
+	struct engine *eng = engine_of(dev);
+
+	switch (offset) {
+	case PVRDMA_UAR_QP_OFFSET:
+		if (value & PVRDMA_UAR_QP_SEND)
+			stat_add(&st->db_qp_send, 1);
+		if (value & PVRDMA_UAR_QP_RECV)
+			stat_add(&st->db_qp_recv, 1);
+		break;
+	case PVRDMA_UAR_CQ_OFFSET:
+		if (value & PVRDMA_UAR_CQ_ARM)
+			stat_add(&st->db_cq_arm, 1);
+		if (value & PVRDMA_UAR_CQ_ARM_SOL)
+			stat_add(&st->db_cq_arm_sol, 1);
+		if (value & PVRDMA_UAR_CQ_POLL)
+			stat_add(&st->db_cq_poll, 1);
+		/* The device writes CQEs on its own: a poll needs no work. */
+		if (!(value & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL)))
+			return;
+		break;
+	case PVRDMA_UAR_SRQ_OFFSET:
+		stat_add(&st->db_srq_recv, 1);
+		break;
+	default:
+		stat_add(&st->db_bad, 1);
+		return;
+	}
+	if (!eng)
+		return;
+	dbq_push(&eng->dbq, uctx, offset, value);
+	fabric_wake(eng->port);
+}
+
+/* ---- completions ---- */
+
+/* CQ and SRQ rings use the second ring of their state page. */
+static struct sim_ring rx_ring_of(const struct sim_ring *r)
+{
+	struct sim_ring rx = *r;
+
+	rx.state = &r->state[1];
+	return rx;
+}
+
+static void qp_to_error(struct eqp *e);
+
+static uint8_t network_type(struct sim_dev *dev, uint8_t gid_type,
+			    const uint8_t gid[16])
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (gid_type != GID_TYPE_ROCE_V2)
+		return PVRDMA_NETWORK_ROCE_V1;
+	return memcmp(gid, v4mapped, 12) ? PVRDMA_NETWORK_IPV6 :
+					   PVRDMA_NETWORK_IPV4;
+}
+
+/*
+ * Writes one CQE for qp into cq. A full CQ is not overwritten: the CQ is in
+ * error (CQ_ERR, once) and the QP goes to the error state.
+ */
+static void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
+		      const struct pvrdma_cqe *src, bool solicited)
+{
+	struct sim_dev *dev = qp->uctx->dev;
+	struct sim_ring ring;
+	void *slot;
+
+	if (!cq || cq->overflowed)
+		return;
+	ring = rx_ring_of(&cq->ring);
+	if (sim_ring_reserve(&ring, &slot) != SIM_RING_READY) {
+		cq->overflowed = true;
+		sim_event_async(cq->uctx, cq->user_handle, IBV_EVENT_CQ_ERR,
+				&cq->async_events_reported);
+		if (qp->engine)
+			qp_to_error(qp->engine);
+		return;
+	}
+	memcpy(slot, src, sizeof(*src));
+	sim_ring_produce(&ring);	/* release: the CQE is complete */
+	stat_add(&dev->stats.cqes, 1);
+	if (src->status != PVRDMA_WC_SUCCESS) {
+		stat_add(&dev->stats.error_cqes, 1);
+		solicited = true;
+	}
+	sim_event_comp(cq, solicited);
+}
+
+static void cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
+		     uint32_t opcode, uint32_t status)
+{
+	memset(c, 0, sizeof(*c));
+	c->wr_id = wr_id;
+	c->qp = qp->qp_handle;
+	c->opcode = opcode;
+	c->status = status;
+	c->port_num = qp->attr.port_num ? qp->attr.port_num : 1;
+}
+
+static void complete_send(struct eqp *e, const struct sim_send_wr *wr,
+			  uint32_t status)
+{
+	struct sim_qp *qp = e->qp;
+	struct pvrdma_cqe c;
+
+	if (status == PVRDMA_WC_SUCCESS &&
+	    !(wr->send_flags & IBV_SEND_SIGNALED) && !qp->sq_sig_all)
+		return;
+	cqe_init(&c, qp, wr->wr_id, sim_wqe_wc_opcode(wr->opcode), status);
+	if (status == PVRDMA_WC_SUCCESS)
+		c.byte_len = wr->total_len;
+	cqe_write(qp, qp->send_cq, &c, false);
+}
+
+static void complete_recv_error(struct eqp *e, uint64_t wr_id,
+				uint32_t status)
+{
+	struct pvrdma_cqe c;
+
+	cqe_init(&c, e->qp, wr_id, PVRDMA_WC_RECV, status);
+	cqe_write(e->qp, e->qp->recv_cq, &c, true);
+}
+
+/* ---- the error state ---- */
+
+static struct out_wqe *out_at(struct eqp *e, uint32_t i)
+{
+	return &e->out[(e->out_head + i) % e->out_cap];
+}
+
+static void out_pop(struct eqp *e)
+{
+	e->out_head = (e->out_head + 1) % e->out_cap;
+	e->out_count--;
+	if (e->out_sent)
+		e->out_sent--;
+}
+
+/* Every WQE still queued completes with WR_FLUSH_ERR, in order. */
+static void qp_flush(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+	struct sim_send_wr swr;
+	struct sim_recv_wr rwr;
+	void *elem;
+
+	while (e->out_count) {
+		complete_send(e, &out_at(e, 0)->wr, PVRDMA_WC_WR_FLUSH_ERR);
+		out_pop(e);
+	}
+	e->deadline = 0;
+	if (qp->sq.state && qp->sq.nelems) {
+		while (sim_ring_peek(&qp->sq, &elem) == SIM_RING_READY) {
+			sim_wqe_decode_send(&qp->sq, elem, qp->type, &swr);
+			sim_ring_consume(&qp->sq);
+			stat_add(&qp->uctx->dev->stats.send_wqes, 1);
+			complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
+		}
+	}
+	if (!qp->srq && qp->rq.state && qp->rq.nelems) {
+		while (sim_ring_peek(&qp->rq, &elem) == SIM_RING_READY) {
+			sim_wqe_decode_recv(&qp->rq, elem, &rwr);
+			sim_ring_consume(&qp->rq);
+			stat_add(&qp->uctx->dev->stats.recv_wqes, 1);
+			complete_recv_error(e, rwr.wr_id,
+					    PVRDMA_WC_WR_FLUSH_ERR);
+		}
+	}
+}
+
+/* The device moves a QP to the error state after a completion error (no
+ * async event: the error CQE tells the application). */
+static void qp_to_error(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+
+	if (qp->attr.state == IBV_QPS_ERR)
+		return;
+	qp->attr.state = IBV_QPS_ERR;
+	qp_flush(e);
+	if (qp->srq)
+		sim_event_async(qp->uctx, qp->user_handle,
+				IBV_EVENT_QP_LAST_WQE_REACHED,
+				&qp->async_events_reported);
+}
+
+/* A ring the driver corrupted: catastrophic for the QP. */
+static void qp_fatal(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+
+	if (qp->attr.state == IBV_QPS_ERR)
+		return;
+	sim_event_async(qp->uctx, qp->user_handle, IBV_EVENT_QP_FATAL,
+			&qp->async_events_reported);
+	qp_to_error(e);
+}
+
+/* ---- timers ---- */
+
+/* IB min_rnr_timer encoding -> microseconds. */
+static const uint32_t rnr_timer_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* Local ACK timeout: 4.096 us * 2^timeout, at least 1 ms (the sim's
+ * scheduling granularity), at most 8 s; 0 (infinite) waits 8 s per try
+ * so that a vanished peer never hangs a QP forever. */
+static uint64_t ack_timeout_ns(const struct sim_qp *qp)
+{
+	uint64_t ns;
+
+	if (!qp->attr.timeout || qp->attr.timeout > 31)
+		return 8000000000ull;
+	ns = 4096ull << qp->attr.timeout;
+	if (ns < 1000000ull)
+		ns = 1000000ull;
+	if (ns > 8000000000ull)
+		ns = 8000000000ull;
+	return ns;
+}
+
+static void arm_timer(struct eqp *e, uint64_t when)
+{
+	e->deadline = when;
+	if (!e->eng->next_deadline || when < e->eng->next_deadline)
+		e->eng->next_deadline = when;
+}
+
+/* ---- requester ---- */
+
+struct local_iov {
+	struct iovec iov[SIM_MAX_SGE];
+	int n;
+};
+
+/* Checks the local SGEs of wr; need is the access the device needs. */
+static uint32_t map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
+			 uint32_t num_sge, int need, struct local_iov *li)
+{
+	uint32_t i;
+	uint8_t *p;
+
+	li->n = 0;
+	for (i = 0; i < num_sge; i++) {
+		if (!sge[i].length)
+			continue;
+		if (sim_mr_check(qp->uctx->dev, qp->pd, sge[i].lkey, false,
+				 sge[i].addr, sge[i].length, need, &p))
+			return PVRDMA_WC_LOC_PROT_ERR;
+		li->iov[li->n].iov_base = p;
+		li->iov[li->n].iov_len = sge[i].length;
+		li->n++;
+	}
+	return PVRDMA_WC_SUCCESS;
+}
+
+static void hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
+		     uint8_t gid_index)
+{
+	struct sim_dev *dev = qp->uctx->dev;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = FAB_MAGIC;
+	h->type = type;
+	h->src_qpn = qp->qpn;
+	if (gid_index >= SIM_GID_TABLE_LEN)
+		gid_index = 0;
+	memcpy(h->src_gid, dev->gid[gid_index].raw, 16);
+	h->gid_type = dev->gid_type[gid_index];
+	memcpy(h->smac, dev->cfg.mac, 6);
+	h->hop_limit = 64;
+}
+
+/* Sends the request of one RC WQE; a local protection error is reported
+ * instead (the WQE completes with it once it is the oldest). */
+static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o)
+{
+	struct sim_qp *qp = e->qp;
+	const struct sim_send_wr *wr = &o->wr;
+	struct fab_hdr h;
+	struct local_iov li;
+	uint32_t st;
+	int need = 0;
+
+	if (sim_wqe_is_read_or_atomic(wr->opcode))
+		need = IBV_ACCESS_LOCAL_WRITE;
+	st = map_sges(qp, wr->sge, wr->num_sge, need, &li);
+	if (st)
+		return st;
+
+	hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
+	memcpy(h.dst_gid, qp->attr.ah_attr.grh.dgid.raw, 16);
+	h.opcode = wr->opcode;
+	h.dst_qpn = qp->attr.dest_qp_num;
+	h.psn = o->psn;
+	h.imm = wr->imm_data;
+	h.rkey = wr->rkey;
+	h.remote_addr = wr->remote_addr;
+	h.atomic_a = wr->compare_add;
+	h.atomic_b = wr->swap;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		h.flags |= FAB_F_SOLICITED;
+	if (sim_wqe_is_read_or_atomic(wr->opcode)) {
+		h.read_len = wr->total_len;
+		li.n = 0;
+	} else {
+		h.len = wr->total_len;
+		stat_add(&qp->uctx->dev->stats.bytes_tx, wr->total_len);
+	}
+	fabric_send(e->eng->port, e->link, &h, li.iov, li.n);
+	return PVRDMA_WC_SUCCESS;
+}
+
+static uint32_t mtu_bytes(enum ibv_mtu mtu)
+{
+	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 1024;
+}
+
+/* UD: best effort, complete at once. */
+static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
+{
+	struct sim_qp *qp = e->qp;
+	struct sim_dev *dev = qp->uctx->dev;
+	struct fab_hdr h;
+	struct local_iov li;
+	uint32_t st;
+
+	st = map_sges(qp, wr->sge, wr->num_sge, 0, &li);
+	if (st)
+		return st;
+	if (wr->total_len > mtu_bytes(dev->cfg.mtu))
+		return PVRDMA_WC_LOC_LEN_ERR;
+	if (wr->av.gid_index >= dev->gid_count)
+		return PVRDMA_WC_LOC_QP_OP_ERR;
+
+	hdr_init(&h, qp, FAB_UD_SEND, wr->av.gid_index);
+	memcpy(h.dst_gid, wr->av.dgid, 16);
+	h.opcode = wr->opcode;
+	h.dst_qpn = wr->remote_qpn;
+	h.imm = wr->imm_data;
+	/* A Q_Key with the high bit set means "use the QP's own". */
+	h.qkey = (wr->remote_qkey & 0x80000000u) ? qp->attr.qkey :
+						    wr->remote_qkey;
+	h.hop_limit = wr->av.hop_limit;
+	h.tclass = (wr->av.sl_tclass_flowlabel >> 20) & 0xff;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		h.flags |= FAB_F_SOLICITED;
+	h.len = wr->total_len;
+
+	if (!fabric_link_alive(e->ud_link) || memcmp(e->ud_gid, wr->av.dgid, 16)) {
+		e->ud_link = fabric_resolve(e->eng->port, wr->av.dgid);
+		memcpy(e->ud_gid, wr->av.dgid, 16);
+	}
+	if (fabric_send(e->eng->port, e->ud_link, &h, li.iov, li.n))
+		stat_add(&dev->stats.bytes_tx, wr->total_len);
+	return PVRDMA_WC_SUCCESS;
+}
+
+static void rc_resolve(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+
+	e->need_resolve = false;
+	if (!(qp->attr.ah_attr.is_global))
+		e->link = NULL;	/* RoCE routes by GID only */
+	else
+		e->link = fabric_resolve(e->eng->port,
+					 qp->attr.ah_attr.grh.dgid.raw);
+}
+
+/* The oldest WQE failed locally: complete it, then the QP is in error. */
+static void complete_local_error(struct eqp *e)
+{
+	struct out_wqe *o = out_at(e, 0);
+	struct sim_send_wr wr = o->wr;
+	uint32_t st = o->local_err;
+
+	out_pop(e);
+	complete_send(e, &wr, st);
+	qp_to_error(e);
+}
+
+static void sq_drained_check(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+
+	if (qp->attr.state != IBV_QPS_SQD || !qp->attr.sq_draining ||
+	    e->out_count)
+		return;
+	qp->attr.sq_draining = 0;
+	if (qp->attr.en_sqd_async_notify)
+		sim_event_async(qp->uctx, qp->user_handle,
+				IBV_EVENT_SQ_DRAINED,
+				&qp->async_events_reported);
+}
+
+/* Fetches what the SQ ring holds and sends what may be sent. */
+static void sq_progress(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+	struct sim_dev *dev = qp->uctx->dev;
+	enum ibv_qp_state state = qp->attr.state;
+	enum sim_ring_status rs;
+	struct out_wqe *o;
+	void *elem;
+	uint32_t st;
+
+	if (state == IBV_QPS_ERR) {
+		qp_flush(e);
+		return;
+	}
+	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
+		return;		/* WQEs wait in the ring */
+	if (!qp->sq.state || !qp->sq.nelems)
+		return;
+
+	while (state == IBV_QPS_RTS && e->out_count < e->out_cap) {
+		rs = sim_ring_peek(&qp->sq, &elem);
+		if (rs == SIM_RING_INVALID) {
+			qp_fatal(e);
+			return;
+		}
+		if (rs != SIM_RING_READY)
+			break;
+		o = out_at(e, e->out_count);
+		memset(o, 0, offsetof(struct out_wqe, wr.sge));
+		st = sim_wqe_decode_send(&qp->sq, elem, qp->type, &o->wr);
+		sim_ring_consume(&qp->sq);
+		stat_add(&dev->stats.send_wqes, 1);
+		o->local_err = st;
+		if (qp->type == IBV_QPT_UD) {
+			if (!st)
+				st = ud_send(e, &o->wr);
+			complete_send(e, &o->wr, st);
+			if (st) {
+				qp_to_error(e);
+				return;
+			}
+			continue;
+		}
+		o->psn = e->next_psn;
+		e->next_psn = (e->next_psn + 1) & PSN_MASK;
+		e->out_count++;
+	}
+
+	if (e->need_resolve)
+		rc_resolve(e);
+	while (e->out_sent < e->out_count && e->eng->now >= e->rnr_until) {
+		o = out_at(e, e->out_sent);
+		if (!o->local_err && (o->wr.send_flags & IBV_SEND_FENCE) &&
+		    e->out_sent)
+			break;	/* fence: earlier reads/atomics finish first */
+		if (o->local_err) {
+			if (e->out_sent)
+				break;	/* completes once it is the oldest */
+			complete_local_error(e);
+			return;
+		}
+		st = rc_transmit(e, o);
+		if (st) {
+			o->local_err = st;
+			continue;
+		}
+		e->out_sent++;
+		if (!e->deadline)
+			arm_timer(e, e->eng->now + ack_timeout_ns(qp));
+	}
+	sq_drained_check(e);
+}
+
+/* Responses acknowledge every request before psn (implicitly) and, for an
+ * ACK, psn itself. READs and atomics complete only with their data. */
+static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
+{
+	struct out_wqe *o;
+	bool progress = false;
+
+	while (e->out_count && e->out_sent) {
+		o = out_at(e, 0);
+		if (!psn_before(o->psn, psn) && !(inclusive && o->psn == psn))
+			break;
+		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
+			break;
+		complete_send(e, &o->wr, PVRDMA_WC_SUCCESS);
+		out_pop(e);
+		progress = true;
+	}
+	if (progress) {
+		e->retries_left = e->qp->attr.retry_cnt;
+		e->rnr_left = e->qp->attr.rnr_retry;
+		e->deadline = 0;
+		if (e->out_sent)
+			arm_timer(e, e->eng->now + ack_timeout_ns(e->qp));
+	}
+	if (e->out_count && !e->out_sent && out_at(e, 0)->local_err)
+		complete_local_error(e);
+}
+
+static void requester_fail(struct eqp *e, uint32_t status)
+{
+	struct out_wqe *o = out_at(e, 0);
+	struct sim_send_wr wr = o->wr;
+
+	out_pop(e);
+	complete_send(e, &wr, status);
+	qp_to_error(e);
+}
+
+/* The response to the READ or atomic at the head of the queue. */
+static void read_atomic_done(struct eqp *e, const struct fab_hdr *h,
+			     struct fab_rx *rx)
+{
+	struct sim_qp *qp = e->qp;
+	struct out_wqe *o = out_at(e, 0);
+	struct local_iov li;
+	struct sim_send_wr wr;
+	uint64_t val = h->atomic_a;
+
+	if (map_sges(qp, o->wr.sge, o->wr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+		     &li)) {
+		requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+		return;
+	}
+	if (h->type == FAB_READ_RESP) {
+		if (!fab_rx_read(rx, li.iov, li.n))
+			return;		/* lost: the timer resends */
+		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
+	} else {
+		/* the original value lands in the local SGE(s) */
+		struct fab_rx mem = { .mem = (void *)&val, .left = 8 };
+
+		fab_rx_read(&mem, li.iov, li.n);
+	}
+	wr = o->wr;
+	out_pop(e);
+	complete_send(e, &wr, PVRDMA_WC_SUCCESS);
+	e->retries_left = qp->attr.retry_cnt;
+	e->rnr_left = qp->attr.rnr_retry;
+	e->deadline = 0;
+	if (e->out_sent)
+		arm_timer(e, e->eng->now + ack_timeout_ns(qp));
+}
+
+static uint32_t nak_status(uint8_t code)
+{
+	switch (code) {
+	case FAB_NAK_REM_ACCESS:
+		return PVRDMA_WC_REM_ACCESS_ERR;
+	case FAB_NAK_INV_REQ:
+		return PVRDMA_WC_REM_INV_REQ_ERR;
+	default:
+		return PVRDMA_WC_REM_OP_ERR;
+	}
+}
+
+static void requester_rx(struct eqp *e, const struct fab_hdr *h,
+			 struct fab_rx *rx)
+{
+	struct sim_qp *qp = e->qp;
+
+	if (qp->type != IBV_QPT_RC || !e->out_count)
+		return;
+	if (qp->attr.state != IBV_QPS_RTS && qp->attr.state != IBV_QPS_SQD)
+		return;
+
+	switch (h->type) {
+	case FAB_ACK:
+		ack_upto(e, h->psn, true);
+		break;
+	case FAB_READ_RESP:
+	case FAB_ATOMIC_RESP:
+		ack_upto(e, h->psn, false);
+		if (e->out_count && e->out_sent && out_at(e, 0)->psn == h->psn)
+			read_atomic_done(e, h, rx);
+		break;
+	case FAB_NAK:
+		ack_upto(e, h->psn, false);
+		if (!e->out_count || !e->out_sent ||
+		    out_at(e, 0)->psn != h->psn)
+			break;	/* stale */
+		if (h->opcode == FAB_NAK_SEQ) {
+			e->out_sent = 0;	/* go back to psn */
+		} else if (h->opcode == FAB_NAK_RNR) {
+			if (qp->attr.rnr_retry != 7 && !e->rnr_left--) {
+				requester_fail(e,
+					       PVRDMA_WC_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			e->out_sent = 0;
+			e->rnr_until = e->eng->now +
+				       1000ull * rnr_timer_us[h->rkey & 31];
+			arm_timer(e, e->rnr_until);
+		} else {
+			requester_fail(e, nak_status(h->opcode));
+			return;
+		}
+		break;
+	default:
+		return;
+	}
+	sq_progress(e);
+}
+
+/* ---- responder ---- */
+
+static void send_ctrl(struct eqp *e, struct fab_link *to, uint8_t type,
+		      uint8_t code, uint32_t psn, uint32_t dst_qpn)
+{
+	struct fab_hdr h;
+
+	hdr_init(&h, e->qp, type, e->qp->attr.ah_attr.grh.sgid_index);
+	h.opcode = code;
+	h.psn = psn;
+	h.dst_qpn = dst_qpn;
+	if (code == FAB_NAK_RNR && type == FAB_NAK)
+		h.rkey = e->qp->attr.min_rnr_timer;
+	fabric_send(e->eng->port, to, &h, NULL, 0);
+}
+
+/* A queued ACK goes out before any other response of the QP. */
+static void ack_flush_one(struct eqp *e)
+{
+	if (!e->ack_queued)
+		return;
+	e->ack_queued = false;
+	send_ctrl(e, e->ack_link, FAB_ACK, 0, e->ack_psn,
+		  e->qp->attr.dest_qp_num);
+}
+
+static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn)
+{
+	if (e->ack_queued && e->ack_link != to)
+		ack_flush_one(e);
+	e->ack_link = to;
+	e->ack_psn = psn;
+	if (!e->ack_queued) {
+		e->ack_queued = true;
+		e->ack_next = e->eng->acks;
+		e->eng->acks = e;
+	}
+}
+
+static void acks_flush(struct engine *eng)
+{
+	struct eqp *e;
+
+	while ((e = eng->acks)) {
+		eng->acks = e->ack_next;
+		ack_flush_one(e);
+	}
+}
+
+static void nak(struct eqp *e, struct fab_link *to, uint8_t code,
+		uint32_t psn, uint32_t dst_qpn)
+{
+	ack_flush_one(e);
+	send_ctrl(e, to, FAB_NAK, code, psn, dst_qpn);
+}
+
+/* The receive ring the QP takes its receive WQEs from. */
+static struct sim_ring recv_ring(struct sim_qp *qp)
+{
+	return qp->srq ? rx_ring_of(&qp->srq->ring) : qp->rq;
+}
+
+static void srq_limit_check(struct sim_srq *srq)
+{
+	struct sim_ring r = rx_ring_of(&srq->ring);
+	int64_t n;
+
+	if (!srq->limit)
+		return;
+	n = sim_ring_count(&r);
+	if (n >= 0 && n < srq->limit) {
+		srq->limit = 0;	/* fires once, then disarmed */
+		sim_event_async(srq->uctx, srq->user_handle,
+				IBV_EVENT_SRQ_LIMIT_REACHED,
+				&srq->async_events_reported);
+	}
+}
+
+enum recv_take { RECV_NONE, RECV_OK, RECV_BAD };
+
+/* Peeks the next receive WQE (not consumed until recv_consume). */
+static enum recv_take recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr)
+{
+	struct sim_ring r = recv_ring(qp);
+	enum sim_ring_status rs;
+	void *elem;
+
+	if (!r.state || !r.nelems)
+		return RECV_NONE;
+	rs = sim_ring_peek(&r, &elem);
+	if (rs == SIM_RING_INVALID)
+		return RECV_BAD;
+	if (rs != SIM_RING_READY)
+		return RECV_NONE;
+	if (sim_wqe_decode_recv(&r, elem, rwr))
+		rwr->num_sge = UINT32_MAX;	/* completes LOC_LEN_ERR */
+	return RECV_OK;
+}
+
+static void recv_consume(struct sim_qp *qp)
+{
+	struct sim_ring r = recv_ring(qp);
+
+	sim_ring_consume(&r);
+	stat_add(&qp->uctx->dev->stats.recv_wqes, 1);
+	if (qp->srq)
+		srq_limit_check(qp->srq);
+}
+
+static void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
+			  const struct fab_hdr *h, uint32_t opcode,
+			  uint32_t byte_len, uint32_t wc_flags)
+{
+	struct pvrdma_cqe c;
+
+	cqe_init(&c, qp, rwr->wr_id, opcode, PVRDMA_WC_SUCCESS);
+	c.byte_len = byte_len;
+	c.imm_data = h->imm;
+	c.src_qp = h->src_qpn;
+	c.wc_flags = wc_flags;
+	if (h->opcode == PVRDMA_WR_SEND_WITH_IMM ||
+	    h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM)
+		c.wc_flags |= PVRDMA_WC_WITH_IMM;
+	else
+		c.imm_data = 0;
+	memcpy(c.smac, h->smac, 6);
+	c.network_hdr_type = network_type(qp->uctx->dev, h->gid_type,
+					  h->src_gid);
+	cqe_write(qp, qp->recv_cq, &c, h->flags & FAB_F_SOLICITED);
+}
+
+/* A responder-side error: the QP is in error, the requester is told. */
+static void responder_fail(struct eqp *e, struct fab_link *from,
+			   const struct fab_hdr *h, uint8_t code)
+{
+	nak(e, from, code, h->psn, h->src_qpn);
+	qp_to_error(e);
+}
+
+static void rc_recv_message(struct eqp *e, struct fab_link *from,
+			    const struct fab_hdr *h, struct fab_rx *rx,
+			    uint8_t *write_dst)
+{
+	struct sim_qp *qp = e->qp;
+	struct sim_recv_wr rwr;
+	struct local_iov li;
+	enum recv_take t = recv_peek(qp, &rwr);
+	bool is_write = h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
+	struct iovec wv = { .iov_base = write_dst, .iov_len = h->len };
+
+	if (t == RECV_BAD) {
+		qp_fatal(e);
+		return;
+	}
+	if (t == RECV_NONE) {
+		e->nak_sent = true;
+		nak(e, from, FAB_NAK_RNR, h->psn, h->src_qpn);
+		return;
+	}
+	if (rwr.num_sge == UINT32_MAX) {
+		recv_consume(qp);
+		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_LEN_ERR);
+		responder_fail(e, from, h, FAB_NAK_REM_OP);
+		return;
+	}
+	if (!is_write) {
+		if (map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+			     &li)) {
+			recv_consume(qp);
+			complete_recv_error(e, rwr.wr_id,
+					    PVRDMA_WC_LOC_PROT_ERR);
+			responder_fail(e, from, h, FAB_NAK_REM_OP);
+			return;
+		}
+		if (h->len > rwr.total_len) {
+			recv_consume(qp);
+			complete_recv_error(e, rwr.wr_id,
+					    PVRDMA_WC_LOC_LEN_ERR);
+			responder_fail(e, from, h, FAB_NAK_INV_REQ);
+			return;
+		}
+		if (!fab_rx_read(rx, li.iov, li.n))
+			return;
+	} else if (!fab_rx_read(rx, &wv, 1)) {
+		return;
+	}
+	recv_consume(qp);
+	recv_complete(qp, &rwr, h, is_write ? PVRDMA_WC_RECV_RDMA_WITH_IMM :
+			  PVRDMA_WC_RECV, h->len, 0);
+	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
+	e->epsn = (h->psn + 1) & PSN_MASK;
+	e->nak_sent = false;
+	ack_queue(e, from, h->psn);
+}
+
+/* Checks an incoming RDMA/atomic against the QP's rights and the rkey. */
+static bool remote_check(struct eqp *e, const struct fab_hdr *h,
+			 uint64_t len, int need, uint8_t **p)
+{
+	struct sim_qp *qp = e->qp;
+
+	if ((qp->attr.qp_access_flags & need) != need)
+		return false;
+	return sim_mr_check(qp->uctx->dev, qp->pd, h->rkey, true,
+			    h->remote_addr, len, need, p) == SIM_ACCESS_OK;
+}
+
+static void rc_read(struct eqp *e, struct fab_link *from,
+		    const struct fab_hdr *h)
+{
+	struct fab_hdr r;
+	uint8_t *p;
+	struct iovec v;
+
+	if (!remote_check(e, h, h->read_len, IBV_ACCESS_REMOTE_READ, &p)) {
+		responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+		return;
+	}
+	ack_flush_one(e);
+	hdr_init(&r, e->qp, FAB_READ_RESP,
+		 e->qp->attr.ah_attr.grh.sgid_index);
+	r.dst_qpn = h->src_qpn;
+	r.psn = h->psn;
+	r.len = h->read_len;
+	v.iov_base = p;
+	v.iov_len = h->read_len;
+	fabric_send(e->eng->port, from, &r, &v, 1);
+	stat_add(&e->qp->uctx->dev->stats.bytes_tx, h->read_len);
+	if (h->psn == e->epsn) {
+		e->epsn = (h->psn + 1) & PSN_MASK;
+		e->nak_sent = false;
+	}
+}
+
+static void rc_atomic(struct eqp *e, struct fab_link *from,
+		      const struct fab_hdr *h)
+{
+	struct fab_hdr r;
+	uint64_t *p, orig;
+	uint8_t *b;
+
+	if (h->remote_addr & 7) {
+		responder_fail(e, from, h, FAB_NAK_INV_REQ);
+		return;
+	}
+	if (e->have_atomic && e->atomic_psn == h->psn) {
+		orig = e->atomic_val;	/* a resend: never execute twice */
+	} else {
+		if (!remote_check(e, h, 8, IBV_ACCESS_REMOTE_ATOMIC, &b)) {
+			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+			return;
+		}
+		p = (uint64_t *)b;
+		if (h->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP) {
+			orig = h->atomic_a;
+			__atomic_compare_exchange_n(p, &orig, h->atomic_b,
+						    false, __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST);
+		} else {
+			orig = __atomic_fetch_add(p, h->atomic_a,
+						  __ATOMIC_SEQ_CST);
+		}
+		e->have_atomic = true;
+		e->atomic_psn = h->psn;
+		e->atomic_val = orig;
+		e->epsn = (h->psn + 1) & PSN_MASK;
+		e->nak_sent = false;
+	}
+	ack_flush_one(e);
+	hdr_init(&r, e->qp, FAB_ATOMIC_RESP,
+		 e->qp->attr.ah_attr.grh.sgid_index);
+	r.dst_qpn = h->src_qpn;
+	r.psn = h->psn;
+	r.atomic_a = orig;
+	fabric_send(e->eng->port, from, &r, NULL, 0);
+}
+
+static void responder_rx(struct eqp *e, struct fab_link *from,
+			 const struct fab_hdr *h, struct fab_rx *rx)
+{
+	struct sim_qp *qp = e->qp;
+	enum ibv_qp_state st = qp->attr.state;
+	uint8_t *p;
+	struct iovec v;
+
+	if (qp->type != IBV_QPT_RC)
+		return;
+	/* Only a QP past RTR takes requests; others drop them silently. */
+	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
+	    st != IBV_QPS_SQE)
+		return;
+
+	if (h->psn != e->epsn) {
+		if (psn_before(h->psn, e->epsn)) {
+			/* a resend of what was executed: answer again */
+			if (h->opcode == PVRDMA_WR_RDMA_READ)
+				rc_read(e, from, h);
+			else if (sim_wqe_is_read_or_atomic(h->opcode))
+				rc_atomic(e, from, h);
+			else
+				ack_queue(e, from, (e->epsn - 1) & PSN_MASK);
+		} else if (!e->nak_sent) {
+			e->nak_sent = true;
+			nak(e, from, FAB_NAK_SEQ, e->epsn, h->src_qpn);
+		}
+		return;
+	}
+
+	switch (h->opcode) {
+	case PVRDMA_WR_SEND:
+	case PVRDMA_WR_SEND_WITH_IMM:
+		rc_recv_message(e, from, h, rx, NULL);
+		break;
+	case PVRDMA_WR_RDMA_WRITE:
+	case PVRDMA_WR_RDMA_WRITE_WITH_IMM:
+		if (!remote_check(e, h, h->len, IBV_ACCESS_REMOTE_WRITE, &p)) {
+			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+			return;
+		}
+		if (h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM) {
+			rc_recv_message(e, from, h, rx, p);
+			return;
+		}
+		v.iov_base = p;
+		v.iov_len = h->len;
+		if (!fab_rx_read(rx, &v, 1))
+			return;
+		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
+		e->epsn = (h->psn + 1) & PSN_MASK;
+		e->nak_sent = false;
+		ack_queue(e, from, h->psn);
+		break;
+	case PVRDMA_WR_RDMA_READ:
+		rc_read(e, from, h);
+		break;
+	case PVRDMA_WR_ATOMIC_CMP_AND_SWP:
+	case PVRDMA_WR_ATOMIC_FETCH_AND_ADD:
+		rc_atomic(e, from, h);
+		break;
+	default:
+		responder_fail(e, from, h, FAB_NAK_INV_REQ);
+		break;
+	}
+}
+
+/* Writes the 40-byte GRH the receiver of a UD datagram finds first: an
+ * IPv6 header, or for RoCE v2 over IPv4 an IPv4 header in the last 20. */
+static void build_grh(uint8_t grh[40], const struct fab_hdr *h)
+{
+	uint16_t plen = h->len;
+
+	memset(grh, 0, 40);
+	if (h->gid_type == GID_TYPE_ROCE_V2 &&
+	    network_type(NULL, h->gid_type, h->src_gid) ==
+	    PVRDMA_NETWORK_IPV4) {
+		uint8_t *ip = grh + 20;
+		uint32_t sum = 0;
+		uint16_t tot = 20 + 8 + plen;
+		int i;
+
+		ip[0] = 0x45;
+		ip[1] = h->tclass;
+		ip[2] = tot >> 8;
+		ip[3] = tot & 0xff;
+		ip[6] = 0x40;		/* don't fragment */
+		ip[8] = h->hop_limit;
+		ip[9] = 17;		/* UDP */
+		memcpy(ip + 12, h->src_gid + 12, 4);
+		memcpy(ip + 16, h->dst_gid + 12, 4);
+		for (i = 0; i < 20; i += 2)
+			sum += (ip[i] << 8) | ip[i + 1];
+		while (sum >> 16)
+			sum = (sum & 0xffff) + (sum >> 16);
+		sum = ~sum & 0xffff;
+		ip[10] = sum >> 8;
+		ip[11] = sum & 0xff;
+		return;
+	}
+	grh[0] = 0x60 | (h->tclass >> 4);
+	grh[1] = (h->tclass & 0xf) << 4;
+	grh[4] = plen >> 8;
+	grh[5] = plen & 0xff;
+	grh[6] = h->gid_type == GID_TYPE_ROCE_V2 ? 17 : 0x1b;
+	grh[7] = h->hop_limit;
+	memcpy(grh + 8, h->src_gid, 16);
+	memcpy(grh + 24, h->dst_gid, 16);
+}
+
+/* Splits iov after skip bytes into out; returns the count. */
+static int iov_skip(const struct iovec *in, int n, size_t skip,
+		    struct iovec *out)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (skip >= in[i].iov_len) {
+			skip -= in[i].iov_len;
+			continue;
+		}
+		out[k].iov_base = (uint8_t *)in[i].iov_base + skip;
+		out[k].iov_len = in[i].iov_len - skip;
+		skip = 0;
+		k++;
+	}
+	return k;
+}
+
+static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
+{
+	struct sim_qp *qp = e->qp;
+	struct sim_recv_wr rwr;
+	struct local_iov li;
+	struct iovec rest[SIM_MAX_SGE];
+	uint8_t grh[40];
+	struct fab_rx grh_rx = { .mem = grh, .left = sizeof(grh) };
+	enum recv_take t;
+	int n;
+
+	if (qp->type != IBV_QPT_UD ||
+	    (qp->attr.state != IBV_QPS_RTR && qp->attr.state != IBV_QPS_RTS &&
+	     qp->attr.state != IBV_QPS_SQD))
+		return;
+	if (h->qkey != qp->attr.qkey)
+		return;		/* Q_Key violation: silently dropped */
+	t = recv_peek(qp, &rwr);
+	if (t == RECV_BAD) {
+		qp_fatal(e);
+		return;
+	}
+	if (t == RECV_NONE)
+		return;		/* best effort */
+	if (rwr.num_sge == UINT32_MAX ||
+	    rwr.total_len < sizeof(grh) + (uint64_t)h->len) {
+		recv_consume(qp);
+		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_LEN_ERR);
+		qp_to_error(e);
+		return;
+	}
+	if (map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE, &li)) {
+		recv_consume(qp);
+		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_PROT_ERR);
+		qp_to_error(e);
+		return;
+	}
+	build_grh(grh, h);
+	fab_rx_read(&grh_rx, li.iov, li.n);
+	n = iov_skip(li.iov, li.n, sizeof(grh), rest);
+	if (!fab_rx_read(rx, rest, n))
+		return;
+	recv_consume(qp);
+	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
+	recv_complete(qp, &rwr, h, PVRDMA_WC_RECV, h->len + sizeof(grh),
+		      PVRDMA_WC_GRH);
+}
+
+static struct eqp *eqp_by_qpn(struct engine *eng, uint32_t qpn)
+{
+	struct eqp *e;
+
+	for (e = eng->qpn_hash[qpn % QPN_HASH]; e; e = e->hash_next)
+		if (e->qp->qpn == qpn)
+			return e;
+	return NULL;
+}
+
+void engine_rx(struct sim_dev *dev, struct fab_link *from,
+	       const struct fab_hdr *h, struct fab_rx *rx)
+{
+	struct engine *eng = engine_of(dev);
+	struct eqp *e;
+
+	pthread_mutex_lock(&dev->lock);
+	e = eqp_by_qpn(eng, h->dst_qpn & 0xffffff);
+	if (!e)
+		goto out;	/* no such QP: dropped, as on the wire */
+	switch (h->type) {
+	case FAB_REQ:
+		responder_rx(e, from, h, rx);
+		break;
+	case FAB_UD_SEND:
+		ud_rx(e, h, rx);
+		break;
+	case FAB_ACK:
+	case FAB_NAK:
+	case FAB_READ_RESP:
+	case FAB_ATOMIC_RESP:
+		requester_rx(e, h, rx);
+		break;
+	default:
+		break;
+	}
+out:
+	pthread_mutex_unlock(&dev->lock);
+}
+
+/* ---- timers and kicks (device thread, dev->lock held) ---- */
+
+static void qp_timer(struct eqp *e, uint64_t now)
+{
+	struct sim_qp *qp = e->qp;
+
+	if (e->rnr_until && now >= e->rnr_until) {
+		e->rnr_until = 0;
+		sq_progress(e);
+	}
+	if (!e->deadline || now < e->deadline)
+		return;
+	e->deadline = 0;
+	if (!e->out_sent)
+		return;
+	if (qp->attr.retry_cnt != 7 && !e->retries_left--) {
+		requester_fail(e, PVRDMA_WC_RETRY_EXC_ERR);
+		return;
+	}
+	/* Resend from the oldest unacknowledged request; look the peer up
+	 * again, it may have come back. */
+	e->out_sent = 0;
+	if (!fabric_link_alive(e->link))
+		e->need_resolve = true;
+	sq_progress(e);
+	if (!e->deadline && e->out_count)
+		arm_timer(e, now + ack_timeout_ns(qp));
+}
+
+static void run_timers(struct engine *eng)
+{
+	struct eqp *e, *next;
+
+	if (!eng->next_deadline || eng->now < eng->next_deadline)
+		return;
+	eng->next_deadline = 0;
+	for (e = eng->all; e; e = next) {
+		next = e->all_next;
+		qp_timer(e, eng->now);
+	}
+	for (e = eng->all; e; e = e->all_next) {
+		uint64_t d = e->deadline;
+
+		if (e->rnr_until && (!d || e->rnr_until < d))
+			d = e->rnr_until;
+		if (d && (!eng->next_deadline || d < eng->next_deadline))
+			eng->next_deadline = d;
+	}
+}
+
+static void kick(struct eqp *e)
+{
+	struct engine *eng = e->eng;
+
+	if (!e->kicked) {
+		e->kicked = true;
+		e->kick_next = eng->kicks;
+		eng->kicks = e;
+	}
+	atomic_store(&eng->kick_pending, true);
+	fabric_wake(eng->port);
+}
+
+static int run_kicks(struct engine *eng)
+{
+	struct eqp *e;
+	int n = 0;
+
+	atomic_store(&eng->kick_pending, false);
+	while ((e = eng->kicks)) {
+		eng->kicks = e->kick_next;
+		e->kicked = false;
+		sq_progress(e);
+		n++;
+	}
+	return n;
+}
+
+/* ---- doorbell processing (device thread, dev->lock held) ---- */
+
+static void *find_by_num(struct sim_table *t, uint32_t num, size_t num_off)
+{
+	void *o = sim_table_get(t, num);
+	uint32_t i;
+
+	if (o && *(uint32_t *)((uint8_t *)o + num_off) == num)
+		return o;
+	for (i = 0; i < t->size; i++) {
+		o = t->slot[i];
+		if (o && *(uint32_t *)((uint8_t *)o + num_off) == num)
+			return o;
+	}
+	return NULL;
+}
+
+static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
+			 uint32_t offset, uint32_t value)
+{
+	uint32_t h = value & PVRDMA_UAR_HANDLE_MASK;
+	struct sim_qp *qp;
+	struct sim_cq *cq;
+	struct sim_srq *srq;
+
+	switch (offset) {
+	case PVRDMA_UAR_QP_OFFSET:
+		qp = sim_table_get(&dev->qp_by_qp_handle, h);
+		if (!qp || qp->uctx != uctx || !qp->engine)
+			break;
+		if (value & PVRDMA_UAR_QP_SEND)
+			sq_progress(qp->engine);
+		if ((value & PVRDMA_UAR_QP_RECV) &&
+		    qp->attr.state == IBV_QPS_ERR)
+			qp_flush(qp->engine);
+		return;
+	case PVRDMA_UAR_CQ_OFFSET:
+		cq = find_by_num(&dev->cqs, h, offsetof(struct sim_cq, cqn));
+		if (!cq || cq->uctx != uctx)
+			break;
+		if (value & PVRDMA_UAR_CQ_ARM)
+			cq->armed = SIM_CQ_ARM_NEXT;
+		else if ((value & PVRDMA_UAR_CQ_ARM_SOL) &&
+			 cq->armed == SIM_CQ_ARM_NONE)
+			cq->armed = SIM_CQ_ARM_SOLICITED;
+		return;
+	case PVRDMA_UAR_SRQ_OFFSET:
+		srq = find_by_num(&dev->srqs, h,
+				  offsetof(struct sim_srq, srqn));
+		if (!srq || srq->uctx != uctx)
+			break;
+		return;		/* receives wait for their messages */
+	}
+	stat_add(&dev->stats.db_bad, 1);
+}
+
+static int drain_doorbells(struct engine *eng)
+{
+	struct sim_ucontext *uctx;
+	uint32_t offset, value;
+	int n = 0;
+
+	if (dbq_empty(&eng->dbq))
+		return 0;
+	pthread_mutex_lock(&eng->dev->lock);
+	while (n < 256 && dbq_pop(&eng->dbq, &uctx, &offset, &value)) {
+		doorbell_run(eng->dev, uctx, offset, value);
+		n++;
+	}
+	acks_flush(eng);
+	pthread_mutex_unlock(&eng->dev->lock);
+	return n;
+}
+
+/* ---- the device thread ---- */
+
+static void *engine_main(void *arg)
+{
+	struct engine *eng = arg;
+	struct sim_dev *dev = eng->dev;
+	uint64_t idle_since = now_ns();
+	int work, timeout;
+
+	while (!atomic_load(&eng->stop)) {
+		eng->now = now_ns();
+		work = drain_doorbells(eng);
+		work += fabric_poll(eng->port, 0);
+		eng->now = now_ns();
+		pthread_mutex_lock(&dev->lock);
+		acks_flush(eng);
+		if (atomic_load(&eng->kick_pending))
+			work += run_kicks(eng);
+		run_timers(eng);
+		acks_flush(eng);
+		pthread_mutex_unlock(&dev->lock);
+
+		if (work) {
+			idle_since = eng->now;
+			continue;
+		}
+		if (eng->now - idle_since < SPIN_NS) {
+			sched_yield();
+			continue;
+		}
+		if (!fabric_sleep_prepare(eng->port))
+			continue;
+		if (!dbq_empty(&eng->dbq) || atomic_load(&eng->kick_pending)) {
+			fabric_sleep_cancel(eng->port);
+			continue;
+		}
+		timeout = -1;
+		if (eng->next_deadline) {
+			uint64_t d = eng->next_deadline;
+
+			timeout = d > eng->now ?
+				  (int)((d - eng->now + 999999) / 1000000) : 0;
+		}
+		fabric_poll(eng->port, timeout);
+		eng->now = now_ns();
+		idle_since = eng->now;
+	}
+	return NULL;
+}
+
+static void engines_at_exit(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < SIM_MAX_ADAPTERS; i++)
+		if (engines[i].started)
+			fabric_close(engines[i].port);
+}
+
+/* Starts the device of an adapter (idempotent; dev->lock held or not
+ * yet shared). Doorbells trapped before it are kept and run first. */
+int engine_start(struct sim_dev *dev)
+{
+	static bool atexit_done;
+	struct engine *eng = engine_of(dev);
+	int ret;
+
+	if (!eng)
+		return EINVAL;
+	if (eng->started)
+		return 0;
+	eng->dev = dev;
+	dev->engine = eng;
+	eng->port = fabric_open(dev);
+	if (!eng->port)
+		return ENOMEM;
+	atomic_store(&eng->stop, false);
+	ret = pthread_create(&eng->thread, NULL, engine_main, eng);
+	if (ret) {
+		fabric_close(eng->port);
+		eng->port = NULL;
+		return ret;
+	}
+	eng->started = true;
+	if (!atexit_done) {
+		atexit_done = true;
+		atexit(engines_at_exit);
+	}
+	return 0;
+}
+
+/* Stops the device thread (dev->lock NOT held: the thread takes it). */
+void engine_stop(struct sim_dev *dev)
+{
+	struct engine *eng = engine_of(dev);
+
+	if (!eng || !eng->started)
+		return;
+	atomic_store(&eng->stop, true);
+	atomic_store(&eng->kick_pending, true);
+	fabric_wake(eng->port);
+	pthread_join(eng->thread, NULL);
+	fabric_close(eng->port);
+	eng->started = false;
+}
+
+/* ---- control path hooks (dev->lock held) ---- */
+
+int engine_qp_create(struct sim_qp *qp)
+{
+	struct sim_dev *dev = qp->uctx->dev;
+	struct engine *eng = engine_of(dev);
+	struct eqp *e;
+	int ret;
+
+	if (!eng)
+		return EINVAL;
+	ret = engine_start(dev);
+	if (ret)
+		return ret;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return ENOMEM;
+	e->qp = qp;
+	e->eng = eng;
+	e->out_cap = qp->sq.nelems ? qp->sq.nelems : 1;
+	e->out = calloc(e->out_cap, sizeof(*e->out));
+	if (!e->out) {
+		free(e);
+		return ENOMEM;
+	}
+	e->hash_next = eng->qpn_hash[qp->qpn % QPN_HASH];
+	eng->qpn_hash[qp->qpn % QPN_HASH] = e;
+	e->all_next = eng->all;
+	if (eng->all)
+		eng->all->all_prev = e;
+	eng->all = e;
+	qp->engine = e;
+	return 0;
+}
+
+/* Forgets the transport state: nothing outstanding, nothing expected. */
+static void eqp_reset(struct eqp *e)
+{
+	e->out_head = e->out_count = e->out_sent = 0;
+	e->deadline = e->rnr_until = 0;
+	e->link = e->ud_link = NULL;
+	e->need_resolve = false;
+	e->nak_sent = false;
+	e->have_atomic = false;
+	e->ack_queued = false;
+}
+
+static void unlink_from(struct eqp **head, struct eqp *e, size_t next_off)
+{
+	struct eqp **pp = head;
+
+	while (*pp) {
+		if (*pp == e) {
+			*pp = *(struct eqp **)((uint8_t *)e + next_off);
+			return;
+		}
+		pp = (struct eqp **)((uint8_t *)*pp + next_off);
+	}
+}
+
+void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
+{
+	struct eqp *e = qp->engine;
+	enum ibv_qp_state s = qp->attr.state;
+
+	if (!e || s == old_state)
+		return;
+	switch (s) {
+	case IBV_QPS_RESET:
+		unlink_from(&e->eng->acks, e, offsetof(struct eqp, ack_next));
+		eqp_reset(e);
+		break;
+	case IBV_QPS_INIT:
+		break;
+	case IBV_QPS_RTR:
+		e->epsn = qp->attr.rq_psn & PSN_MASK;
+		e->nak_sent = false;
+		e->need_resolve = true;
+		break;
+	case IBV_QPS_RTS:
+		if (old_state == IBV_QPS_RTR) {
+			e->next_psn = qp->attr.sq_psn & PSN_MASK;
+			e->retries_left = qp->attr.retry_cnt;
+			e->rnr_left = qp->attr.rnr_retry;
+			e->need_resolve = true;
+		}
+		kick(e);	/* the ring may hold WQEs already */
+		break;
+	case IBV_QPS_SQD:
+		qp->attr.sq_draining = 1;
+		kick(e);
+		break;
+	case IBV_QPS_ERR:
+		qp->attr.state = old_state;	/* let qp_to_error see it */
+		qp_to_error(e);
+		break;
+	default:
+		break;
+	}
+}
+
+void engine_qp_destroy(struct sim_qp *qp)
+{
+	struct eqp *e = qp->engine;
+	struct engine *eng;
+
+	if (!e)
+		return;
+	eng = e->eng;
+	unlink_from(&eng->qpn_hash[qp->qpn % QPN_HASH], e,
+		    offsetof(struct eqp, hash_next));
+	unlink_from(&eng->kicks, e, offsetof(struct eqp, kick_next));
+	unlink_from(&eng->acks, e, offsetof(struct eqp, ack_next));
+	if (e->all_prev)
+		e->all_prev->all_next = e->all_next;
+	else
+		eng->all = e->all_next;
+	if (e->all_next)
+		e->all_next->all_prev = e->all_prev;
+	qp->engine = NULL;
+	free(e->out);
+	free(e);
+}
+
+void engine_cq_destroy(struct sim_cq *cq)
+{
+	/* CQEs are written only through live QPs, which hold a reference on
+	 * their CQs: nothing of the CQ is left in the device. */
+	(void)cq;
+}
+
+void engine_srq_modified(struct sim_srq *srq)
+{
+	srq_limit_check(srq);
+}

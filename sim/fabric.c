@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The fabric: in-memory queues between adapters of this process, Unix
+ * stream sockets between processes. See fabric.h for the model.
+ *
+ * Sockets are non-blocking. A send goes straight from the caller's buffers
+ * (registered memory) with one sendmsg; only what the socket does not take
+ * is copied to the link's out-queue, flushed when the socket drains. A
+ * receive reads the header, then the payload straight into its destination
+ * (engine_rx decides where). Reading a payload that has not fully arrived
+ * waits for it, flushing this port's out-queues meanwhile, so two adapters
+ * streaming at each other never wait on each other.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fabric.h"
+
+/* A payload stalled this long inside a packet means the peer is gone. */
+#define FAB_STALL_MS		5000
+/* Packets taken from one socket per poll round, for fairness. */
+#define FAB_BURST		64
+#define FAB_SOCK_BUF		(4 << 20)
+
+enum fab_link_kind { LINK_LOCAL, LINK_SOCK };
+
+struct fab_out {
+	struct fab_out *next;
+	size_t len, off;
+	uint8_t data[];
+};
+
+struct fab_link {
+	enum fab_link_kind kind;
+	struct fab_port *port;		/* LOCAL: target; SOCK: owner */
+	int fd;
+	bool dead;
+	bool want_out;			/* EPOLLOUT armed */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct fab_out *out_head, *out_tail;
+	struct fab_link *next;		/* port's list */
+};
+
+struct fab_pkt {
+	struct fab_pkt *next;
+	struct fab_link *from;
+	struct fab_hdr hdr;
+	uint8_t data[];
+};
+
+struct fab_port {
+	struct sim_dev *dev;
+	int epfd;
+	int evfd;
+	int listen_fd;
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	atomic_int sleeping;
+	struct fab_link self;		/* how others in this process reach us */
+	struct fab_link *links;		/* socket links */
+
+	pthread_mutex_t inq_lock;
+	struct fab_pkt *inq_head, *inq_tail;
+	atomic_bool inq_nonempty;
+};
+
+static struct fab_port *local_ports[SIM_MAX_ADAPTERS];
+
+/* The sim interposes libc in the application; the device talks to the
+ * kernel directly so that none of its calls is ever taken for the app's. */
+static int sys_close(int fd)
+{
+	return syscall(SYS_close, fd);
+}
+
+static ssize_t sys_read(int fd, void *buf, size_t len)
+{
+	return syscall(SYS_read, fd, buf, len);
+}
+
+static ssize_t sys_write(int fd, const void *buf, size_t len)
+{
+	return syscall(SYS_write, fd, buf, len);
+}
+
+void fabric_wake(struct fab_port *port)
+{
+	uint64_t one = 1;
+
+	if (port && atomic_load(&port->sleeping))
+		(void)!sys_write(port->evfd, &one, sizeof(one));
+}
+
+bool fabric_sleep_prepare(struct fab_port *port)
+{
+	atomic_store(&port->sleeping, 1);
+	if (atomic_load(&port->inq_nonempty)) {
+		atomic_store(&port->sleeping, 0);
+		return false;
+	}
+	return true;
+}
+
+void fabric_sleep_cancel(struct fab_port *port)
+{
+	atomic_store(&port->sleeping, 0);
+}
+
+static void gid_hex(const uint8_t gid[16], char out[33])
+{
+	static const char hex[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		out[2 * i] = hex[gid[i] >> 4];
+		out[2 * i + 1] = hex[gid[i] & 15];
+	}
+	out[32] = 0;
+}
+
+static bool gid_is_zero(const uint8_t gid[16])
+{
+	static const uint8_t zero[16];
+
+	return !memcmp(gid, zero, 16);
+}
+
+static void registry_path(char *buf, size_t len, const uint8_t gid[16])
+{
+	char hex[33];
+
+	gid_hex(gid, hex);
+	snprintf(buf, len, "%s/gid/%s", sim_global.rundir, hex);
+}
+
+/* Publishes each GID of the adapter: an atomic replace of the symlink, so
+ * that a stale entry of a dead process is taken over. */
+static void registry_publish(struct fab_port *port)
+{
+	struct sim_dev *dev = port->dev;
+	char path[512], tmp[600];
+	unsigned int i;
+
+	snprintf(path, sizeof(path), "%s/gid", sim_global.rundir);
+	mkdir(path, 0777);
+	for (i = 0; i < dev->gid_count && i < SIM_GID_TABLE_LEN; i++) {
+		if (gid_is_zero(dev->gid[i].raw))
+			continue;
+		registry_path(path, sizeof(path), dev->gid[i].raw);
+		snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+		unlink(tmp);
+		if (symlink(port->sock_path, tmp) || rename(tmp, path)) {
+			fprintf(stderr, "pvrdma-sim: cannot publish %s: %s\n",
+				path, strerror(errno));
+			unlink(tmp);
+		}
+	}
+}
+
+static void registry_withdraw(struct fab_port *port)
+{
+	struct sim_dev *dev = port->dev;
+	char path[512], target[512];
+	unsigned int i;
+	ssize_t n;
+
+	for (i = 0; i < dev->gid_count && i < SIM_GID_TABLE_LEN; i++) {
+		registry_path(path, sizeof(path), dev->gid[i].raw);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (!strcmp(target, port->sock_path))
+			unlink(path);
+	}
+}
+
+static int epoll_add(struct fab_port *port, int fd, uint32_t events,
+		     void *ptr)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = ptr };
+
+	return epoll_ctl(port->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void sock_tune(int fd)
+{
+	int sz = FAB_SOCK_BUF;
+
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+}
+
+static int port_listen(struct fab_port *port)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (snprintf(port->sock_path, sizeof(port->sock_path),
+		     "%s/fabric-%d-%u.sock", sim_global.rundir, (int)getpid(),
+		     port->dev->index) >= (int)sizeof(port->sock_path)) {
+		fprintf(stderr, "pvrdma-sim: rundir too long for a socket\n");
+		port->sock_path[0] = 0;
+		return -1;
+	}
+	strcpy(sa.sun_path, port->sock_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	unlink(sa.sun_path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
+		fprintf(stderr, "pvrdma-sim: cannot listen on %s: %s\n",
+			sa.sun_path, strerror(errno));
+		sys_close(fd);
+		port->sock_path[0] = 0;
+		return -1;
+	}
+	port->listen_fd = fd;
+	epoll_add(port, fd, EPOLLIN, &port->listen_fd);
+	registry_publish(port);
+	return 0;
+}
+
+struct fab_port *fabric_open(struct sim_dev *dev)
+{
+	struct fab_port *port = calloc(1, sizeof(*port));
+
+	if (!port)
+		return NULL;
+	port->dev = dev;
+	port->listen_fd = -1;
+	port->self.kind = LINK_LOCAL;
+	port->self.port = port;
+	port->self.fd = -1;
+	pthread_mutex_init(&port->inq_lock, NULL);
+	port->epfd = epoll_create1(EPOLL_CLOEXEC);
+	port->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (port->epfd < 0 || port->evfd < 0)
+		goto err;
+	if (epoll_add(port, port->evfd, EPOLLIN, &port->evfd))
+		goto err;
+	if (sim_global.rundir[0])
+		port_listen(port);	/* without it: this process only */
+	if (dev->index < SIM_MAX_ADAPTERS)
+		local_ports[dev->index] = port;
+	return port;
+err:
+	if (port->epfd >= 0)
+		sys_close(port->epfd);
+	if (port->evfd >= 0)
+		sys_close(port->evfd);
+	free(port);
+	return NULL;
+}
+
+void fabric_close(struct fab_port *port)
+{
+	if (!port)
+		return;
+	if (port->dev->index < SIM_MAX_ADAPTERS &&
+	    local_ports[port->dev->index] == port)
+		local_ports[port->dev->index] = NULL;
+	if (port->sock_path[0]) {
+		registry_withdraw(port);
+		unlink(port->sock_path);
+	}
+}
+
+static void link_kill(struct fab_link *link)
+{
+	struct fab_out *o, *n;
+
+	if (link->dead)
+		return;
+	link->dead = true;
+	epoll_ctl(link->port->epfd, EPOLL_CTL_DEL, link->fd, NULL);
+	sys_close(link->fd);
+	link->fd = -1;
+	for (o = link->out_head; o; o = n) {
+		n = o->next;
+		free(o);
+	}
+	link->out_head = link->out_tail = NULL;
+}
+
+static struct fab_link *link_new(struct fab_port *port, int fd,
+				 const char *path)
+{
+	struct fab_link *link = calloc(1, sizeof(*link));
+
+	if (!link) {
+		sys_close(fd);
+		return NULL;
+	}
+	link->kind = LINK_SOCK;
+	link->port = port;
+	link->fd = fd;
+	if (path)
+		snprintf(link->path, sizeof(link->path), "%s", path);
+	sock_tune(fd);
+	if (epoll_add(port, fd, EPOLLIN | EPOLLRDHUP, link)) {
+		sys_close(fd);
+		free(link);
+		return NULL;
+	}
+	link->next = port->links;
+	port->links = link;
+	return link;
+}
+
+bool fabric_link_alive(const struct fab_link *link)
+{
+	return link && !link->dead;
+}
+
+struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char reg[512];
+	struct fab_link *link;
+	unsigned int i, g;
+	ssize_t n;
+	int fd;
+
+	if (gid_is_zero(gid))
+		return NULL;
+	for (i = 0; i < SIM_MAX_ADAPTERS; i++) {
+		struct fab_port *p = local_ports[i];
+
+		if (!p)
+			continue;
+		for (g = 0; g < p->dev->gid_count && g < SIM_GID_TABLE_LEN;
+		     g++)
+			if (!memcmp(p->dev->gid[g].raw, gid, 16))
+				return &p->self;
+	}
+	if (!sim_global.rundir[0])
+		return NULL;
+
+	registry_path(reg, sizeof(reg), gid);
+	n = readlink(reg, sa.sun_path, sizeof(sa.sun_path) - 1);
+	if (n <= 0)
+		return NULL;
+	sa.sun_path[n] = 0;
+	for (link = port->links; link; link = link->next)
+		if (!link->dead && !strcmp(link->path, sa.sun_path))
+			return link;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	/* A stale entry (its process is gone) refuses: unreachable. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		sys_close(fd);
+		return NULL;
+	}
+	return link_new(port, fd, sa.sun_path);
+}
+
+static void link_want_out(struct fab_link *link, bool want)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0),
+		.data.ptr = link,
+	};
+
+	if (link->want_out == want)
+		return;
+	link->want_out = want;
+	epoll_ctl(link->port->epfd, EPOLL_CTL_MOD, link->fd, &ev);
+}
+
+/* Writes what the out-queue holds, as far as the socket takes it. */
+static void link_flush(struct fab_link *link)
+{
+	struct fab_out *o;
+	ssize_t n;
+
+	while (!link->dead && (o = link->out_head)) {
+		n = send(link->fd, o->data + o->off, o->len - o->off,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				link_kill(link);
+			break;
+		}
+		o->off += n;
+		if (o->off < o->len)
+			break;
+		link->out_head = o->next;
+		if (!link->out_head)
+			link->out_tail = NULL;
+		free(o);
+	}
+	if (!link->dead)
+		link_want_out(link, link->out_head != NULL);
+}
+
+/* Copies the unsent tail (skip bytes already written) to the out-queue. */
+static bool link_queue(struct fab_link *link, const struct iovec *iov,
+		       int iovcnt, size_t total, size_t skip)
+{
+	struct fab_out *o = malloc(sizeof(*o) + total - skip);
+	size_t pos = 0, k;
+	int i;
+
+	if (!o) {
+		link_kill(link);	/* a hole in the stream is no option */
+		return false;
+	}
+	o->next = NULL;
+	o->len = total - skip;
+	o->off = 0;
+	for (i = 0; i < iovcnt; i++) {
+		const uint8_t *b = iov[i].iov_base;
+		size_t l = iov[i].iov_len;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		k = l - skip;
+		memcpy(o->data + pos, b + skip, k);
+		pos += k;
+		skip = 0;
+	}
+	if (link->out_tail)
+		link->out_tail->next = o;
+	else
+		link->out_head = o;
+	link->out_tail = o;
+	link_want_out(link, true);
+	return true;
+}
+
+static bool send_local(struct fab_port *from, struct fab_port *to,
+		       const struct fab_hdr *hdr, const struct iovec *iov,
+		       int iovcnt)
+{
+	struct fab_pkt *p = malloc(sizeof(*p) + hdr->len);
+	size_t pos = 0;
+	int i;
+
+	if (!p)
+		return false;
+	p->next = NULL;
+	p->from = &from->self;
+	p->hdr = *hdr;
+	for (i = 0; i < iovcnt && pos < hdr->len; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (l > hdr->len - pos)
+			l = hdr->len - pos;
+		memcpy(p->data + pos, iov[i].iov_base, l);
+		pos += l;
+	}
+	pthread_mutex_lock(&to->inq_lock);
+	if (to->inq_tail)
+		to->inq_tail->next = p;
+	else
+		to->inq_head = p;
+	to->inq_tail = p;
+	atomic_store(&to->inq_nonempty, true);
+	pthread_mutex_unlock(&to->inq_lock);
+	fabric_wake(to);
+	return true;
+}
+
+#define FAB_MAX_IOV	((int)SIM_MAX_SGE + 2)
+
+bool fabric_send(struct fab_port *port, struct fab_link *link,
+		 const struct fab_hdr *hdr, const struct iovec *iov,
+		 int iovcnt)
+{
+	struct iovec v[FAB_MAX_IOV];
+	struct msghdr msg = { .msg_iov = v };
+	size_t total = sizeof(*hdr);
+	ssize_t n;
+	int i;
+
+	if (!link || link->dead)
+		return false;
+	if (link->kind == LINK_LOCAL)
+		return send_local(port, link->port, hdr, iov, iovcnt);
+
+	if (iovcnt > FAB_MAX_IOV - 1)
+		iovcnt = FAB_MAX_IOV - 1;
+	v[0].iov_base = (void *)hdr;
+	v[0].iov_len = sizeof(*hdr);
+	for (i = 0; i < iovcnt; i++) {
+		v[i + 1] = iov[i];
+		total += iov[i].iov_len;
+	}
+	msg.msg_iovlen = iovcnt + 1;
+	if (link->out_head)	/* keep the stream in order */
+		return link_queue(link, v, iovcnt + 1, total, 0);
+	do {
+		n = sendmsg(link->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		if (errno != EAGAIN) {
+			link_kill(link);
+			return false;
+		}
+		n = 0;
+	}
+	if ((size_t)n == total)
+		return true;
+	return link_queue(link, v, iovcnt + 1, total, n);
+}
+
+/* Waits until fd is readable, flushing every out-queue of the port
+ * meanwhile. False when the peer stalls for FAB_STALL_MS. */
+static bool wait_readable(struct fab_port *port, struct fab_link *link)
+{
+	struct pollfd pfd[64];
+	struct fab_link *ls[64];
+	int waited = 0, n, i;
+	struct fab_link *l;
+
+	while (waited < FAB_STALL_MS) {
+		n = 0;
+		pfd[n].fd = link->fd;
+		pfd[n].events = POLLIN;
+		ls[n++] = link;
+		for (l = port->links; l && n < 64; l = l->next) {
+			if (l->dead || !l->out_head)
+				continue;
+			pfd[n].fd = l->fd;
+			pfd[n].events = POLLOUT;
+			ls[n++] = l;
+		}
+		if (poll(pfd, n, 100) < 0 && errno != EINTR)
+			return false;
+		for (i = 1; i < n; i++)
+			if (pfd[i].revents)
+				link_flush(ls[i]);
+		if (pfd[0].revents)
+			return true;
+		waited += 100;
+	}
+	return false;
+}
+
+/* Reads exactly the bytes iov names from a socket link. */
+static bool link_read_full(struct fab_port *port, struct fab_link *link,
+			   struct iovec *iov, int iovcnt)
+{
+	ssize_t n;
+
+	while (iovcnt > 0) {
+		if (!iov->iov_len) {
+			iov++;
+			iovcnt--;
+			continue;
+		}
+		n = readv(link->fd, iov, iovcnt);
+		if (n > 0) {
+			while (n > 0) {
+				size_t k = (size_t)n < iov->iov_len ?
+					   (size_t)n : iov->iov_len;
+
+				iov->iov_base = (uint8_t *)iov->iov_base + k;
+				iov->iov_len -= k;
+				n -= k;
+				if (!iov->iov_len) {
+					iov++;
+					iovcnt--;
+				}
+			}
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN && wait_readable(port, link))
+			continue;
+		link_kill(link);
+		return false;
+	}
+	return true;
+}
+
+bool fab_rx_read(struct fab_rx *rx, const struct iovec *iov, int iovcnt)
+{
+	struct iovec v[FAB_MAX_IOV];
+	uint64_t want = 0;
+	int i, n = 0;
+
+	if (rx->failed)
+		return false;
+	for (i = 0; i < iovcnt && n < FAB_MAX_IOV && want < rx->left; i++) {
+		v[n] = iov[i];
+		if (v[n].iov_len > rx->left - want)
+			v[n].iov_len = rx->left - want;
+		want += v[n].iov_len;
+		n++;
+	}
+	if (!rx->link) {
+		const uint8_t *src = rx->mem;
+
+		for (i = 0; i < n; i++) {
+			memcpy(v[i].iov_base, src, v[i].iov_len);
+			src += v[i].iov_len;
+		}
+		rx->mem = src;
+		rx->left -= want;
+		return true;
+	}
+	if (!link_read_full(rx->port, rx->link, v, n)) {
+		rx->failed = true;
+		return false;
+	}
+	rx->left -= want;
+	return true;
+}
+
+static void rx_discard(struct fab_rx *rx)
+{
+	static uint8_t sink[65536];
+	struct iovec v = { .iov_base = sink };
+
+	while (rx->left && !rx->failed) {
+		v.iov_len = rx->left < sizeof(sink) ? rx->left : sizeof(sink);
+		fab_rx_read(rx, &v, 1);
+	}
+}
+
+static int link_receive(struct fab_port *port, struct fab_link *link)
+{
+	struct fab_hdr hdr;
+	struct fab_rx rx;
+	int count = 0;
+	ssize_t n;
+
+	while (count < FAB_BURST && !link->dead) {
+		n = recv(link->fd, &hdr, sizeof(hdr), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (n <= 0) {
+			link_kill(link);	/* EOF or reset: peer gone */
+			break;
+		}
+		if ((size_t)n < sizeof(hdr)) {
+			struct iovec v = {
+				.iov_base = (uint8_t *)&hdr + n,
+				.iov_len = sizeof(hdr) - n,
+			};
+
+			if (!link_read_full(port, link, &v, 1))
+				break;
+		}
+		if (hdr.magic != FAB_MAGIC) {
+			link_kill(link);	/* not our protocol */
+			break;
+		}
+		rx = (struct fab_rx){ .port = port, .link = link,
+				      .left = hdr.len };
+		engine_rx(port->dev, link, &hdr, &rx);
+		rx_discard(&rx);
+		count++;
+	}
+	return count;
+}
+
+static int inq_deliver(struct fab_port *port)
+{
+	struct fab_pkt *p, *next;
+	struct fab_rx rx;
+	int count = 0;
+
+	if (!atomic_load(&port->inq_nonempty))
+		return 0;
+	pthread_mutex_lock(&port->inq_lock);
+	p = port->inq_head;
+	port->inq_head = port->inq_tail = NULL;
+	atomic_store(&port->inq_nonempty, false);
+	pthread_mutex_unlock(&port->inq_lock);
+	for (; p; p = next) {
+		next = p->next;
+		rx = (struct fab_rx){ .port = port, .mem = p->data,
+				      .left = p->hdr.len };
+		engine_rx(port->dev, p->from, &p->hdr, &rx);
+		free(p);
+		count++;
+	}
+	return count;
+}
+
+static void port_accept(struct fab_port *port)
+{
+	int fd;
+
+	for (;;) {
+		fd = accept4(port->listen_fd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		link_new(port, fd, NULL);
+	}
+}
+
+int fabric_poll(struct fab_port *port, int timeout_ms)
+{
+	struct epoll_event ev[32];
+	int count, n, i;
+	uint64_t v;
+
+	count = inq_deliver(port);
+	if (count)
+		timeout_ms = 0;
+	n = epoll_wait(port->epfd, ev, 32, timeout_ms);
+	atomic_store(&port->sleeping, 0);
+	for (i = 0; i < n; i++) {
+		void *p = ev[i].data.ptr;
+
+		if (p == &port->evfd) {
+			(void)!sys_read(port->evfd, &v, sizeof(v));
+		} else if (p == &port->listen_fd) {
+			port_accept(port);
+		} else {
+			struct fab_link *link = p;
+
+			if (link->dead)
+				continue;
+			if (ev[i].events & EPOLLOUT)
+				link_flush(link);
+			if (ev[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
+					    EPOLLERR))
+				count += link_receive(port, link);
+		}
+	}
+	count += inq_deliver(port);
+	return count;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The fabric between simulated adapters: how packets get from one adapter
+ * to another.
+ *
+ * An adapter's port is reached by any of its GIDs. A port in this process
+ * gets packets through an in-memory queue; a port in another process on
+ * this host through a Unix-domain stream socket, found through the GID
+ * registry in sim_global.rundir (<rundir>/gid/<32 hex digits> is a symlink
+ * to the listening socket of the adapter that owns the GID).
+ *
+ * Every packet is a struct fab_hdr followed by hdr.len payload bytes. One
+ * message is one packet: the stream is reliable and ordered, so the MTU
+ * only limits UD messages. Links are used by the device thread of their
+ * port only; fabric_wake() is the one call safe from anywhere (including a
+ * signal handler).
+ */
+#ifndef PVRDMA_SIM_FABRIC_H
+#define PVRDMA_SIM_FABRIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "sim.h"
+
+#define FAB_MAGIC	0x50565244u	/* "PVRD" */
+
+enum fab_type {
+	FAB_REQ = 1,		/* RC request: SEND, WRITE, READ, ATOMIC */
+	FAB_ACK,		/* RC: everything up to psn executed */
+	FAB_NAK,		/* RC: request psn refused, opcode = fab_nak */
+	FAB_READ_RESP,		/* RC: read data for request psn */
+	FAB_ATOMIC_RESP,	/* RC: original value in atomic_a */
+	FAB_UD_SEND,		/* UD datagram */
+};
+
+enum fab_nak {
+	FAB_NAK_RNR = 1,	/* no receive WQE; rkey = responder's timer */
+	FAB_NAK_SEQ,		/* out of sequence; resend from psn */
+	FAB_NAK_REM_ACCESS,	/* rkey, bounds or access rights */
+	FAB_NAK_INV_REQ,	/* message too long, misaligned atomic... */
+	FAB_NAK_REM_OP,		/* responder failed to execute */
+};
+
+#define FAB_F_SOLICITED	0x01
+
+struct fab_hdr {
+	uint32_t magic;
+	uint8_t type;		/* enum fab_type */
+	uint8_t opcode;		/* REQ/UD: pvrdma_wr_opcode; NAK: fab_nak */
+	uint8_t flags;		/* FAB_F_* */
+	uint8_t gid_type;	/* of src_gid: enum ibv_gid_type_sysfs */
+	uint32_t src_qpn;
+	uint32_t dst_qpn;
+	uint32_t psn;		/* 24 bits */
+	uint32_t imm;		/* network order, as posted */
+	uint32_t rkey;		/* REQ: rkey; NAK RNR: timer encoding */
+	uint32_t qkey;		/* UD */
+	uint32_t len;		/* payload bytes that follow */
+	uint32_t read_len;	/* REQ READ: bytes asked for */
+	uint64_t remote_addr;
+	uint64_t atomic_a;	/* compare or add; ATOMIC_RESP: result */
+	uint64_t atomic_b;	/* swap */
+	uint8_t src_gid[16];
+	uint8_t dst_gid[16];
+	uint8_t smac[6];
+	uint8_t hop_limit;
+	uint8_t tclass;
+};
+
+struct fab_port;
+struct fab_link;
+
+/* The payload of the packet being delivered. */
+struct fab_rx {
+	struct fab_port *port;
+	struct fab_link *link;	/* NULL: payload is in memory */
+	const uint8_t *mem;
+	uint64_t left;		/* payload bytes not yet read */
+	bool failed;		/* the link broke inside the payload */
+};
+
+/* Reads the next bytes of the payload into iov (at most what is left).
+ * Returns false if the link broke: the packet is lost. */
+bool fab_rx_read(struct fab_rx *rx, const struct iovec *iov, int iovcnt);
+
+/* Opens the port of an adapter: wake-up eventfd, and, when sim_global.rundir
+ * is set, the listening socket and the GID registry entries. */
+struct fab_port *fabric_open(struct sim_dev *dev);
+/* Withdraws the registry entries and the socket (at exit). */
+void fabric_close(struct fab_port *port);
+
+/* The link to the port owning gid, connecting if needed; NULL when no
+ * port answers for it. */
+struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16]);
+bool fabric_link_alive(const struct fab_link *link);
+
+/* Queues one packet; the payload is gathered from iov. Never blocks.
+ * Returns false if the link is dead (the packet is lost). */
+bool fabric_send(struct fab_port *port, struct fab_link *link,
+		 const struct fab_hdr *hdr, const struct iovec *iov,
+		 int iovcnt);
+
+/*
+ * Delivers what arrived, waiting up to timeout_ms (-1: forever, 0: not at
+ * all) when nothing did. Calls engine_rx() for each packet. Returns the
+ * number of packets delivered.
+ */
+int fabric_poll(struct fab_port *port, int timeout_ms);
+
+/* Sleep protocol of the device thread: announce the intent to sleep, then
+ * re-check every other source of work, then fabric_poll(port, timeout) or
+ * fabric_sleep_cancel(). Returns false if local packets are already
+ * waiting (the sleep is cancelled). */
+bool fabric_sleep_prepare(struct fab_port *port);
+void fabric_sleep_cancel(struct fab_port *port);
+/* Wakes the device thread if it sleeps. Async-signal-safe. */
+void fabric_wake(struct fab_port *port);
+
+/* engine.c: one packet arrived at the adapter of port (dev->lock not
+ * held). Unread payload is discarded after it returns. */
+void engine_rx(struct sim_dev *dev, struct fab_link *from,
+	       const struct fab_hdr *hdr, struct fab_rx *rx);
+
+#endif /* PVRDMA_SIM_FABRIC_H */
