@@ -116,7 +116,7 @@ static void empty_poll(struct pvrdma_cq *cq)
 	if (--cq->empty_polls_left)
 		return;
 	cq->empty_polls_left = cq->ctx->cq_poll_db_interval;
-	pvrdma_ring_doorbell(cq->doorbell, cq->cqn | PVRDMA_UAR_CQ_POLL);
+	pvrdma_ring_doorbell(cq->doorbell, cq->cqn | PVRDMA_DB_CQ_POLL);
 }
 
 int pvrdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
@@ -166,8 +166,8 @@ int pvrdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	struct pvrdma_cq *cq = to_pcq(ibcq);
 
 	pvrdma_ring_doorbell(cq->doorbell, cq->cqn |
-			     (solicited_only ? PVRDMA_UAR_CQ_ARM_SOL :
-					       PVRDMA_UAR_CQ_ARM));
+			     (solicited_only ? PVRDMA_DB_CQ_ARM_SOL :
+					       PVRDMA_DB_CQ_ARM));
 	return 0;
 }
 

@@ -34,6 +34,24 @@
  * at most. */
 #define PVRDMA_QP_HANDLE_BITS		16
 
+/*
+ * Doorbell bits as unsigned values: the ABI header spells bit 31 as
+ * (1 << 31), which overflows int (UBSan rejects it at run time).
+ */
+#define PVRDMA_DB_QP_SEND	(1u << 30)
+#define PVRDMA_DB_QP_RECV	(1u << 31)
+#define PVRDMA_DB_CQ_ARM_SOL	(1u << 29)
+#define PVRDMA_DB_CQ_ARM	(1u << 30)
+#define PVRDMA_DB_CQ_POLL	(1u << 31)
+#define PVRDMA_DB_SRQ_RECV	(1u << 30)
+_Static_assert((uint32_t)PVRDMA_UAR_QP_SEND == PVRDMA_DB_QP_SEND &&
+	       (uint32_t)PVRDMA_UAR_QP_RECV == PVRDMA_DB_QP_RECV &&
+	       (uint32_t)PVRDMA_UAR_CQ_ARM_SOL == PVRDMA_DB_CQ_ARM_SOL &&
+	       (uint32_t)PVRDMA_UAR_CQ_ARM == PVRDMA_DB_CQ_ARM &&
+	       (uint32_t)PVRDMA_UAR_CQ_POLL == PVRDMA_DB_CQ_POLL &&
+	       (uint32_t)PVRDMA_UAR_SRQ_RECV == PVRDMA_DB_SRQ_RECV,
+	       "doorbell bits of <rdma/vmw_pvrdma-abi.h>");
+
 struct pvrdma_device {
 	struct verbs_device vdev;
 	size_t page_size;

@@ -175,10 +175,10 @@ struct ibv_qp *pvrdma_create_qp(struct ibv_pd *pd,
 					     qp->ibv_qp.qp_num;
 	qp->sq.doorbell = (volatile uint32_t *)(uar + PVRDMA_UAR_QP_OFFSET);
 	qp->sq.doorbell_value = (qp->qp_handle & PVRDMA_UAR_HANDLE_MASK) |
-				PVRDMA_UAR_QP_SEND;
+				PVRDMA_DB_QP_SEND;
 	qp->rq.doorbell = qp->sq.doorbell;
 	qp->rq.doorbell_value = (qp->qp_handle & PVRDMA_UAR_HANDLE_MASK) |
-				PVRDMA_UAR_QP_RECV;
+				PVRDMA_DB_QP_RECV;
 
 	ret = pvrdma_qp_table_add(ctx, qp);
 	if (ret) {

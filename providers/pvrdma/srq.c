@@ -85,7 +85,7 @@ struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 	srq->rq.doorbell = (volatile uint32_t *)((uint8_t *)ctx->uar +
 						 PVRDMA_UAR_SRQ_OFFSET);
 	srq->rq.doorbell_value = (srq->srqn & PVRDMA_UAR_HANDLE_MASK) |
-				 PVRDMA_UAR_SRQ_RECV;
+				 PVRDMA_DB_SRQ_RECV;
 	attr->attr.max_wr = cnt;
 	attr->attr.max_sge = sge;
 	return &srq->ibv_srq;

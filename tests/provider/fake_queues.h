@@ -53,10 +53,10 @@ static inline struct fake_qp *fake_qp_new(enum ibv_qp_type type,
 	f->qp.atomic_cap = IBV_ATOMIC_HCA;
 	fake_wq(&f->qp.sq, &f->rs.tx, &f->sq_mem, &f->sq_bytes, cnt,
 		pvrdma_sq_wqe_size(max_sge), max_sge, &f->doorbell,
-		handle | PVRDMA_UAR_QP_SEND);
+		handle | PVRDMA_DB_QP_SEND);
 	fake_wq(&f->qp.rq, &f->rs.rx, &f->rq_mem, &f->rq_bytes, cnt,
 		pvrdma_rq_wqe_size(max_sge), max_sge, &f->doorbell,
-		handle | PVRDMA_UAR_QP_RECV);
+		handle | PVRDMA_DB_QP_RECV);
 	return f;
 }
 

@@ -160,7 +160,7 @@ static void test_empty_poll_doorbell_every_nth(void **state)
 	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
 	assert_int_equal(f->doorbell, 0);
 	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
-	assert_int_equal(f->doorbell, (uint32_t)(5 | PVRDMA_UAR_CQ_POLL));
+	assert_int_equal(f->doorbell, (uint32_t)(5 | PVRDMA_DB_CQ_POLL));
 
 	/* a successful poll restarts the count */
 	f->doorbell = 0;
@@ -178,9 +178,9 @@ static void test_arm_doorbells(void **state)
 	struct fake_cq *f = fake_cq_new(0);
 
 	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
-	assert_int_equal(f->doorbell, 5 | PVRDMA_UAR_CQ_ARM);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM);
 	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 1), 0);
-	assert_int_equal(f->doorbell, 5 | PVRDMA_UAR_CQ_ARM_SOL);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM_SOL);
 	fake_cq_free(f);
 }
 

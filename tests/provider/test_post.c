@@ -36,7 +36,7 @@ static void test_list_posts_with_one_doorbell(void **state)
 	assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, wr, &bad), 0);
 	assert_null(bad);
 	assert_int_equal(f->rs.tx.prod_tail, 3);
-	assert_int_equal(f->doorbell, 0x42 | PVRDMA_UAR_QP_SEND);
+	assert_int_equal(f->doorbell, 0x42 | PVRDMA_DB_QP_SEND);
 	for (i = 0; i < 3; i++) {
 		struct pvrdma_sq_wqe_hdr *h = (void *)fake_sq_wqe(f, i);
 
@@ -56,7 +56,7 @@ static void test_bad_wr_posts_good_prefix(void **state)
 	assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, wr, &bad), EINVAL);
 	assert_ptr_equal(bad, &wr[1]);
 	assert_int_equal(f->rs.tx.prod_tail, 1);
-	assert_int_equal(f->doorbell, 0x42 | PVRDMA_UAR_QP_SEND);
+	assert_int_equal(f->doorbell, 0x42 | PVRDMA_DB_QP_SEND);
 	assert_true(fake_untouched(fake_sq_wqe(f, 1), 2 * 128));
 	fake_qp_free(f);
 }
@@ -122,7 +122,7 @@ static void test_full_ring(void **state)
 	f->doorbell = 0;
 	assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, &wr[4], &bad), 0);
 	assert_int_equal(f->rs.tx.prod_tail, 6);
-	assert_int_equal(f->doorbell, 0x42 | PVRDMA_UAR_QP_SEND);
+	assert_int_equal(f->doorbell, 0x42 | PVRDMA_DB_QP_SEND);
 	/* slots 0 and 1 were reused */
 	assert_int_equal(((struct pvrdma_sq_wqe_hdr *)fake_sq_wqe(f, 0))->wr_id,
 			 104);
@@ -204,7 +204,7 @@ static void test_recv(void **state)
 	assert_ptr_equal(bad, &wr[2]);
 	assert_int_equal(f->rs.rx.prod_tail, 2);
 	assert_int_equal(f->rs.tx.prod_tail, 0);
-	assert_int_equal(f->doorbell, (uint32_t)(0x42 | PVRDMA_UAR_QP_RECV));
+	assert_int_equal(f->doorbell, (uint32_t)(0x42 | PVRDMA_DB_QP_RECV));
 	assert_int_equal(((struct pvrdma_rq_wqe_hdr *)fake_rq_wqe(f, 1))->wr_id,
 			 2);
 	assert_true(fake_untouched(fake_rq_wqe(f, 2), 2 * 64));
