@@ -131,14 +131,23 @@ struct sim_ucontext *sim_uar_lookup(const void *addr)
 	return uar_lookup((uintptr_t)addr & ~(uintptr_t)(SIM_PAGE_SIZE - 1));
 }
 
-/* Raw system calls: interpose.c's mmap/munmap must not see these pages. */
+/*
+ * Raw system calls: interpose.c's mmap/munmap must not see these pages.
+ * The page goes at addr_hint when that is free; an address already in use
+ * is never replaced, the page then goes wherever the kernel puts it.
+ */
 void *sim_uar_map(struct sim_ucontext *uctx, void *addr_hint)
 {
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (addr_hint ? MAP_FIXED : 0);
-	long p = syscall(SYS_mmap, addr_hint, SIM_PAGE_SIZE, PROT_READ, flags,
-			 -1, 0L);
+	const int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	long p = -1;
 	int ret;
 
+	if (addr_hint)
+		p = syscall(SYS_mmap, addr_hint, SIM_PAGE_SIZE, PROT_READ,
+			    flags | MAP_FIXED_NOREPLACE, -1, 0L);
+	if (p == -1)
+		p = syscall(SYS_mmap, NULL, SIM_PAGE_SIZE, PROT_READ, flags,
+			    -1, 0L);
 	if (p == -1)
 		return MAP_FAILED;
 	ret = uar_register((uintptr_t)p, uctx);

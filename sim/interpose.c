@@ -667,9 +667,9 @@ ssize_t write(int fd, const void *buf, size_t len)
 
 	if (!hf)
 		return get_write()(fd, buf, len);
-	/* Like a kernel write handler: byte count or a negative errno. */
+	/* -1 with errno set, as write() returns; a negative errno too. */
 	ret = uverbs_write(hf->file, buf, len);
-	if (ret < 0) {
+	if (ret < -1) {
 		errno = (int)-ret;
 		return -1;
 	}
