@@ -244,13 +244,11 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 
 /* ---- completions ---- */
 
-/* CQ and SRQ rings use the second ring of their state page. */
+/* The driver points a CQ's or SRQ's ring state at the "rx" ring of its
+ * state page already; the copy keeps one place to change that. */
 static struct sim_ring rx_ring_of(const struct sim_ring *r)
 {
-	struct sim_ring rx = *r;
-
-	rx.state = &r->state[1];
-	return rx;
+	return *r;
 }
 
 static void qp_to_error(struct eqp *e);
