@@ -33,7 +33,7 @@ copy_tree "$src" "$work/src"
 (cd "$work/src" &&
 	DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
 	dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
-	{ tail -60 "$work/build.log" >&2; fail "dpkg-buildpackage"; }
+	{ show_log "$work/build.log"; fail "dpkg-buildpackage"; }
 echo "dpkg-buildpackage OK (log: $work/build.log)"
 
 provider_deb=$work/${provider}_${version}_$arch.deb
@@ -103,10 +103,21 @@ cleanup()
 }
 trap cleanup EXIT
 
+# The simulation preloaded by hand, as pvrdma-sim(1) shows: the launcher
+# would load libpvrdma itself when it finds it, and here libibverbs must
+# choose on its own.
+simlib=/usr/lib/$ma/pvrdma-sim/libpvrdma-sim.so
 probe_under_sim()
 {
-	env -u RDMAV_DRIVERS -u IBV_DRIVERS -u LD_PRELOAD "$@" \
-		/usr/bin/pvrdma-sim --rundir "$work/run" -- "$probe"
+	env -u RDMAV_DRIVERS -u IBV_DRIVERS -u PVRDMA_SIM_PROVIDER "$@" \
+		PVRDMA_SIM_RUNDIR="$work/run" LD_PRELOAD="$simlib" "$probe"
+}
+
+# The installed launcher finds the installed simulation and providers.
+probe_under_launcher()
+{
+	env -u RDMAV_DRIVERS -u IBV_DRIVERS -u LD_PRELOAD \
+		/usr/bin/pvrdma-sim --rundir "$work/run" "$@" -- "$probe"
 }
 
 dpkg -i "$provider_deb" "$sim_deb" >"$work/dpkg.log" 2>&1 ||
@@ -131,6 +142,14 @@ echo "installed, RDMAV_DRIVERS=vmw_pvrdma: $out"
 [ "$out" = "vmw_pvrdma0 libvmw_pvrdma-rdmav34.so" ] ||
 	fail "RDMAV_DRIVERS=vmw_pvrdma did not select upstream: '$out'"
 
+for p in pvrdma:libpvrdma-rdmav34.so vmw_pvrdma:libvmw_pvrdma-rdmav34.so; do
+	out=$(probe_under_launcher --provider "${p%%:*}") ||
+		fail "pvrdma-sim --provider ${p%%:*}: $out"
+	echo "pvrdma-sim --provider ${p%%:*}: $out"
+	[ "$out" = "vmw_pvrdma0 ${p#*:}" ] ||
+		fail "pvrdma-sim --provider ${p%%:*} gave '$out'"
+done
+
 dpkg -r "$provider" >>"$work/dpkg.log" 2>&1 ||
 	{ cat "$work/dpkg.log" >&2; fail "dpkg -r"; }
 [ -z "$(dpkg-divert --listpackage "$upstream_driver")" ] ||
@@ -143,5 +162,5 @@ echo "removed: $out"
 [ "$out" = "vmw_pvrdma0 libvmw_pvrdma-rdmav34.so" ] ||
 	fail "upstream vmw_pvrdma is not back: '$out'"
 
-dpkg -P pvrdma-sim >>"$work/dpkg.log" 2>&1 || fail "dpkg -P pvrdma-sim"
+dpkg -P "$provider" pvrdma-sim >>"$work/dpkg.log" 2>&1 || fail "dpkg -P"
 echo "deb OK"

@@ -12,9 +12,9 @@ rm -rf "$work"
 mkdir -p "$work"
 cmake -S "$src" -B "$work/build" -G Ninja -DCMAKE_INSTALL_PREFIX=/usr \
 	>"$work/configure.log" 2>&1 ||
-	{ tail -40 "$work/configure.log" >&2; fail "configure"; }
+	{ show_log "$work/configure.log"; fail "configure"; }
 cmake --build "$work/build" >"$work/build.log" 2>&1 ||
-	{ tail -40 "$work/build.log" >&2; fail "build"; }
+	{ show_log "$work/build.log"; fail "build"; }
 DESTDIR="$work/root" cmake --install "$work/build" --prefix /usr \
 	>"$work/install.log" 2>&1 ||
 	{ cat "$work/install.log" >&2; fail "cmake --install"; }

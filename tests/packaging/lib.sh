@@ -64,3 +64,11 @@ same_list()
 	fi
 	echo "$1: layout as expected"
 }
+
+# show_log FILE -- the errors of a failed build and how it ended.
+show_log()
+{
+	grep -E -A3 'error|FAILED|CMake Error' "$1" | head -60 >&2 || true
+	echo "--- last lines of $1:" >&2
+	tail -8 "$1" >&2
+}

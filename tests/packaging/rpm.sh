@@ -28,7 +28,7 @@ tar -C "$work" -czf "$top/SOURCES/libpvrdma-$version.tar.gz" \
 # installed. --nocheck: the suites already run in this tree.
 rpmbuild -bb --nodeps --nocheck --define "_topdir $top" "$spec" \
 	>"$work/build.log" 2>&1 ||
-	{ tail -60 "$work/build.log" >&2; fail "rpmbuild"; }
+	{ show_log "$work/build.log"; fail "rpmbuild"; }
 echo "rpmbuild OK (log: $work/build.log)"
 
 arch=$(rpm --eval '%{_arch}')
