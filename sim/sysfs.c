@@ -31,6 +31,7 @@
 #define PVRDMA_HW_REV		1		/* the driver's PVRDMA_REV_ID */
 #define PVRDMA_BOARD_ID		1
 #define PVRDMA_DRV_VERSION	"1.0.1.0-k"
+#define PVRDMA_PKEY_TABLE_LEN	128		/* query_port's pkey_tbl_len */
 
 /* Only the process that wrote the tree removes it (not forked children). */
 static pid_t tree_owner;
@@ -177,7 +178,8 @@ static int write_port(const char *ibdir, const struct sim_dev *dev)
 	ret = ret ?: attr(port, "state", "4: ACTIVE\n");
 	ret = ret ?: attr(port, "phys_state", "5: LinkUp\n");
 	ret = ret ?: attr(port, "link_layer", "Ethernet\n");
-	ret = ret ?: attr(port, "rate", "10 Gb/sec (1X QDR)\n");
+	/* What query_port reports: 4X QDR (device_attr.c). */
+	ret = ret ?: attr(port, "rate", "40 Gb/sec (4X QDR)\n");
 	ret = ret ?: attr(port, "lid", "0x0\n");
 	ret = ret ?: attr(port, "sm_lid", "0x0\n");
 	ret = ret ?: attr(port, "sm_sl", "0\n");
@@ -216,9 +218,15 @@ static int write_port(const char *ibdir, const struct sim_dev *dev)
 		ret = ret ?: attr(dir, name, "lo\n");
 	}
 
+	/* The default P_Key in slot 0, the rest of the table empty. */
 	snprintf(dir, sizeof(dir), "%s/pkeys", port);
 	ret = ret ?: mkdirf("%s", dir);
-	ret = ret ?: attr(dir, "0", "0xffff\n");
+	for (i = 0; !ret && i < PVRDMA_PKEY_TABLE_LEN; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "%u", i);
+		ret = attr(dir, name, "0x%04x\n", i ? 0 : 0xffff);
+	}
 	return ret;
 }
 
