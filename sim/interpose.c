@@ -7,6 +7,7 @@
  *
  *   open*("/dev/infiniband/uverbsN")  a memfd registered as the uverbs file
  *   stat/fstat/statx on those          a character device 231:(192+N)
+ *   access, xattrs of the device node  crw-rw-rw-, no labels
  *   write                              uverbs commands
  *   ioctl                              ENOTTY: libibverbs keeps to write()
  *   mmap/munmap                        the UAR page
@@ -36,6 +37,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 #include "options.h"
 #include "sim.h"
@@ -656,6 +658,78 @@ int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st,
 	if (statat_fake(dirfd, path, flags, (struct stat *)st, &ret))
 		return ret;
 	return get___fxstatat64()(ver, dirfd, path, st, flags);
+}
+
+/* ---- access and extended attributes of the device node ---- */
+
+REAL(int, access, const char *, int)
+REAL(int, faccessat, int, const char *, int, int)
+REAL(int, euidaccess, const char *, int)
+REAL(ssize_t, getxattr, const char *, const char *, void *, size_t)
+REAL(ssize_t, lgetxattr, const char *, const char *, void *, size_t)
+REAL(ssize_t, listxattr, const char *, char *, size_t)
+REAL(ssize_t, llistxattr, const char *, char *, size_t)
+
+/* The node is crw-rw-rw-: every access mode is granted. */
+int access(const char *path, int mode)
+{
+	if (uverbs_index(path) >= 0)
+		return 0;
+	return get_access()(path, mode);
+}
+
+int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+	if (uverbs_index(path) >= 0)
+		return 0;
+	return get_faccessat()(dirfd, path, mode, flags);
+}
+
+int euidaccess(const char *path, int mode)
+{
+	if (uverbs_index(path) >= 0)
+		return 0;
+	return get_euidaccess()(path, mode);
+}
+
+int eaccess(const char *path, int mode)
+{
+	return euidaccess(path, mode);
+}
+
+/* A devtmpfs node without labels or ACLs. */
+ssize_t getxattr(const char *path, const char *name, void *value,
+		 size_t size)
+{
+	if (uverbs_index(path) >= 0) {
+		errno = ENODATA;
+		return -1;
+	}
+	return get_getxattr()(path, name, value, size);
+}
+
+ssize_t lgetxattr(const char *path, const char *name, void *value,
+		  size_t size)
+{
+	if (uverbs_index(path) >= 0) {
+		errno = ENODATA;
+		return -1;
+	}
+	return get_lgetxattr()(path, name, value, size);
+}
+
+ssize_t listxattr(const char *path, char *list, size_t size)
+{
+	if (uverbs_index(path) >= 0)
+		return 0;
+	return get_listxattr()(path, list, size);
+}
+
+ssize_t llistxattr(const char *path, char *list, size_t size)
+{
+	if (uverbs_index(path) >= 0)
+		return 0;
+	return get_llistxattr()(path, list, size);
 }
 
 /* ---- the uverbs file operations ---- */
