@@ -4,10 +4,8 @@
 set -eu
 page=$1
 
-command -v man >/dev/null && command -v groff >/dev/null || {
-	echo "SKIP: man-db and groff are needed" >&2
-	exit 77
-}
+. "$(dirname "$0")/lib.sh"
+need_tools man:man-db lexgrog:man-db groff:groff-base
 
 out=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
 if [ -n "$out" ]; then

@@ -13,7 +13,7 @@ version=$4
 
 [ "$(id -u)" -eq 0 ] || skip "installing the .deb needs root"
 need_tools dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian \
-	fakeroot:fakeroot
+	fakeroot:fakeroot objdump:binutils
 dpkg-query -W -f='${Status}\n' ibverbs-providers 2>/dev/null |
 	grep -q "ok installed" || fail "ibverbs-providers is not installed"
 

@@ -9,7 +9,7 @@ work=$2
 version=$3
 . "$(dirname "$0")/lib.sh"
 
-need_tools rpmbuild:rpm
+need_tools rpmbuild:rpm rpmspec:rpm
 spec=$src/redhat/libpvrdma.spec
 spec_version=$(rpmspec -q --srpm --qf '%{VERSION}' "$spec" 2>/dev/null ||
 	sed -n 's/^Version:[[:space:]]*//p' "$spec")
