@@ -363,7 +363,8 @@ int uverbs_user_range_ok(uint64_t addr, uint64_t len)
 
 	if (!addr || !len || addr + len < addr)
 		return EFAULT;
-	end = addr + len;
+	/* mincore() takes whole pages: cover the last, partial one too. */
+	end = (addr + len + SIM_PAGE_SIZE - 1) & ~(uint64_t)(SIM_PAGE_SIZE - 1);
 	while (start < end) {
 		uint64_t chunk = end - start;
 
@@ -372,7 +373,6 @@ int uverbs_user_range_ok(uint64_t addr, uint64_t len)
 		if (mincore((void *)(uintptr_t)start, chunk, vec))
 			return EFAULT;
 		start += chunk;
-		start &= ~(uint64_t)(SIM_PAGE_SIZE - 1);
 	}
 	return 0;
 }
