@@ -97,6 +97,9 @@ void fabric_wake(struct fab_port *port)
 {
 	uint64_t one = 1;
 
+	/* Pairs with fabric_sleep_prepare(): the work published before this
+	 * call is seen by the sleeper, or the sleeper is seen here. */
+	atomic_thread_fence(memory_order_seq_cst);
 	if (port && atomic_load(&port->sleeping))
 		(void)!sys_write(port->evfd, &one, sizeof(one));
 }
