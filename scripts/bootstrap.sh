@@ -5,7 +5,8 @@ set -eu
 
 pkgs="build-essential cmake ninja-build pkg-config gcc
 libibverbs-dev ibverbs-providers ibverbs-utils perftest rdmacm-utils
-libcmocka-dev linux-libc-dev valgrind python3"
+libcmocka-dev linux-libc-dev valgrind python3
+debhelper dpkg-dev lintian rpm fakeroot man-db groff-base binutils"
 
 missing=""
 for p in $pkgs; do

@@ -39,18 +39,21 @@ sim_rpm=$(ls "$rpmdir"/pvrdma-sim-"$version"-*."$arch".rpm)
 
 # Files as the spec lists them: man pages without the compression suffix
 # (brp-compress picks it per distribution, %files matches it with a glob),
-# and without the build-id links rpmbuild adds by itself.
+# without the build-id links rpmbuild adds by itself, and with the license
+# directory under the package name alone (older rpm appends the version).
 rpm_files()
 {
 	rpm -qp --qf '[%{FILENAMES} %{FILEMODES:perms}\n]' "$1" |
 		awk '$2 !~ /^d/ && $1 !~ "^/usr/lib/[.]build-id/" { print $1 }' |
-		sed -E 's@(/man/man[0-9]/[^/]+)\.(gz|bz2|xz|zst)$@\1@'
+		sed -E -e 's@(/man/man[0-9]/[^/]+)\.(gz|bz2|xz|zst)$@\1@' \
+		       -e 's@^(/usr/share/licenses/[^/]+)-[0-9][^/]*/@\1/@'
 }
 
 cat >"$work/provider.expected" <<EOT
 /etc/libibverbs.d/pvrdma.driver
 $libdir/libibverbs/libpvrdma-rdmav34.so
 /usr/share/man/man7/pvrdma.7
+/usr/share/licenses/libpvrdma/COPYING
 EOT
 rpm_files "$provider_rpm" >"$work/provider.actual"
 same_list "libpvrdma rpm" "$work/provider.expected" "$work/provider.actual"
@@ -59,6 +62,7 @@ cat >"$work/sim.expected" <<EOT
 /usr/bin/pvrdma-sim
 $libdir/pvrdma-sim/libpvrdma-sim.so
 /usr/share/man/man1/pvrdma-sim.1
+/usr/share/licenses/pvrdma-sim/COPYING
 EOT
 rpm_files "$sim_rpm" >"$work/sim.actual"
 same_list "pvrdma-sim rpm" "$work/sim.expected" "$work/sim.actual"
