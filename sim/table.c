@@ -27,18 +27,24 @@ int sim_table_add(struct sim_table *t, void *obj, uint32_t *handle)
 	if (t->size >= (1u << 24))
 		return ENOSPC;
 
-	uint32_t nsize = t->size ? t->size * 2 : 64;
+	/* The new slot is the first one past both the old end and t->first. */
+	uint32_t free_slot = t->size > t->first ? t->size : t->first;
+	uint32_t nsize = t->size ? t->size : 64;
+
+	while (nsize <= free_slot)
+		nsize *= 2;
+	if (nsize > (1u << 24))
+		return ENOSPC;
+
 	void **n = realloc(t->slot, nsize * sizeof(*n));
 
 	if (!n)
 		return ENOMEM;
 	for (i = t->size; i < nsize; i++)
 		n[i] = NULL;
-	i = t->size > t->first ? t->size : t->first;
 	t->slot = n;
 	t->size = nsize;
-	if (i >= nsize)
-		return ENOSPC;
+	i = free_slot;
 	t->slot[i] = obj;
 	*handle = i;
 	return 0;
