@@ -87,6 +87,7 @@ static int query_limits(struct pvrdma_context *ctx)
 	lim->max_qp_wr = (uint32_t)attr.orig_attr.max_qp_wr;
 	lim->max_sge = (uint32_t)attr.orig_attr.max_sge;
 	lim->max_cqe = (uint32_t)attr.orig_attr.max_cqe;
+	lim->max_srq = (uint32_t)attr.orig_attr.max_srq;
 	lim->max_srq_wr = (uint32_t)attr.orig_attr.max_srq_wr;
 	lim->max_srq_sge = (uint32_t)attr.orig_attr.max_srq_sge;
 	lim->max_qp_rd_atom = (uint32_t)attr.orig_attr.max_qp_rd_atom;

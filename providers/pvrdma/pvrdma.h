@@ -62,6 +62,7 @@ struct pvrdma_limits {
 	uint32_t max_qp_wr;
 	uint32_t max_sge;
 	uint32_t max_cqe;
+	uint32_t max_srq;		/* 0: the device has no SRQs */
 	uint32_t max_srq_wr;
 	uint32_t max_srq_sge;
 	uint32_t max_qp_rd_atom;

@@ -36,14 +36,16 @@ struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 	uint32_t cnt, sge, wqe;
 	int ret;
 
+	/* A device without SRQs (HW v13) says so whatever the sizes asked:
+	 * every limit it reports for them is 0, which would read EINVAL. */
+	if (!ctx->limits.max_srq) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	if (!attr || attr->attr.max_wr > ctx->limits.max_srq_wr ||
 	    attr->attr.max_sge > ctx->limits.max_srq_sge ||
 	    attr->attr.srq_limit > attr->attr.max_wr) {
 		errno = EINVAL;
-		return NULL;
-	}
-	if (!ctx->limits.max_srq_wr) {
-		errno = EOPNOTSUPP;	/* device without SRQs (HW v13) */
 		return NULL;
 	}
 	cnt = pvrdma_roundup_pow2(attr->attr.max_wr);
