@@ -5,7 +5,7 @@
 #
 #   devinfo.sh PROVIDER VARIANT
 #     default    one adapter, --hw-version 18 --roce 1 --mtu 1024
-#     roce2      --roce 2 --mtu 4096: GID 1 is a RoCE v2 GID
+#     roce2      --roce 2 --mtu 4096: RoCE v2 GIDs
 #     hw13       --hw-version 13 --mtu 2048: no SRQs
 #     adapters2  --adapters 2: two adapters, distinct identities
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
@@ -107,12 +107,22 @@ expect_field $o max_mtu '4096 \(5\)'
 expect_field $o active_mtu "$mtu \\($mtu_enum\\)"
 expect_field $o link_layer 'Ethernet'
 
+# GID 0: the link-local GID from the MAC; GID 1: the IPv4-mapped GID of the
+# port's (loopback) address. All of the type --roce asks for: a vmw_pvrdma
+# port is either RoCE v1 or RoCE v2, and its GID table follows.
 hex4='[0-9a-f]{4}'
-expect_out $o "GID\\[ *0\\]:[[:space:]]+fe80:0000:0000:0000:$hex4:$hex4:$hex4:$hex4, RoCE v1$" \
-	"GID 0 is a link-local RoCE v1 GID"
 if [ "$roce" = 2 ]; then
-	expect_out $o "GID\\[ *1\\]:[[:space:]]+.*, RoCE v2$" "GID 1 is a RoCE v2 GID"
+	# ibv_devinfo prints RoCE v2 GIDs in inet_ntop form.
+	expect_out $o "GID\\[ *0\\]:[[:space:]]+fe80::[0-9a-f:]+, RoCE v2$" \
+		"GID 0 is a link-local RoCE v2 GID"
+	expect_out $o "GID\\[ *1\\]:[[:space:]]+::ffff:127\\.[0-9.]+, RoCE v2$" \
+		"GID 1 is an IPv4-mapped RoCE v2 GID"
+	expect_no_out $o 'RoCE v1'
 else
+	expect_out $o "GID\\[ *0\\]:[[:space:]]+fe80:0000:0000:0000:$hex4:$hex4:$hex4:$hex4, RoCE v1$" \
+		"GID 0 is a link-local RoCE v1 GID"
+	expect_out $o "GID\\[ *1\\]:[[:space:]]+0000:0000:0000:0000:0000:ffff:7f[0-9a-f]{2}:$hex4, RoCE v1$" \
+		"GID 1 is an IPv4-mapped RoCE v1 GID"
 	expect_no_out $o 'RoCE v2'
 fi
 e2e_pass "ibv_devinfo ($variant) matches a PVRDMA adapter"

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # One of our e2e verbs programs alone under pvrdma-sim.
 #
-#   verbs_single.sh PROVIDER "SIM OPTIONS" PROGRAM [ARGS...]
+#   verbs_single.sh PROVIDER "SIM OPTIONS"|none PROGRAM [ARGS...]
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
 . "$E2E_SRC/lib.sh"
 
 prov=$(provider_of "$1")
 opts=$2
+[ "$opts" = none ] && opts=""
 prog=$3
 shift 3
 e2e_setup
