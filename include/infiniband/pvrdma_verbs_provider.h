@@ -101,6 +101,34 @@ struct verbs_mr {
 	int access;
 };
 
+/* An XRC domain as libibverbs shares it (only named by struct verbs_qp). */
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;
+	uint32_t handle;
+};
+
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,		/* ibv_qp_to_qp_ex() answers */
+};
+
+/*
+ * Every provider QP starts with this: ibv_qp_to_qp_ex() reads comp_mask
+ * of any QP, so even QPs made by plain create_qp must have it (zero).
+ */
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+_Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "PABI 34 qp_ex");
+_Static_assert(offsetof(struct verbs_qp, comp_mask) ==
+	       sizeof(struct ibv_qp_ex), "PABI 34 verbs_qp layout");
+
 /* GID types as the kernel's sysfs names them. */
 enum ibv_gid_type_sysfs {
 	IBV_GID_TYPE_SYSFS_IB_ROCE_V1,
@@ -344,6 +372,11 @@ int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);

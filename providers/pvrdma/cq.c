@@ -3,16 +3,30 @@
  * Completion queues. Buffer: one ring-state page (its rx ring: the device
  * produces, we consume) followed by the 64-byte CQEs.
  *
- * Empty polls and the POLL doorbell: the device writes CQEs on its own;
- * the POLL doorbell is only a hint that the guest is waiting. Upstream
- * rings it on every empty poll, which costs one VM exit per spin of a
- * busy-polling loop. We ring it once every PVRDMA_CQ_POLL_DOORBELL
- * consecutive empty polls (default 64; 0 = never): a spinning application
- * still nudges the device now and then, at 1/N of the exits.
+ * Doorbell economy (each doorbell is a trapped store: a VM exit on ESXi):
+ *
+ * POLL doorbells. The device writes CQEs on its own; POLL only asks it to
+ * look at the physical HCA now. Upstream rings it on every poll call, one
+ * VM exit per spin of a busy-polling loop. We ring it only after a run of
+ * PVRDMA_CQ_POLL_DOORBELL consecutive empty polls (default 64; 0 = never),
+ * then again after twice as many, four times, ... until a poll finds a
+ * completion: a waiter that is kept waiting still nudges the device, but
+ * a wait costs a logarithmic number of exits, not a linear one. We keep
+ * this rare nudge rather than none because the ABI defines POLL for a
+ * backend that may defer moving completions, and the kernel driver rings
+ * it on every poll; a device that relied on it must not stall forever.
+ *
+ * ARM doorbells. An armed CQ stays armed until the device raises its
+ * event, and the application learns of that event only through
+ * ibv_get_cq_event (our cq_event hook). So a request for notification
+ * while the CQ is armed with at least the same scope, and no event of it
+ * has been consumed since, needs no doorbell: the device is still armed.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <infiniband/pvrdmadv.h>
 
 #include "pvrdma.h"
 
@@ -31,9 +45,10 @@ _Static_assert(offsetof(struct pvrdma_create_cq_cmd, drv) ==
 _Static_assert(offsetof(struct pvrdma_create_cq_cmd_resp, drv) ==
 	       sizeof(struct ib_uverbs_create_cq_resp), "create_cq resp");
 
-struct ibv_cq *pvrdma_create_cq(struct ibv_context *context, int cqe,
-				struct ibv_comp_channel *channel,
-				int comp_vector)
+/* Shared by create_cq and create_cq_ex. pd: a parent domain or NULL. */
+static struct pvrdma_cq *cq_create(struct ibv_context *context, int cqe,
+				   struct ibv_comp_channel *channel,
+				   int comp_vector, struct ibv_pd *pd)
 {
 	struct pvrdma_context *ctx = to_pctx(context);
 	size_t page = to_pdev(context->device)->page_size;
@@ -56,43 +71,90 @@ struct ibv_cq *pvrdma_create_cq(struct ibv_context *context, int cqe,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;	/* errno = ENOMEM */
-	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	ret = pvrdma_lock_init(&cq->lock, pvrdma_pd_td(pd) != NULL);
 	if (ret)
 		goto err_free;
 
 	cq->cqe_cnt = cnt;
-	cq->buf_size = page + pvrdma_align((size_t)cnt * sizeof(*cq->cqes),
-					   page);
-	cq->buf = pvrdma_alloc_ring_buf(cq->buf_size);
-	if (!cq->buf) {
-		ret = errno;
+	ret = pvrdma_buf_alloc(&cq->buf, pd ? to_ppd(pd) : NULL,
+			       page + pvrdma_align((size_t)cnt *
+						   sizeof(*cq->cqes), page),
+			       page, PVRDMADV_RES_TYPE_CQ);
+	if (ret)
 		goto err_lock;
-	}
-	cq->ring = &((struct pvrdma_ring_state *)cq->buf)->rx;
-	cq->cqes = (struct pvrdma_cqe *)((uint8_t *)cq->buf + page);
+	cq->ring = &((struct pvrdma_ring_state *)cq->buf.addr)->rx;
+	cq->cqes = (struct pvrdma_cqe *)((uint8_t *)cq->buf.addr + page);
 	cq->ctx = ctx;
 	cq->doorbell = (volatile uint32_t *)((uint8_t *)ctx->uar +
 					     PVRDMA_UAR_CQ_OFFSET);
-	cq->empty_polls_left = ctx->cq_poll_db_interval;
+	cq->empty_run = 0;
+	cq->next_poll_db = ctx->cq_poll_db_interval;
 
-	cmd.drv.buf_addr = (uintptr_t)cq->buf;
-	cmd.drv.buf_size = (uint32_t)cq->buf_size;
+	cmd.drv.buf_addr = (uintptr_t)cq->buf.addr;
+	cmd.drv.buf_size = (uint32_t)cq->buf.size;
 	ret = ibv_cmd_create_cq(context, (int)cnt, channel, comp_vector,
 				&cq->ibv_cq, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_buf;
 	cq->cqn = resp.drv.cqn;
-	return &cq->ibv_cq;
+	pvrdma_track_cq(ctx, cq);
+	return cq;
 
 err_buf:
-	pvrdma_free_ring_buf(cq->buf, cq->buf_size);
+	pvrdma_buf_free(&cq->buf);
 err_lock:
-	pthread_spin_destroy(&cq->lock);
+	pvrdma_lock_destroy(&cq->lock);
 err_free:
 	free(cq);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_cq *pvrdma_create_cq(struct ibv_context *context, int cqe,
+				struct ibv_comp_channel *channel,
+				int comp_vector)
+{
+	struct pvrdma_cq *cq = cq_create(context, cqe, channel, comp_vector,
+					 NULL);
+
+	return cq ? &cq->ibv_cq : NULL;
+}
+
+struct ibv_cq_ex *pvrdma_create_cq_ex(struct ibv_context *context,
+				      struct ibv_cq_init_attr_ex *attr)
+{
+	struct ibv_pd *pd = NULL;
+	struct pvrdma_cq *cq;
+	int ret;
+
+	if (!attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = pvrdma_cq_ex_check(attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		pd = attr->parent_domain;
+		/* only a parent domain of this context is meaningful here */
+		if (!pd || pd->context != context || !to_ppd(pd)->protection) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	if (attr->cqe > INT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = cq_create(context, (int)attr->cqe, attr->channel,
+		       (int)attr->comp_vector, pd);
+	if (!cq)
+		return NULL;
+	pvrdma_cq_ex_init_ops(cq, attr->wc_flags);
+	return &cq->ibv_cq_ex;
 }
 
 int pvrdma_destroy_cq(struct ibv_cq *ibcq)
@@ -103,20 +165,24 @@ int pvrdma_destroy_cq(struct ibv_cq *ibcq)
 	ret = ibv_cmd_destroy_cq(ibcq);
 	if (ret)
 		return ret;	/* e.g. EBUSY: QPs still use it */
-	pvrdma_free_ring_buf(cq->buf, cq->buf_size);
-	pthread_spin_destroy(&cq->lock);
+	pvrdma_untrack_cq(cq->ctx, cq);
+	pvrdma_buf_free(&cq->buf);
+	pvrdma_lock_destroy(&cq->lock);
 	free(cq);
 	return 0;
 }
 
-static void empty_poll(struct pvrdma_cq *cq)
+/* An empty poll: maybe nudge the device (see the top of this file). */
+void pvrdma_cq_empty_poll(struct pvrdma_cq *cq)
 {
-	if (!cq->ctx->cq_poll_db_interval)
+	pvrdma_stat_add(&cq->stats.empty_polls, 1);
+	if (++cq->empty_run != cq->next_poll_db || !cq->next_poll_db)
 		return;
-	if (--cq->empty_polls_left)
-		return;
-	cq->empty_polls_left = cq->ctx->cq_poll_db_interval;
+	/* next one after twice the run; saturate rather than wrap to 0 */
+	cq->next_poll_db = cq->next_poll_db << 1 ? cq->next_poll_db << 1 :
+						   UINT32_MAX;
 	pvrdma_ring_doorbell(cq->doorbell, cq->cqn | PVRDMA_DB_CQ_POLL);
+	pvrdma_stat_add(&cq->stats.db_poll, 1);
 }
 
 int pvrdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
@@ -128,13 +194,13 @@ int pvrdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	if (num_entries < 0)
 		return -EINVAL;
 
-	pthread_spin_lock(&cq->lock);
+	pvrdma_cq_lock(cq);
 	head = pvrdma_ring_load_own(&cq->ring->cons_head);
 	/* acquire: CQE contents are read only after this load */
 	tail = pvrdma_ring_load_acquire(&cq->ring->prod_tail);
 	if (!pvrdma_ring_idx_valid(head, n) ||
 	    !pvrdma_ring_idx_valid(tail, n)) {
-		pthread_spin_unlock(&cq->lock);
+		pvrdma_cq_unlock(cq);
 		return -EIO;
 	}
 
@@ -153,22 +219,43 @@ int pvrdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	/* release: the device may reuse the slots once it sees this */
 	pvrdma_ring_store_release(&cq->ring->cons_head, head);
 
-	if (polled)
-		cq->empty_polls_left = cq->ctx->cq_poll_db_interval;
-	else
-		empty_poll(cq);
-	pthread_spin_unlock(&cq->lock);
+	pvrdma_stat_add(&cq->stats.polls, 1);
+	if (polled) {
+		pvrdma_stat_add(&cq->stats.cqes, (uint64_t)polled);
+		pvrdma_cq_found(cq);
+	} else {
+		pvrdma_cq_empty_poll(cq);
+	}
+	pvrdma_cq_unlock(cq);
 	return polled;
 }
 
 int pvrdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct pvrdma_cq *cq = to_pcq(ibcq);
+	uint32_t want = solicited_only ? PVRDMA_DB_CQ_ARM_SOL :
+					 PVRDMA_DB_CQ_ARM;
+	uint32_t armed = __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
 
-	pvrdma_ring_doorbell(cq->doorbell, cq->cqn |
-			     (solicited_only ? PVRDMA_DB_CQ_ARM_SOL :
-					       PVRDMA_DB_CQ_ARM));
+	/* ARM covers ARM_SOL; an event consumed since resets armed to 0 */
+	if (cq->ctx->cq_arm_dedup &&
+	    (armed == PVRDMA_DB_CQ_ARM || armed == want)) {
+		__atomic_add_fetch(&cq->stats.arms_skipped, 1,
+				   __ATOMIC_RELAXED);
+		return 0;
+	}
+	__atomic_store_n(&cq->armed, want, __ATOMIC_RELEASE);
+	pvrdma_ring_doorbell(cq->doorbell, cq->cqn | want);
+	__atomic_add_fetch(solicited_only ? &cq->stats.db_arm_sol :
+					    &cq->stats.db_arm, 1,
+			   __ATOMIC_RELAXED);
 	return 0;
+}
+
+/* ibv_get_cq_event read an event of this CQ: the device disarmed it. */
+void pvrdma_cq_event(struct ibv_cq *ibcq)
+{
+	__atomic_store_n(&to_pcq(ibcq)->armed, 0, __ATOMIC_RELEASE);
 }
 
 static bool cqe_of(const struct pvrdma_cqe *cqe, uint32_t qp_handle)
@@ -216,7 +303,7 @@ void pvrdma_cq_remove_qp_locked(struct pvrdma_cq *cq, uint32_t qp_handle)
 
 void pvrdma_cq_remove_qp(struct pvrdma_cq *cq, uint32_t qp_handle)
 {
-	pthread_spin_lock(&cq->lock);
+	pvrdma_cq_lock(cq);
 	pvrdma_cq_remove_qp_locked(cq, qp_handle);
-	pthread_spin_unlock(&cq->lock);
+	pvrdma_cq_unlock(cq);
 }

@@ -11,9 +11,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "dv_ops.h"
 #include "pvrdma.h"
 
 #define PVRDMA_CQ_POLL_DOORBELL_DEFAULT 64
+/* Inline bounce slots: default largest payload, and the most an
+ * administrator may allow (PVRDMA_MAX_INLINE); the memory is slot size
+ * times SQ depth per QP that asks for inline data. */
+#define PVRDMA_MAX_INLINE_DEFAULT 256
+#define PVRDMA_MAX_INLINE_CAP 4096
 
 static void pvrdma_free_context(struct ibv_context *ibctx);
 
@@ -26,12 +32,19 @@ static const struct verbs_context_ops pvrdma_ctx_ops = {
 	.reg_mr = pvrdma_reg_mr,
 	.dereg_mr = pvrdma_dereg_mr,
 
+	.alloc_td = pvrdma_alloc_td,
+	.dealloc_td = pvrdma_dealloc_td,
+	.alloc_parent_domain = pvrdma_alloc_parent_domain,
+
 	.create_cq = pvrdma_create_cq,
+	.create_cq_ex = pvrdma_create_cq_ex,
+	.cq_event = pvrdma_cq_event,
 	.poll_cq = pvrdma_poll_cq,
 	.req_notify_cq = pvrdma_req_notify_cq,
 	.destroy_cq = pvrdma_destroy_cq,
 
 	.create_qp = pvrdma_create_qp,
+	.create_qp_ex = pvrdma_create_qp_ex,
 	.query_qp = pvrdma_query_qp,
 	.modify_qp = pvrdma_modify_qp,
 	.destroy_qp = pvrdma_destroy_qp,
@@ -48,19 +61,35 @@ static const struct verbs_context_ops pvrdma_ctx_ops = {
 	.destroy_ah = pvrdma_destroy_ah,
 };
 
-uint32_t pvrdma_cq_poll_db_interval_from_env(void)
+static unsigned long env_ulong(const char *name, unsigned long dflt,
+			       unsigned long max)
 {
-	const char *s = getenv("PVRDMA_CQ_POLL_DOORBELL");
+	const char *s = getenv(name);
 	unsigned long v;
 	char *end;
 
 	if (!s || !*s)
-		return PVRDMA_CQ_POLL_DOORBELL_DEFAULT;
+		return dflt;
 	errno = 0;
 	v = strtoul(s, &end, 0);
-	if (errno || *end || v > UINT32_MAX)
-		return PVRDMA_CQ_POLL_DOORBELL_DEFAULT;
-	return (uint32_t)v;
+	if (errno || *end || v > max)
+		return dflt;
+	return v;
+}
+
+uint32_t pvrdma_cq_poll_db_interval_from_env(void)
+{
+	return (uint32_t)env_ulong("PVRDMA_CQ_POLL_DOORBELL",
+				   PVRDMA_CQ_POLL_DOORBELL_DEFAULT,
+				   UINT32_MAX);
+}
+
+/* PVRDMA_MAX_INLINE: 0 turns inline data off; above the cap: default. */
+uint32_t pvrdma_max_inline_from_env(void)
+{
+	return (uint32_t)env_ulong("PVRDMA_MAX_INLINE",
+				   PVRDMA_MAX_INLINE_DEFAULT,
+				   PVRDMA_MAX_INLINE_CAP);
 }
 
 /* ---- context ---- */
@@ -126,6 +155,7 @@ static void free_context_resources(struct pvrdma_context *ctx)
 	free(ctx->qp_table);
 	free(ctx->ports);
 	pthread_mutex_destroy(&ctx->qp_table_lock);
+	pthread_mutex_destroy(&ctx->objects_lock);
 }
 
 static struct verbs_context *pvrdma_alloc_context(struct ibv_device *ibdev,
@@ -146,6 +176,7 @@ static struct verbs_context *pvrdma_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 	pthread_mutex_init(&ctx->qp_table_lock, NULL);
+	pvrdma_objects_init(ctx);
 
 	ret = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd),
 				  &resp.ibv_resp, sizeof(resp));
@@ -178,6 +209,8 @@ static struct verbs_context *pvrdma_alloc_context(struct ibv_device *ibdev,
 	}
 	ctx->uar = uar;
 	ctx->cq_poll_db_interval = pvrdma_cq_poll_db_interval_from_env();
+	ctx->max_inline_data = pvrdma_max_inline_from_env();
+	ctx->cq_arm_dedup = env_ulong("PVRDMA_CQ_ARM_DEDUP", 1, 1) != 0;
 	return &ctx->vctx;
 
 err:
@@ -223,17 +256,27 @@ static const struct verbs_match_ent pvrdma_match_table[] = {
 	{ .kind = VERBS_MATCH_SENTINEL },
 };
 
-static const struct verbs_device_ops pvrdma_device_ops = {
-	.name = "pvrdma",
-	.match_min_abi_version = PVRDMA_UVERBS_ABI_VERSION,
-	.match_max_abi_version = PVRDMA_UVERBS_ABI_VERSION,
-	.match_table = pvrdma_match_table,
-	.alloc_device = pvrdma_alloc_device,
-	.uninit_device = pvrdma_uninit_device,
-	.alloc_context = pvrdma_alloc_context,
+static const struct pvrdma_device_ops_ext pvrdma_device_ops = {
+	.ops = {
+		.name = PVRDMA_DV_PROVIDER_NAME,
+		.match_min_abi_version = PVRDMA_UVERBS_ABI_VERSION,
+		.match_max_abi_version = PVRDMA_UVERBS_ABI_VERSION,
+		.match_table = pvrdma_match_table,
+		.alloc_device = pvrdma_alloc_device,
+		.uninit_device = pvrdma_uninit_device,
+		.alloc_context = pvrdma_alloc_context,
+	},
+	/* what libpvrdma.so.1 calls (dv_ops.h) */
+	.dv = {
+		.magic = PVRDMA_DV_MAGIC,
+		.size = sizeof(struct pvrdma_dv_ops),
+		.query_counters = pvrdma_dv_query_counters,
+		.query_device = pvrdma_dv_query_device,
+	},
 };
 
-/* For static linking (libibverbs' static provider list). */
+/* For static linking (libibverbs' static provider list): the ops are the
+ * first member, at the same address. */
 extern const struct verbs_device_ops verbs_provider_pvrdma
 	__attribute__((visibility("default")))
 	__attribute__((alias("pvrdma_device_ops")));
@@ -241,5 +284,5 @@ extern const struct verbs_device_ops verbs_provider_pvrdma
 /* For dlopen(): register as soon as the library is loaded. */
 static void __attribute__((constructor)) pvrdma_register(void)
 {
-	verbs_register_driver_34(&pvrdma_device_ops);
+	verbs_register_driver_34(&pvrdma_device_ops.ops);
 }

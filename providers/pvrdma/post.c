@@ -3,9 +3,10 @@
  * The fast path: post_send, post_recv, post_srq_recv.
  *
  * No syscall, no allocation, no division. Per call: take the queue's
- * spinlock, check and encode WRs into free slots, then publish the new
- * producer index once with a release store and ring ONE doorbell for the
- * whole list. A bad WR stops the list: the good prefix before it is
+ * spinlock (none under a thread domain), check and encode WRs into free
+ * slots (inline data copied into the slot's bounce buffer), then publish
+ * the new producer index once with a release store and ring ONE doorbell
+ * for the whole list. A bad WR stops the list: the good prefix before it is
  * posted (and rung), *bad_wr names the bad one, and nothing of it or after
  * it reaches the ring.
  */
@@ -19,11 +20,21 @@ static inline void *wq_slot(const struct pvrdma_wq *wq, uint32_t idx)
 	       ((size_t)pvrdma_ring_slot(idx, wq->wqe_cnt) << wq->wqe_shift);
 }
 
-/* Publishes [old tail, tail) and tells the device. Lock held. */
-static inline void wq_publish(struct pvrdma_wq *wq, uint32_t tail)
+/* Publishes [start, tail) and tells the device. Lock held. */
+static inline void wq_publish(struct pvrdma_wq *wq, uint32_t start,
+			      uint32_t tail)
 {
 	pvrdma_ring_store_release(&wq->ring->prod_tail, tail);
 	pvrdma_ring_doorbell(wq->doorbell, wq->doorbell_value);
+	pvrdma_stat_add(&wq->stats.posts, 1);
+	pvrdma_stat_add(&wq->stats.doorbells, 1);
+	pvrdma_stat_add(&wq->stats.wqes,
+			pvrdma_ring_used(tail, start, wq->wqe_cnt));
+}
+
+void pvrdma_wq_publish(struct pvrdma_wq *wq, uint32_t start, uint32_t tail)
+{
+	wq_publish(wq, start, tail);
 }
 
 int pvrdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -45,7 +56,7 @@ int pvrdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		break;
 	}
 
-	pthread_spin_lock(&sq->lock);
+	pvrdma_wq_lock(sq);
 	tail = pvrdma_ring_load_own(&sq->ring->prod_tail);
 	head = pvrdma_ring_load_acquire(&sq->ring->cons_head);
 	if (!pvrdma_ring_idx_valid(tail, sq->wqe_cnt) ||
@@ -72,13 +83,27 @@ int pvrdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			}
 		}
 		pvrdma_encode_send_wqe(wq_slot(sq, tail), ibqp->qp_type, wr);
+		if (wr->send_flags & IBV_SEND_INLINE) {
+			uint32_t slot = pvrdma_ring_slot(tail, sq->wqe_cnt);
+			struct pvrdma_sq_wqe_hdr *hdr = wq_slot(sq, tail);
+
+			/* no slots: max_inline_data 0, the WR is empty */
+			if (qp->inl.slots)
+				pvrdma_encode_inline(hdr,
+						     pvrdma_inline_slot(qp, slot),
+						     qp->inl.lkey, wr->sg_list,
+						     wr->num_sge);
+			else
+				hdr->num_sge = 0;
+			pvrdma_stat_add(&sq->stats.inline_wqes, 1);
+		}
 		tail = pvrdma_ring_next(tail, sq->wqe_cnt);
 	}
 
 	if (tail != start)
-		wq_publish(sq, tail);
+		wq_publish(sq, start, tail);
 out:
-	pthread_spin_unlock(&sq->lock);
+	pvrdma_wq_unlock(sq);
 	return ret;
 }
 
@@ -89,7 +114,7 @@ int pvrdma_wq_post_recv(struct pvrdma_wq *rq, struct ibv_recv_wr *wr,
 	uint32_t tail, head, start;
 	int ret = 0;
 
-	pthread_spin_lock(&rq->lock);
+	pvrdma_wq_lock(rq);
 	tail = pvrdma_ring_load_own(&rq->ring->prod_tail);
 	head = pvrdma_ring_load_acquire(&rq->ring->cons_head);
 	if (!pvrdma_ring_idx_valid(tail, rq->wqe_cnt) ||
@@ -119,9 +144,9 @@ int pvrdma_wq_post_recv(struct pvrdma_wq *rq, struct ibv_recv_wr *wr,
 	}
 
 	if (tail != start)
-		wq_publish(rq, tail);
+		wq_publish(rq, start, tail);
 out:
-	pthread_spin_unlock(&rq->lock);
+	pvrdma_wq_unlock(rq);
 	return ret;
 }
 
@@ -147,8 +172,8 @@ int pvrdma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 /* Back to empty (after modify to RESET). */
 void pvrdma_wq_reset(struct pvrdma_wq *wq)
 {
-	pthread_spin_lock(&wq->lock);
+	pvrdma_wq_lock(wq);
 	wq->ring->cons_head = 0;
 	pvrdma_ring_store_release(&wq->ring->prod_tail, 0);
-	pthread_spin_unlock(&wq->lock);
+	pvrdma_wq_unlock(wq);
 }

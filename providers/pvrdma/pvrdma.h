@@ -3,13 +3,19 @@
  * libpvrdma: objects of the provider and the contracts between its files.
  *
  *   main.c     device match, context (UAR, device limits)
+ *   td.c       thread domains, parent domains (custom allocators)
+ *   dv.c       pvrdmadv: counters and device facts (what libpvrdma.so.1
+ *              reaches through the device ops)
+ *   inline.c   the per-QP bounce slots that give inline sends
  *   qp_table.c CQE.qp -> QP
  *   buf.c      ring buffers shared with the device
  *   verbs.c    query_device/port, PD, MR
  *   ah.c       address handles built in userspace (struct pvrdma_av)
  *   cq.c       CQ create/destroy/arm, poll, removal of a QP's CQEs
+ *   cq_ex.c    ibv_create_cq_ex: start/next/end_poll and read_* accessors
  *   cqe.c      CQE -> ibv_wc decoding (pure)
  *   qp.c       QP create/modify/query/destroy
+ *   qp_ex.c    ibv_create_qp_ex: the ibv_wr_* builders
  *   srq.c      SRQ create/modify/query/destroy
  *   wqe.c      WR -> WQE encoding and checks (pure)
  *   post.c     post_send, post_recv, post_srq_recv (the fast path)
@@ -19,12 +25,14 @@
 #define PVRDMA_PROVIDER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <infiniband/pvrdma_verbs_provider.h>
 #include <rdma/vmw_pvrdma-abi.h>
 
 #include "ring.h"
+#include "lock.h"
 
 #define PVRDMA_PCI_VENDOR_VMWARE	0x15ad
 #define PVRDMA_PCI_DEVICE_PVRDMA	0x0820
@@ -80,6 +88,41 @@ struct pvrdma_port_info {
 	int gid_tbl_len;
 };
 
+/*
+ * Fast-path statistics of one queue. Each is written only under the
+ * queue's lock (or by the one thread of its thread domain), so a plain
+ * increment does; pvrdmadv_query_counters reads them with relaxed loads.
+ */
+struct pvrdma_wq_stats {
+	uint64_t posts;			/* post calls that reached the ring */
+	uint64_t wqes;
+	uint64_t doorbells;
+	uint64_t inline_wqes;
+	uint64_t lock_acquisitions;
+};
+
+struct pvrdma_cq_stats {
+	uint64_t polls;
+	uint64_t empty_polls;
+	uint64_t cqes;
+	uint64_t db_poll;
+	uint64_t db_arm;
+	uint64_t db_arm_sol;
+	uint64_t arms_skipped;		/* already armed: no doorbell */
+	uint64_t lock_acquisitions;
+};
+
+/* Counters of destroyed objects, folded into the context's totals. */
+struct pvrdma_retired_stats {
+	struct pvrdma_wq_stats sq, rq, srq;
+	struct pvrdma_cq_stats cq;
+};
+
+/* Intrusive list of a context's live QPs, CQs and SRQs. */
+struct pvrdma_list {
+	struct pvrdma_list *next, *prev;
+};
+
 struct pvrdma_qp;
 
 struct pvrdma_context {
@@ -98,11 +141,47 @@ struct pvrdma_context {
 	/* 0: never ring a POLL doorbell; N: on every Nth consecutive empty
 	 * poll of a CQ (PVRDMA_CQ_POLL_DOORBELL). */
 	uint32_t cq_poll_db_interval;
+	/* Skip ARM doorbells of a CQ still armed (PVRDMA_CQ_ARM_DEDUP). */
+	bool cq_arm_dedup;
+	/* Largest inline payload a QP may ask for (PVRDMA_MAX_INLINE). */
+	uint32_t max_inline_data;
+
+	/* For pvrdmadv: the objects whose counters are summed. */
+	pthread_mutex_t objects_lock;
+	struct pvrdma_list qps, cqs, srqs;
+	struct pvrdma_retired_stats retired;
+	bool seen_qp_handle_ne_qpn;	/* namespaces at work */
 };
 
+struct pvrdma_td {
+	struct ibv_td ibv_td;
+	int refs;			/* parent domains using it (atomic) */
+};
+
+/*
+ * A protection domain, or a parent domain: then protection is the PD it
+ * wraps (whose handle and pdn it carries, so commands and AHs need no
+ * special case), td the thread domain if any, and alloc/free the
+ * application's allocator of ring buffers.
+ */
 struct pvrdma_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;
+	struct pvrdma_pd *protection;	/* NULL: an ordinary PD */
+	struct pvrdma_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
+};
+
+/* Memory shared with the device, and who must give it back. */
+struct pvrdma_buf {
+	void *addr;
+	size_t size;
+	struct pvrdma_pd *custom;	/* parent domain whose free() owns it */
+	uint64_t resource_type;
 };
 
 /*
@@ -111,7 +190,7 @@ struct pvrdma_pd {
  * path can run against ordinary memory in tests.
  */
 struct pvrdma_wq {
-	pthread_spinlock_t lock;
+	struct pvrdma_lock lock;
 	struct pvrdma_ring *ring;	/* in the shared ring-state page */
 	uint8_t *wqes;			/* first WQE */
 	uint32_t wqe_cnt;		/* power of two */
@@ -119,42 +198,87 @@ struct pvrdma_wq {
 	uint32_t max_sge;
 	volatile uint32_t *doorbell;	/* register in the UAR */
 	uint32_t doorbell_value;	/* handle | kind bit, precomputed */
+	struct pvrdma_wq_stats stats;
 };
 
 struct pvrdma_cq {
-	struct ibv_cq ibv_cq;
-	pthread_spinlock_t lock;
+	union {
+		struct ibv_cq ibv_cq;
+		struct ibv_cq_ex ibv_cq_ex;	/* created by create_cq_ex */
+	};
+	struct pvrdma_lock lock;
 	struct pvrdma_ring *ring;	/* rx: device produces, we consume */
 	struct pvrdma_cqe *cqes;
 	uint32_t cqe_cnt;		/* power of two */
 	uint32_t cqn;
 	volatile uint32_t *doorbell;
-	uint32_t empty_polls_left;	/* countdown to a POLL doorbell */
+	uint32_t empty_run;		/* consecutive empty polls */
+	uint32_t next_poll_db;		/* empty_run that rings POLL */
+	/* 0, PVRDMA_DB_CQ_ARM_SOL or PVRDMA_DB_CQ_ARM: what the device was
+	 * last asked, until an event of this CQ is consumed */
+	uint32_t armed;
 	struct pvrdma_context *ctx;
-	void *buf;
-	size_t buf_size;
+	struct pvrdma_buf buf;
+	struct pvrdma_cq_stats stats;
+	struct pvrdma_list node;	/* ctx->cqs */
+
+	/* Extended polling (between start_poll and end_poll). */
+	uint32_t ex_head;		/* next CQE to read */
+	uint32_t ex_tail;		/* device's index at start_poll */
+	struct ibv_wc ex_wc;		/* the current completion, decoded */
 };
 
 struct pvrdma_srq {
 	struct ibv_srq ibv_srq;
 	struct pvrdma_wq rq;
 	uint32_t srqn;
-	void *buf;
-	size_t buf_size;
+	struct pvrdma_buf buf;
+	struct pvrdma_list node;	/* ctx->srqs */
+};
+
+/*
+ * The inline bounce area of a QP: one slot per SQ WQE, registered in the
+ * QP's PD, so an inline WR becomes an ordinary SGE on a copy of the data.
+ */
+struct pvrdma_inline {
+	uint8_t *slots;			/* slot i belongs to SQ WQE slot i */
+	uint32_t slot_shift;		/* log2(slot size) */
+	uint32_t lkey;
+	struct verbs_mr mr;
+	size_t size;
+};
+
+/* State of an ibv_wr_start ... ibv_wr_complete/abort batch. */
+struct pvrdma_wr_batch {
+	uint32_t start;			/* producer index at wr_start */
+	uint32_t tail;			/* next free slot */
+	uint32_t head;			/* consumer index last read */
+	uint32_t wqes;			/* built so far */
+	int err;			/* first error: the batch fails */
+	struct pvrdma_sq_wqe_hdr *cur;	/* WQE being built */
+	uint32_t cur_slot;
+	bool need_ud_addr;
 };
 
 struct pvrdma_qp {
-	struct ibv_qp ibv_qp;
+	union {
+		struct ibv_qp ibv_qp;
+		struct verbs_qp vqp;	/* comp_mask: VERBS_QP_EX */
+	};
 	struct pvrdma_wq sq;
 	struct pvrdma_wq rq;		/* unused when srq is set */
 	struct pvrdma_srq *srq;
 	uint32_t qp_handle;		/* doorbells and CQE.qp */
 	uint32_t max_inline_data;
 	enum ibv_atomic_cap atomic_cap;
-	void *sbuf;			/* ring-state page + SQ WQEs */
-	size_t sbuf_size;
-	void *rbuf;			/* RQ WQEs; NULL with an SRQ */
-	size_t rbuf_size;
+	struct pvrdma_inline inl;	/* max_inline_data > 0 only */
+	struct pvrdma_buf inl_buf;
+	struct pvrdma_buf sbuf;		/* ring-state page + SQ WQEs */
+	struct pvrdma_buf rbuf;		/* RQ WQEs; none with an SRQ */
+	struct pvrdma_list node;	/* ctx->qps */
+	uint64_t send_ops_flags;	/* what the ibv_wr_* builders allow */
+	struct pvrdma_wr_batch batch;
+	uint8_t scratch[256];		/* where a failed batch writes */
 };
 
 struct pvrdma_ah {
@@ -188,6 +312,80 @@ static inline struct pvrdma_cq *to_pcq(struct ibv_cq *cq)
 static inline struct pvrdma_qp *to_pqp(struct ibv_qp *qp)
 {
 	return pvrdma_container(qp, struct pvrdma_qp, ibv_qp);
+}
+
+static inline struct pvrdma_qp *qpx_to_pqp(struct ibv_qp_ex *qpx)
+{
+	return pvrdma_container(qpx, struct pvrdma_qp, vqp.qp_ex);
+}
+
+static inline struct pvrdma_cq *cqx_to_pcq(struct ibv_cq_ex *cqx)
+{
+	return pvrdma_container(cqx, struct pvrdma_cq, ibv_cq_ex);
+}
+
+static inline struct pvrdma_td *to_ptd(struct ibv_td *td)
+{
+	return pvrdma_container(td, struct pvrdma_td, ibv_td);
+}
+
+/* One more event of the fast path: the writer is the only writer (queue
+ * lock held, or the thread of its domain), so no atomic RMW is needed;
+ * the relaxed store keeps readers in other threads race-free. */
+static inline void pvrdma_stat_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
+			 __ATOMIC_RELAXED);
+}
+
+static inline uint64_t pvrdma_stat_read(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+static inline void pvrdma_wq_lock(struct pvrdma_wq *wq)
+{
+	if (pvrdma_lock(&wq->lock))
+		pvrdma_stat_add(&wq->stats.lock_acquisitions, 1);
+}
+
+static inline void pvrdma_wq_unlock(struct pvrdma_wq *wq)
+{
+	pvrdma_unlock(&wq->lock);
+}
+
+static inline void pvrdma_cq_lock(struct pvrdma_cq *cq)
+{
+	if (pvrdma_lock(&cq->lock))
+		pvrdma_stat_add(&cq->stats.lock_acquisitions, 1);
+}
+
+static inline void pvrdma_cq_unlock(struct pvrdma_cq *cq)
+{
+	pvrdma_unlock(&cq->lock);
+}
+
+static inline void pvrdma_list_init(struct pvrdma_list *l)
+{
+	l->next = l->prev = l;
+}
+
+static inline void pvrdma_list_add(struct pvrdma_list *head,
+				   struct pvrdma_list *n)
+{
+	n->next = head->next;
+	n->prev = head;
+	head->next->prev = n;
+	head->next = n;
+}
+
+static inline void pvrdma_list_del(struct pvrdma_list *n)
+{
+	if (!n->next)
+		return;		/* never added */
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = NULL;
 }
 
 static inline struct pvrdma_srq *to_psrq(struct ibv_srq *srq)
@@ -241,11 +439,61 @@ static inline uint32_t pvrdma_rq_wqe_size(uint32_t max_sge)
 /* ---- buf.c, qp_table.c, main.c ---- */
 void *pvrdma_alloc_ring_buf(size_t size);
 void pvrdma_free_ring_buf(void *buf, size_t size);
+int pvrdma_buf_alloc(struct pvrdma_buf *buf, struct pvrdma_pd *pd,
+		     size_t size, size_t align, uint64_t resource_type);
+void pvrdma_buf_free(struct pvrdma_buf *buf);
+uint32_t pvrdma_max_inline_from_env(void);
 struct pvrdma_qp *pvrdma_qp_lookup(struct pvrdma_context *ctx,
 				   uint64_t cqe_qp);
 int pvrdma_qp_table_add(struct pvrdma_context *ctx, struct pvrdma_qp *qp);
 void pvrdma_qp_table_del(struct pvrdma_context *ctx, struct pvrdma_qp *qp);
 uint32_t pvrdma_cq_poll_db_interval_from_env(void);
+
+/* ---- td.c ---- */
+struct ibv_td *pvrdma_alloc_td(struct ibv_context *context,
+			       struct ibv_td_init_attr *attr);
+int pvrdma_dealloc_td(struct ibv_td *td);
+struct ibv_pd *pvrdma_alloc_parent_domain(
+	struct ibv_context *context, struct ibv_parent_domain_init_attr *attr);
+/* The thread domain of a PD (NULL for an ordinary PD). */
+static inline struct pvrdma_td *pvrdma_pd_td(struct ibv_pd *pd)
+{
+	return pd ? ((struct pvrdma_pd *)pd)->td : NULL;
+}
+
+/* The PD that protects: itself, or the one a parent domain wraps. */
+static inline struct pvrdma_pd *pvrdma_pd_protection(struct ibv_pd *pd)
+{
+	struct pvrdma_pd *p = (struct pvrdma_pd *)pd;
+
+	return p->protection ? p->protection : p;
+}
+
+/* ---- dv.c ---- */
+void pvrdma_objects_init(struct pvrdma_context *ctx);
+void pvrdma_track_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp);
+void pvrdma_untrack_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp);
+void pvrdma_track_cq(struct pvrdma_context *ctx, struct pvrdma_cq *cq);
+void pvrdma_untrack_cq(struct pvrdma_context *ctx, struct pvrdma_cq *cq);
+void pvrdma_track_srq(struct pvrdma_context *ctx, struct pvrdma_srq *srq);
+void pvrdma_untrack_srq(struct pvrdma_context *ctx, struct pvrdma_srq *srq);
+struct pvrdmadv_counters;
+struct pvrdmadv_device_attr;
+int pvrdma_dv_query_counters(struct ibv_context *ctx,
+			     struct pvrdmadv_counters *out, size_t outlen);
+int pvrdma_dv_query_device(struct ibv_context *ctx,
+			   struct pvrdmadv_device_attr *out, size_t outlen);
+
+/* ---- inline.c ---- */
+int pvrdma_inline_init(struct pvrdma_qp *qp, struct ibv_pd *pd,
+		       uint32_t max_inline);
+void pvrdma_inline_fini(struct pvrdma_qp *qp);
+/* The slot of SQ WQE slot i. */
+static inline uint8_t *pvrdma_inline_slot(const struct pvrdma_qp *qp,
+					  uint32_t slot)
+{
+	return qp->inl.slots + ((size_t)slot << qp->inl.slot_shift);
+}
 
 /* ---- verbs.c ---- */
 int pvrdma_query_device_ex(struct ibv_context *context,
@@ -281,6 +529,18 @@ struct ibv_cq *pvrdma_create_cq(struct ibv_context *context, int cqe,
 int pvrdma_destroy_cq(struct ibv_cq *cq);
 int pvrdma_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int pvrdma_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+void pvrdma_cq_event(struct ibv_cq *cq);
+void pvrdma_cq_empty_poll(struct pvrdma_cq *cq);
+/* A poll found completions: the run of empty polls is over. */
+static inline void pvrdma_cq_found(struct pvrdma_cq *cq)
+{
+	cq->empty_run = 0;
+	cq->next_poll_db = cq->ctx->cq_poll_db_interval;
+}
+struct ibv_cq_ex *pvrdma_create_cq_ex(struct ibv_context *context,
+				      struct ibv_cq_init_attr_ex *attr);
+int pvrdma_cq_ex_check(const struct ibv_cq_init_attr_ex *attr);
+void pvrdma_cq_ex_init_ops(struct pvrdma_cq *cq, uint64_t wc_flags);
 void pvrdma_cq_remove_qp_locked(struct pvrdma_cq *cq, uint32_t qp_handle);
 void pvrdma_cq_remove_qp(struct pvrdma_cq *cq, uint32_t qp_handle);
 
@@ -292,6 +552,11 @@ int pvrdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 int pvrdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		    int attr_mask, struct ibv_qp_init_attr *init_attr);
 int pvrdma_destroy_qp(struct ibv_qp *qp);
+struct ibv_qp *pvrdma_create_qp_ex(struct ibv_context *context,
+				   struct ibv_qp_init_attr_ex *attr);
+int pvrdma_qp_ex_check_ops(const struct pvrdma_context *ctx,
+			   enum ibv_qp_type type, uint64_t send_ops_flags);
+void pvrdma_qp_ex_init_ops(struct pvrdma_qp *qp, uint64_t send_ops_flags);
 int pvrdma_check_modify_qp(const struct pvrdma_limits *lim,
 			   const struct ibv_qp_attr *attr, int attr_mask);
 
@@ -308,6 +573,11 @@ int pvrdma_check_send_wr(const struct pvrdma_qp *qp,
 			 const struct ibv_send_wr *wr);
 void pvrdma_encode_send_wqe(void *wqe, enum ibv_qp_type type,
 			    const struct ibv_send_wr *wr);
+uint32_t pvrdma_encode_inline(struct pvrdma_sq_wqe_hdr *hdr, uint8_t *slot,
+			      uint32_t lkey, const struct ibv_sge *sg, int n);
+int pvrdma_check_wr_opcode(const struct pvrdma_qp *qp,
+			   enum ibv_wr_opcode op);
+extern const uint8_t pvrdma_wr_opcode_to_dev[];
 int pvrdma_check_recv_wr(const struct pvrdma_wq *rq,
 			 const struct ibv_recv_wr *wr);
 void pvrdma_encode_recv_wqe(void *wqe, const struct ibv_recv_wr *wr);
@@ -322,5 +592,6 @@ int pvrdma_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 int pvrdma_wq_post_recv(struct pvrdma_wq *rq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
 void pvrdma_wq_reset(struct pvrdma_wq *wq);
+void pvrdma_wq_publish(struct pvrdma_wq *wq, uint32_t start, uint32_t tail);
 
 #endif /* PVRDMA_PROVIDER_H */

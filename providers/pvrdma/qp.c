@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <infiniband/pvrdmadv.h>
+
 #include "pvrdma.h"
 
 struct pvrdma_create_qp_cmd {
@@ -45,13 +47,24 @@ static int check_qp_type(enum ibv_qp_type type)
 	}
 }
 
-static int check_create_qp(const struct pvrdma_limits *lim,
-			   const struct ibv_qp_init_attr *attr)
+static int check_create_qp(const struct pvrdma_context *ctx,
+			   const struct ibv_qp_init_attr_ex *attr)
 {
+	const struct pvrdma_limits *lim = &ctx->limits;
 	int ret = check_qp_type(attr->qp_type);
 
 	if (ret)
 		return ret;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	/* XRC, RSS, TSO: nothing of the kind on this device */
+	if (attr->comp_mask & ~(uint32_t)(IBV_QP_INIT_ATTR_PD |
+					  IBV_QP_INIT_ATTR_CREATE_FLAGS |
+					  IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
+		return EOPNOTSUPP;
 	if (!attr->send_cq || !attr->recv_cq)
 		return EINVAL;
 	if (attr->cap.max_send_wr > lim->max_qp_wr ||
@@ -60,52 +73,57 @@ static int check_create_qp(const struct pvrdma_limits *lim,
 	if (!attr->srq && (attr->cap.max_recv_wr > lim->max_qp_wr ||
 			   attr->cap.max_recv_sge > lim->max_sge))
 		return EINVAL;
+	if (attr->cap.max_inline_data > ctx->max_inline_data)
+		return EINVAL;
 	return 0;
 }
 
 static int wq_init(struct pvrdma_wq *wq, struct pvrdma_ring *ring,
 		   uint8_t *wqes, uint32_t cnt, uint32_t wqe_size,
-		   uint32_t max_sge)
+		   uint32_t max_sge, bool single_thread)
 {
 	wq->ring = ring;
 	wq->wqes = wqes;
 	wq->wqe_cnt = cnt;
 	wq->wqe_shift = pvrdma_log2(wqe_size);
 	wq->max_sge = max_sge;
-	return pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	return pvrdma_lock_init(&wq->lock, single_thread);
 }
 
 static void free_qp_bufs(struct pvrdma_qp *qp)
 {
-	if (qp->sbuf)
-		pvrdma_free_ring_buf(qp->sbuf, qp->sbuf_size);
-	if (qp->rbuf)
-		pvrdma_free_ring_buf(qp->rbuf, qp->rbuf_size);
+	pvrdma_buf_free(&qp->sbuf);
+	pvrdma_buf_free(&qp->rbuf);
 }
 
-struct ibv_qp *pvrdma_create_qp(struct ibv_pd *pd,
-				struct ibv_qp_init_attr *attr)
+/* Both create_qp and create_qp_ex. */
+static struct pvrdma_qp *qp_create(struct ibv_context *context,
+				   struct ibv_qp_init_attr_ex *attr)
 {
-	struct pvrdma_context *ctx = to_pctx(pd->context);
-	size_t page = to_pdev(pd->context->device)->page_size;
+	struct pvrdma_context *ctx = to_pctx(context);
+	size_t page = to_pdev(context->device)->page_size;
 	struct pvrdma_create_qp_cmd cmd = {};
 	struct pvrdma_create_qp_cmd_resp resp = {};
-	struct ibv_qp_init_attr kattr;
+	struct ibv_qp_init_attr_ex kattr;
 	uint32_t sq_cnt, sq_sge, sq_wqe, rq_cnt = 0, rq_sge = 0, rq_wqe = 0;
 	struct pvrdma_ring_state *rs;
+	struct pvrdma_pd *pd;
 	struct pvrdma_qp *qp;
 	uint8_t *uar = ctx->uar;
+	bool single;
 	int ret;
 
 	if (!attr) {
 		errno = EINVAL;
 		return NULL;
 	}
-	ret = check_create_qp(&ctx->limits, attr);
+	ret = check_create_qp(ctx, attr);
 	if (ret) {
 		errno = ret;
 		return NULL;
 	}
+	pd = to_ppd(attr->pd);
+	single = pd->td != NULL;
 
 	sq_cnt = pvrdma_roundup_pow2(attr->cap.max_send_wr);
 	sq_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
@@ -124,50 +142,53 @@ struct ibv_qp *pvrdma_create_qp(struct ibv_pd *pd,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	qp->sbuf_size = page + pvrdma_align((size_t)sq_cnt * sq_wqe, page);
-	qp->sbuf = pvrdma_alloc_ring_buf(qp->sbuf_size);
-	if (!qp->sbuf) {
-		ret = errno;
+	ret = pvrdma_buf_alloc(&qp->sbuf, pd, page +
+			       pvrdma_align((size_t)sq_cnt * sq_wqe, page),
+			       page, PVRDMADV_RES_TYPE_QP_SQ);
+	if (ret)
 		goto err_free;
-	}
 	if (!attr->srq) {
-		qp->rbuf_size = pvrdma_align((size_t)rq_cnt * rq_wqe, page);
-		qp->rbuf = pvrdma_alloc_ring_buf(qp->rbuf_size);
-		if (!qp->rbuf) {
-			ret = errno;
+		ret = pvrdma_buf_alloc(&qp->rbuf, pd,
+				       pvrdma_align((size_t)rq_cnt * rq_wqe,
+						    page),
+				       page, PVRDMADV_RES_TYPE_QP_RQ);
+		if (ret)
 			goto err_bufs;
-		}
 	}
-	rs = qp->sbuf;
-	ret = wq_init(&qp->sq, &rs->tx, (uint8_t *)qp->sbuf + page, sq_cnt,
-		      sq_wqe, sq_sge);
+	rs = qp->sbuf.addr;
+	ret = wq_init(&qp->sq, &rs->tx, (uint8_t *)qp->sbuf.addr + page,
+		      sq_cnt, sq_wqe, sq_sge, single);
 	if (ret)
 		goto err_bufs;
 	if (!attr->srq) {
-		ret = wq_init(&qp->rq, &rs->rx, qp->rbuf, rq_cnt, rq_wqe,
-			      rq_sge);
+		ret = wq_init(&qp->rq, &rs->rx, qp->rbuf.addr, rq_cnt, rq_wqe,
+			      rq_sge, single);
 		if (ret)
 			goto err_sq_lock;
 	}
 	qp->srq = attr->srq ? to_psrq(attr->srq) : NULL;
 	qp->atomic_cap = ctx->limits.atomic_cap;
+	ret = pvrdma_inline_init(qp, attr->pd, attr->cap.max_inline_data);
+	if (ret)
+		goto err_rq_lock;
 
-	cmd.drv.sbuf_addr = (uintptr_t)qp->sbuf;
-	cmd.drv.sbuf_size = (uint32_t)qp->sbuf_size;
-	cmd.drv.rbuf_addr = (uintptr_t)qp->rbuf;
-	cmd.drv.rbuf_size = (uint32_t)qp->rbuf_size;
+	cmd.drv.sbuf_addr = (uintptr_t)qp->sbuf.addr;
+	cmd.drv.sbuf_size = (uint32_t)qp->sbuf.size;
+	cmd.drv.rbuf_addr = (uintptr_t)qp->rbuf.addr;
+	cmd.drv.rbuf_size = (uint32_t)qp->rbuf.size;
 	cmd.drv.qp_addr = (uintptr_t)qp;
 
 	kattr = *attr;
+	kattr.comp_mask = IBV_QP_INIT_ATTR_PD;
 	kattr.cap.max_send_wr = sq_cnt;
 	kattr.cap.max_send_sge = sq_sge;
 	kattr.cap.max_recv_wr = rq_cnt;
 	kattr.cap.max_recv_sge = rq_sge;
-	kattr.cap.max_inline_data = 0;	/* not supported by the device */
-	ret = ibv_cmd_create_qp(pd, &qp->ibv_qp, &kattr, &cmd.ibv_cmd,
-				sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	kattr.cap.max_inline_data = 0;	/* the device has none: ours */
+	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, &kattr, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
-		goto err_rq_lock;
+		goto err_inline;
 
 	/* Namespaced devices name the QP to the device by a handle that
 	 * differs from the QPN; older ones return 0 and use the QPN. */
@@ -183,27 +204,86 @@ struct ibv_qp *pvrdma_create_qp(struct ibv_pd *pd,
 	ret = pvrdma_qp_table_add(ctx, qp);
 	if (ret) {
 		ibv_cmd_destroy_qp(&qp->ibv_qp);
-		goto err_rq_lock;
+		goto err_inline;
 	}
+	pvrdma_track_qp(ctx, qp);
 
 	attr->cap.max_send_wr = sq_cnt;
 	attr->cap.max_send_sge = sq_sge;
 	attr->cap.max_recv_wr = rq_cnt;
 	attr->cap.max_recv_sge = rq_sge;
 	attr->cap.max_inline_data = qp->max_inline_data;
-	return &qp->ibv_qp;
+	return qp;
 
+err_inline:
+	pvrdma_inline_fini(qp);
 err_rq_lock:
 	if (!attr->srq)
-		pthread_spin_destroy(&qp->rq.lock);
+		pvrdma_lock_destroy(&qp->rq.lock);
 err_sq_lock:
-	pthread_spin_destroy(&qp->sq.lock);
+	pvrdma_lock_destroy(&qp->sq.lock);
 err_bufs:
 	free_qp_bufs(qp);
 err_free:
 	free(qp);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_qp *pvrdma_create_qp(struct ibv_pd *pd,
+				struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex = {};
+	struct pvrdma_qp *qp;
+
+	if (!attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ex.qp_context = attr->qp_context;
+	ex.send_cq = attr->send_cq;
+	ex.recv_cq = attr->recv_cq;
+	ex.srq = attr->srq;
+	ex.cap = attr->cap;
+	ex.qp_type = attr->qp_type;
+	ex.sq_sig_all = attr->sq_sig_all;
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	qp = qp_create(pd->context, &ex);
+	if (!qp)
+		return NULL;
+	attr->cap = ex.cap;
+	return &qp->ibv_qp;
+}
+
+struct ibv_qp *pvrdma_create_qp_ex(struct ibv_context *context,
+				   struct ibv_qp_init_attr_ex *attr)
+{
+	struct pvrdma_qp *qp;
+	uint64_t ops = 0;
+	int ret;
+
+	if (!attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ops = attr->send_ops_flags;
+		ret = pvrdma_qp_ex_check_ops(to_pctx(context), attr->qp_type,
+					     ops);
+		if (ret) {
+			errno = ret;
+			return NULL;
+		}
+	}
+	qp = qp_create(context, attr);
+	if (!qp)
+		return NULL;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		pvrdma_qp_ex_init_ops(qp, ops);
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
+	return &qp->ibv_qp;
 }
 
 /* What the device would refuse anyway, refused before the syscall. */
@@ -308,9 +388,11 @@ int pvrdma_destroy_qp(struct ibv_qp *ibqp)
 	 * were taken no poller can still hold a pointer to it */
 	pvrdma_qp_table_del(to_pctx(ibqp->context), qp);
 	qp_forget_work(qp);
-	pthread_spin_destroy(&qp->sq.lock);
+	pvrdma_untrack_qp(to_pctx(ibqp->context), qp);
+	pvrdma_inline_fini(qp);
+	pvrdma_lock_destroy(&qp->sq.lock);
 	if (!qp->srq)
-		pthread_spin_destroy(&qp->rq.lock);
+		pvrdma_lock_destroy(&qp->rq.lock);
 	free_qp_bufs(qp);
 	free(qp);
 	return 0;

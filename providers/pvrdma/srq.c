@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <infiniband/pvrdmadv.h>
+
 #include "pvrdma.h"
 
 struct pvrdma_create_srq_cmd {
@@ -59,23 +61,22 @@ struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
-	srq->buf_size = page + pvrdma_align((size_t)cnt * wqe, page);
-	srq->buf = pvrdma_alloc_ring_buf(srq->buf_size);
-	if (!srq->buf) {
-		ret = errno;
+	ret = pvrdma_buf_alloc(&srq->buf, to_ppd(pd),
+			       page + pvrdma_align((size_t)cnt * wqe, page),
+			       page, PVRDMADV_RES_TYPE_SRQ);
+	if (ret)
 		goto err_free;
-	}
-	srq->rq.ring = &((struct pvrdma_ring_state *)srq->buf)->rx;
-	srq->rq.wqes = (uint8_t *)srq->buf + page;
+	srq->rq.ring = &((struct pvrdma_ring_state *)srq->buf.addr)->rx;
+	srq->rq.wqes = (uint8_t *)srq->buf.addr + page;
 	srq->rq.wqe_cnt = cnt;
 	srq->rq.wqe_shift = pvrdma_log2(wqe);
 	srq->rq.max_sge = sge;
-	ret = pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	ret = pvrdma_lock_init(&srq->rq.lock, pvrdma_pd_td(pd) != NULL);
 	if (ret)
 		goto err_buf;
 
-	cmd.drv.buf_addr = (uintptr_t)srq->buf;
-	cmd.drv.buf_size = (uint32_t)srq->buf_size;
+	cmd.drv.buf_addr = (uintptr_t)srq->buf.addr;
+	cmd.drv.buf_size = (uint32_t)srq->buf.size;
 	kattr = *attr;
 	kattr.attr.max_wr = cnt;
 	kattr.attr.max_sge = sge;
@@ -88,14 +89,15 @@ struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 						 PVRDMA_UAR_SRQ_OFFSET);
 	srq->rq.doorbell_value = (srq->srqn & PVRDMA_UAR_HANDLE_MASK) |
 				 PVRDMA_DB_SRQ_RECV;
+	pvrdma_track_srq(ctx, srq);
 	attr->attr.max_wr = cnt;
 	attr->attr.max_sge = sge;
 	return &srq->ibv_srq;
 
 err_lock:
-	pthread_spin_destroy(&srq->rq.lock);
+	pvrdma_lock_destroy(&srq->rq.lock);
 err_buf:
-	pvrdma_free_ring_buf(srq->buf, srq->buf_size);
+	pvrdma_buf_free(&srq->buf);
 err_free:
 	free(srq);
 	errno = ret;
@@ -131,8 +133,9 @@ int pvrdma_destroy_srq(struct ibv_srq *ibsrq)
 	ret = ibv_cmd_destroy_srq(ibsrq);
 	if (ret)
 		return ret;	/* EBUSY while QPs use it */
-	pthread_spin_destroy(&srq->rq.lock);
-	pvrdma_free_ring_buf(srq->buf, srq->buf_size);
+	pvrdma_untrack_srq(to_pctx(ibsrq->context), srq);
+	pvrdma_lock_destroy(&srq->rq.lock);
+	pvrdma_buf_free(&srq->buf);
 	free(srq);
 	return 0;
 }

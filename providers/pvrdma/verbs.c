@@ -74,7 +74,17 @@ struct ibv_pd *pvrdma_alloc_pd(struct ibv_context *context)
 
 int pvrdma_dealloc_pd(struct ibv_pd *pd)
 {
-	int ret = ibv_cmd_dealloc_pd(pd);
+	struct pvrdma_pd *ppd = to_ppd(pd);
+	int ret;
+
+	if (ppd->protection) {		/* a parent domain: ours alone */
+		if (ppd->td)
+			__atomic_sub_fetch(&ppd->td->refs, 1,
+					   __ATOMIC_ACQ_REL);
+		free(ppd);
+		return 0;
+	}
+	ret = ibv_cmd_dealloc_pd(pd);
 
 	if (ret)
 		return ret;	/* EBUSY while MRs/QPs/AHs use it */

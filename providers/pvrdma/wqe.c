@@ -21,7 +21,7 @@ _Static_assert(sizeof(struct pvrdma_sge) == sizeof(struct ibv_sge),
 _Static_assert(sizeof(struct pvrdma_sq_wqe_hdr) == 80, "SQ WQE header ABI");
 _Static_assert(sizeof(struct pvrdma_rq_wqe_hdr) == 16, "RQ WQE header ABI");
 
-static const uint8_t wr_opcode_to_pvrdma[] = {
+const uint8_t pvrdma_wr_opcode_to_dev[] = {
 	[IBV_WR_RDMA_WRITE] = PVRDMA_WR_RDMA_WRITE,
 	[IBV_WR_RDMA_WRITE_WITH_IMM] = PVRDMA_WR_RDMA_WRITE_WITH_IMM,
 	[IBV_WR_SEND] = PVRDMA_WR_SEND,
@@ -31,7 +31,7 @@ static const uint8_t wr_opcode_to_pvrdma[] = {
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = PVRDMA_WR_ATOMIC_FETCH_AND_ADD,
 };
 
-static int check_opcode(const struct pvrdma_qp *qp, enum ibv_wr_opcode op)
+int pvrdma_check_wr_opcode(const struct pvrdma_qp *qp, enum ibv_wr_opcode op)
 {
 	switch (op) {
 	case IBV_WR_SEND:
@@ -62,7 +62,7 @@ int pvrdma_check_send_wr(const struct pvrdma_qp *qp,
 		return EINVAL;
 	if (wr->num_sge && !wr->sg_list)
 		return EINVAL;
-	ret = check_opcode(qp, wr->opcode);
+	ret = pvrdma_check_wr_opcode(qp, wr->opcode);
 	if (ret)
 		return ret;
 	if (wr->send_flags & ~PVRDMA_SEND_FLAGS_OK)
@@ -71,6 +71,11 @@ int pvrdma_check_send_wr(const struct pvrdma_qp *qp,
 		uint64_t len = 0;
 		int i;
 
+		/* data moves to the remote side: never for reads/atomics */
+		if (wr->opcode == IBV_WR_RDMA_READ ||
+		    wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+			return EINVAL;
 		for (i = 0; i < wr->num_sge; i++)
 			len += wr->sg_list[i].length;
 		if (len > qp->max_inline_data)
@@ -105,9 +110,9 @@ void pvrdma_encode_send_wqe(void *wqe, enum ibv_qp_type type,
 	*hdr = (struct pvrdma_sq_wqe_hdr) {
 		.wr_id = wr->wr_id,
 		.num_sge = (uint32_t)wr->num_sge,
-		.opcode = wr_opcode_to_pvrdma[wr->opcode],
-		/* nothing is ever inlined: max_inline_data is 0, so an
-		 * inline WR here carries no data and the flag is moot */
+		.opcode = pvrdma_wr_opcode_to_dev[wr->opcode],
+		/* the device has no inline format: inline data reaches it
+		 * through an SGE on a bounce slot (pvrdma_encode_inline) */
 		.send_flags = wr->send_flags & ~IBV_SEND_INLINE,
 	};
 	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
@@ -160,4 +165,28 @@ void pvrdma_encode_recv_wqe(void *wqe, const struct ibv_recv_wr *wr)
 		.num_sge = (uint32_t)wr->num_sge,
 	};
 	copy_sges((struct pvrdma_sge *)(hdr + 1), wr->sg_list, wr->num_sge);
+}
+
+/*
+ * Makes a WQE carry a copy of the data of sg[0..n) in slot (registered
+ * with lkey): one SGE on the copy, none for a zero-length send. Returns the
+ * number of bytes copied. The caller checked the total against the slot.
+ */
+uint32_t pvrdma_encode_inline(struct pvrdma_sq_wqe_hdr *hdr, uint8_t *slot,
+			      uint32_t lkey, const struct ibv_sge *sg, int n)
+{
+	struct pvrdma_sge *sge = (struct pvrdma_sge *)(hdr + 1);
+	uint32_t len = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(slot + len, (const void *)(uintptr_t)sg[i].addr,
+		       sg[i].length);
+		len += sg[i].length;
+	}
+	hdr->num_sge = len ? 1 : 0;
+	sge->addr = (uintptr_t)slot;
+	sge->length = len;
+	sge->lkey = lkey;
+	return len;
 }

@@ -37,7 +37,7 @@ static inline void fake_wq(struct pvrdma_wq *wq, struct pvrdma_ring *ring,
 	wq->max_sge = max_sge;
 	wq->doorbell = db;
 	wq->doorbell_value = db_value;
-	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	pvrdma_lock_init(&wq->lock, false);
 }
 
 static inline struct fake_qp *fake_qp_new(enum ibv_qp_type type,
@@ -62,8 +62,8 @@ static inline struct fake_qp *fake_qp_new(enum ibv_qp_type type,
 
 static inline void fake_qp_free(struct fake_qp *f)
 {
-	pthread_spin_destroy(&f->qp.sq.lock);
-	pthread_spin_destroy(&f->qp.rq.lock);
+	pvrdma_lock_destroy(&f->qp.sq.lock);
+	pvrdma_lock_destroy(&f->qp.rq.lock);
 	free(f->sq_mem);
 	free(f->rq_mem);
 	free(f);

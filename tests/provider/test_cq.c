@@ -38,8 +38,8 @@ static struct fake_cq *fake_cq_new(uint32_t poll_db_interval)
 	f->cq.cqn = 5;
 	f->cq.doorbell = &f->doorbell;
 	f->cq.ctx = &f->ctx;
-	f->cq.empty_polls_left = poll_db_interval;
-	pthread_spin_init(&f->cq.lock, PTHREAD_PROCESS_PRIVATE);
+	f->cq.next_poll_db = poll_db_interval;
+	pvrdma_lock_init(&f->cq.lock, false);
 
 	f->qp_a.qp_handle = 3;
 	f->qp_a.ibv_qp.qp_num = 0x300;
@@ -52,7 +52,7 @@ static struct fake_cq *fake_cq_new(uint32_t poll_db_interval)
 
 static void fake_cq_free(struct fake_cq *f)
 {
-	pthread_spin_destroy(&f->cq.lock);
+	pvrdma_lock_destroy(&f->cq.lock);
 	pthread_mutex_destroy(&f->ctx.qp_table_lock);
 	free(f);
 }
@@ -151,10 +151,11 @@ static void test_remove_all_and_none(void **state)
 	fake_cq_free(f);
 }
 
-static void test_empty_poll_doorbell_every_nth(void **state)
+static void test_empty_poll_doorbell_backoff(void **state)
 {
 	struct fake_cq *f = fake_cq_new(3);
 	struct ibv_wc wc[1];
+	int i, rung = 0;
 
 	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
 	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
@@ -162,13 +163,41 @@ static void test_empty_poll_doorbell_every_nth(void **state)
 	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
 	assert_int_equal(f->doorbell, (uint32_t)(5 | PVRDMA_DB_CQ_POLL));
 
+	/* then after 6, 12, 24 empty polls: 4 doorbells in 24 polls */
+	for (i = 4; i <= 24; i++) {
+		f->doorbell = 0;
+		assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
+		if (f->doorbell) {
+			rung++;
+			assert_true(i == 6 || i == 12 || i == 24);
+		}
+	}
+	assert_int_equal(rung, 3);
+	assert_int_equal(f->cq.stats.db_poll, 4);
+	assert_int_equal(f->cq.stats.empty_polls, 24);
+
 	/* a successful poll restarts the count */
 	f->doorbell = 0;
-	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
 	produce(f, 3, 1);
 	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 1);
 	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
 	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
+	assert_int_equal(f->doorbell, 0);
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
+	assert_int_equal(f->doorbell, (uint32_t)(5 | PVRDMA_DB_CQ_POLL));
+	assert_int_equal(f->cq.stats.polls, 28);
+	assert_int_equal(f->cq.stats.cqes, 1);
+	fake_cq_free(f);
+}
+
+static void test_empty_poll_never_with_0(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+	struct ibv_wc wc[1];
+	int i;
+
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
 	assert_int_equal(f->doorbell, 0);
 	fake_cq_free(f);
 }
@@ -177,10 +206,44 @@ static void test_arm_doorbells(void **state)
 {
 	struct fake_cq *f = fake_cq_new(0);
 
+	f->ctx.cq_arm_dedup = false;	/* every request rings */
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM);
+	f->doorbell = 0;
 	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
 	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM);
 	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 1), 0);
 	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM_SOL);
+	fake_cq_free(f);
+}
+
+/* An armed CQ is not armed again until an event of it was consumed. */
+static void test_arm_not_repeated(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+
+	f->ctx.cq_arm_dedup = true;
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 1), 0);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM_SOL);
+	f->doorbell = 0;
+	/* same scope again: still armed, no doorbell */
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 1), 0);
+	assert_int_equal(f->doorbell, 0);
+	/* wider scope: must ring */
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM);
+	f->doorbell = 0;
+	/* ARM covers solicited-only */
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 1), 0);
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
+	assert_int_equal(f->doorbell, 0);
+	/* the event was consumed: the device disarmed, ring again */
+	pvrdma_cq_event(&f->cq.ibv_cq);
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM);
+	assert_int_equal(f->cq.stats.db_arm, 2);
+	assert_int_equal(f->cq.stats.db_arm_sol, 1);
+	assert_int_equal(f->cq.stats.arms_skipped, 3);
 	fake_cq_free(f);
 }
 
@@ -218,7 +281,9 @@ int main(void)
 		cmocka_unit_test(test_cqe_of_unknown_qp_is_dropped),
 		cmocka_unit_test(test_remove_qp_keeps_others_in_order),
 		cmocka_unit_test(test_remove_all_and_none),
-		cmocka_unit_test(test_empty_poll_doorbell_every_nth),
+		cmocka_unit_test(test_empty_poll_doorbell_backoff),
+		cmocka_unit_test(test_empty_poll_never_with_0),
+		cmocka_unit_test(test_arm_not_repeated),
 		cmocka_unit_test(test_arm_doorbells),
 		cmocka_unit_test(test_corrupt_index),
 		cmocka_unit_test(test_qp_table_refuses_collision),
