@@ -321,6 +321,8 @@ void e2e_rc_connect(struct e2e_dev *d, struct ibv_qp *qp, uint32_t my_psn,
 	attr.qp_state = IBV_QPS_RTS;
 	attr.sq_psn = my_psn;
 	attr.timeout = opts && opts->timeout ? opts->timeout : 14;
+	if (opts && opts->no_timeout)
+		attr.timeout = 0;
 	attr.retry_cnt = opts && opts->retry_cnt ? opts->retry_cnt : 7;
 	attr.rnr_retry = opts && opts->set_rnr_retry ? opts->rnr_retry : 7;
 	attr.max_rd_atomic = 4;

@@ -80,6 +80,7 @@ struct e2e_rc_opts {
 	uint8_t rnr_retry;
 	uint8_t min_rnr_timer;
 	bool set_rnr_retry;	/* rnr_retry 0 is meaningful */
+	bool no_timeout;	/* timeout 0: wait for the ACK/NAK forever */
 };
 
 struct ibv_qp *e2e_create_qp(struct e2e_dev *d, enum ibv_qp_type type,

@@ -84,6 +84,12 @@ static void connect_qp(struct side *s)
 		.rnr_retry = 1,
 		.min_rnr_timer = 1,
 		.set_rnr_retry = true,
+		/*
+		 * Where the responder answers with a NAK, the requester must
+		 * wait for it however slow the host: a transport timeout
+		 * would race with the NAK on a loaded machine.
+		 */
+		.no_timeout = !mode_is(s, "peer-killed"),
 	};
 	uint64_t ro[2] = { s->ro_mr->rkey, (uintptr_t)s->ro_mr->addr };
 
