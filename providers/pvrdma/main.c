@@ -14,7 +14,7 @@
 #include "dv_ops.h"
 #include "pvrdma.h"
 
-#define PVRDMA_CQ_POLL_DOORBELL_DEFAULT 64
+#define PVRDMA_CQ_POLL_DOORBELL_DEFAULT 4096
 /* Inline bounce slots: default largest payload, and the most an
  * administrator may allow (PVRDMA_MAX_INLINE); the memory is slot size
  * times SQ depth per QP that asks for inline data. */
