@@ -185,6 +185,21 @@ static int default_rundir(char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Error-checking: the doorbell trap takes dev->lock on the application's
+ * thread, and a signal handler of the application that rings a doorbell
+ * while that thread is inside the sim must get EDEADLK, not a deadlock.
+ */
+void sim_dev_lock_init(struct sim_dev *dev)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&dev->lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
 int sim_config_load(void)
 {
 	struct sim_global *g = &sim_global;
@@ -285,7 +300,7 @@ int sim_config_load(void)
 
 		memset(dev, 0, sizeof(*dev));
 		dev->index = i;
-		pthread_mutex_init(&dev->lock, NULL);
+		sim_dev_lock_init(dev);
 		if (i >= g->num_adapters)
 			continue;
 		dev->cfg = g->adapter[i];

@@ -66,8 +66,10 @@ struct eqp {
 	struct eqp *all_next, *all_prev;
 	struct eqp *kick_next;
 	struct eqp *ack_next;
+	struct eqp *wait_next;
 	bool kicked;
 	bool ack_queued;
+	bool link_waiting;		/* on eng->waiters */
 	bool need_resolve;
 
 	/* requester */
@@ -102,10 +104,12 @@ struct engine {
 	bool started;
 	atomic_bool stop;
 	atomic_bool kick_pending;
+	_Atomic uint64_t last_poll_ns;	/* the last POLL doorbell */
 	struct eqp *qpn_hash[QPN_HASH];
 	struct eqp *all;
 	struct eqp *kicks;
 	struct eqp *acks;
+	struct eqp *waiters;		/* QPs waiting for a full link */
 	uint64_t next_deadline;
 	uint64_t now;
 };
@@ -117,7 +121,11 @@ static struct engine engines[SIM_MAX_ADAPTERS];
 /* dev->gid_type holds libibverbs' sysfs GID types: 0 = IB/RoCE v1,
  * 1 = RoCE v2 (enum ibv_gid_type_sysfs, private to libibverbs). */
 #define GID_TYPE_ROCE_V2	1
-#define SPIN_NS		20000ull	/* idle spin before sleeping */
+/* An application that rang a POLL doorbell this recently is polling: the
+ * trapping thread does the receive work, the device thread stays off the
+ * sockets (a wake-up per packet would take a CPU from a poller). */
+#define POLLING_NS	1000000ull
+#define POLLING_MS	1
 
 static uint64_t now_ns(void)
 {
@@ -204,6 +212,12 @@ static bool dbq_empty(struct db_queue *q)
 	return atomic_load(&q->slot[idx].seq_rel) + idx != q->head + 1;
 }
 
+static void poll_hint(struct engine *eng);
+static int drain_queued(struct engine *eng);
+static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
+			 uint32_t offset, uint32_t value, bool late);
+static void acks_flush(struct engine *eng);
+
 void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		     uint32_t value)
 {
@@ -225,9 +239,6 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 			stat_add(&st->db_cq_arm_sol, 1);
 		if (value & PVRDMA_UAR_CQ_POLL)
 			stat_add(&st->db_cq_poll, 1);
-		/* The device writes CQEs on its own: a poll needs no work. */
-		if (!(value & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL)))
-			return;
 		break;
 	case PVRDMA_UAR_SRQ_OFFSET:
 		stat_add(&st->db_srq_recv, 1);
@@ -238,8 +249,36 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	}
 	if (!eng)
 		return;
-	dbq_push(&eng->dbq, uctx, offset, value);
-	fabric_wake(eng->port);
+	if (offset == PVRDMA_UAR_CQ_OFFSET &&
+	    !(value & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL))) {
+		poll_hint(eng);
+		return;
+	}
+	/*
+	 * The trapping thread executes the doorbell itself, the way a
+	 * hypervisor handles an MMIO exit on the vCPU that took it: no
+	 * hand-off to the device thread, no wake-up, and, above all, the
+	 * doorbell takes effect before the store instruction retires. That
+	 * is what makes a CQ arm exact: CQEs are written under dev->lock
+	 * too, so each one is either before the arm (the consumer's poll
+	 * after arming finds it) or after it (it raises the event).
+	 *
+	 * The application holds no sim lock at a doorbell, except when a
+	 * signal handler of its own rings one while the thread is inside
+	 * the sim (dev->lock is an error-checking mutex: EDEADLK). Only then
+	 * the doorbell is queued for the device thread, which applies it
+	 * with the rules of a late arm (arm_late()).
+	 */
+	if (pthread_mutex_lock(&dev->lock)) {
+		dbq_push(&eng->dbq, uctx, offset, value);
+		fabric_wake(eng->port);
+		return;
+	}
+	eng->now = now_ns();
+	drain_queued(eng);	/* older doorbells first */
+	doorbell_run(dev, uctx, offset, value, false);
+	acks_flush(eng);
+	pthread_mutex_unlock(&dev->lock);
 }
 
 /* ---- completions ---- */
@@ -287,12 +326,18 @@ static void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 		return;
 	}
 	memcpy(slot, src, sizeof(*src));
-	sim_ring_produce(&ring);	/* release: the CQE is complete */
-	stat_add(&dev->stats.cqes, 1);
 	if (src->status != PVRDMA_WC_SUCCESS) {
 		stat_add(&dev->stats.error_cqes, 1);
 		solicited = true;
 	}
+	/* What a late solicited arm needs to know of the pending CQEs. */
+	if (!cq->cqe_solicited)
+		cq->cqe_solicited = calloc(ring.nelems, 1);
+	if (cq->cqe_solicited)
+		cq->cqe_solicited[((uint8_t *)slot - ring.elems) /
+				  ring.elem_size] = solicited;
+	sim_ring_produce(&ring);	/* release: the CQE is complete */
+	stat_add(&dev->stats.cqes, 1);
 	sim_event_comp(cq, solicited);
 }
 
@@ -432,14 +477,58 @@ static uint64_t ack_timeout_ns(const struct sim_qp *qp)
 	return ns;
 }
 
+static void engine_deadline(struct engine *eng, uint64_t when)
+{
+	if (!eng->next_deadline || when < eng->next_deadline)
+		eng->next_deadline = when;
+}
+
+/* The local ACK timer of the oldest unacknowledged request. */
 static void arm_timer(struct eqp *e, uint64_t when)
 {
 	e->deadline = when;
-	if (!e->eng->next_deadline || when < e->eng->next_deadline)
-		e->eng->next_deadline = when;
+	engine_deadline(e->eng, when);
+}
+
+/* The RNR timer: a separate deadline, so that waiting out an RNR NAK
+ * never counts as an ACK timeout (that would spend the retry count). */
+static void arm_rnr_timer(struct eqp *e, uint64_t when)
+{
+	e->rnr_until = when;
+	engine_deadline(e->eng, when);
 }
 
 /* ---- requester ---- */
+
+static void link_wait(struct eqp *e)
+{
+	if (e->link_waiting)
+		return;
+	e->link_waiting = true;
+	e->wait_next = e->eng->waiters;
+	e->eng->waiters = e;
+}
+
+static void sq_progress(struct eqp *e);
+
+/* QPs whose link drained (or died: their timers take over) send on. */
+static int run_waiters(struct engine *eng)
+{
+	struct eqp *e, **pp = &eng->waiters;
+	int n = 0;
+
+	while ((e = *pp)) {
+		if (fabric_link_busy(e->link)) {
+			pp = &e->wait_next;
+			continue;
+		}
+		*pp = e->wait_next;
+		e->link_waiting = false;
+		sq_progress(e);
+		n++;
+	}
+	return n;
+}
 
 struct local_iov {
 	struct iovec iov[SIM_MAX_SGE];
@@ -660,6 +749,12 @@ static void sq_progress(struct eqp *e)
 		rc_resolve(e);
 	while (e->out_sent < e->out_count && e->eng->now >= e->rnr_until) {
 		o = out_at(e, e->out_sent);
+		if (fabric_link_busy(e->link)) {
+			/* The socket is full: wait for it to drain rather
+			 * than copy the payload (the WQE stays unsent). */
+			link_wait(e);
+			break;
+		}
 		if (!o->local_err && (o->wr.send_flags & IBV_SEND_FENCE) &&
 		    e->out_sent)
 			break;	/* fence: earlier reads/atomics finish first */
@@ -799,10 +894,12 @@ static void requester_rx(struct eqp *e, const struct fab_hdr *h,
 					       PVRDMA_WC_RNR_RETRY_EXC_ERR);
 				return;
 			}
+			/* Nothing is in flight until the RNR timer resends:
+			 * the ACK timer restarts with the resend. */
 			e->out_sent = 0;
-			e->rnr_until = e->eng->now +
-				       1000ull * rnr_timer_us[h->rkey & 31];
-			arm_timer(e, e->rnr_until);
+			e->deadline = 0;
+			arm_rnr_timer(e, e->eng->now +
+				      1000ull * rnr_timer_us[h->rkey & 31]);
 		} else {
 			requester_fail(e, nak_status(h->opcode));
 			return;
@@ -1285,10 +1382,9 @@ void engine_rx(struct sim_dev *dev, struct fab_link *from,
 	struct engine *eng = engine_of(dev);
 	struct eqp *e;
 
-	pthread_mutex_lock(&dev->lock);
 	e = eqp_by_qpn(eng, h->dst_qpn & 0xffffff);
 	if (!e)
-		goto out;	/* no such QP: dropped, as on the wire */
+		return;		/* no such QP: dropped, as on the wire */
 	switch (h->type) {
 	case FAB_REQ:
 		responder_rx(e, from, h, rx);
@@ -1305,8 +1401,6 @@ void engine_rx(struct sim_dev *dev, struct fab_link *from,
 	default:
 		break;
 	}
-out:
-	pthread_mutex_unlock(&dev->lock);
 }
 
 /* ---- timers and kicks (device thread, dev->lock held) ---- */
@@ -1324,7 +1418,9 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	e->deadline = 0;
 	if (!e->out_sent)
 		return;
-	if (qp->attr.retry_cnt != 7 && !e->retries_left--) {
+	/* retry_cnt 7 is seven retries, not "infinite": only rnr_retry has
+	 * an infinite encoding. A peer that is gone ends in RETRY_EXC_ERR. */
+	if (!e->retries_left--) {
 		requester_fail(e, PVRDMA_WC_RETRY_EXC_ERR);
 		return;
 	}
@@ -1404,8 +1500,35 @@ static void *find_by_num(struct sim_table *t, uint32_t num, size_t num_off)
 	return NULL;
 }
 
+/*
+ * An arm the device applies late (queued by a trap that could not take
+ * dev->lock): CQEs may have been written since the application's last
+ * empty poll, and it may be asleep waiting for their event. A CQE the
+ * consumer has not taken yet therefore fires the event at once (for a
+ * solicited arm, only a solicited or an error one): a spurious event is
+ * harmless, a lost one hangs the application.
+ */
+static void arm_late(struct sim_cq *cq)
+{
+	struct sim_ring r = rx_ring_of(&cq->ring);
+	uint32_t tail, head;
+	bool sol = false;
+
+	if (!r.state || !r.nelems)
+		return;
+	tail = sim_ring_load(&r.state->prod_tail);
+	head = sim_ring_load(&r.state->cons_head);
+	if (!sim_ring_idx_valid(tail, r.nelems) ||
+	    !sim_ring_idx_valid(head, r.nelems) || tail == head)
+		return;
+	for (; head != tail && cq->cqe_solicited;
+	     head = sim_ring_idx_next(head, r.nelems))
+		sol |= cq->cqe_solicited[sim_ring_slot(head, r.nelems)];
+	sim_event_comp(cq, sol);
+}
+
 static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
-			 uint32_t offset, uint32_t value)
+			 uint32_t offset, uint32_t value, bool late)
 {
 	uint32_t h = value & PVRDMA_UAR_HANDLE_MASK;
 	struct sim_qp *qp;
@@ -1432,6 +1555,8 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 		else if ((value & PVRDMA_UAR_CQ_ARM_SOL) &&
 			 cq->armed == SIM_CQ_ARM_NONE)
 			cq->armed = SIM_CQ_ARM_SOLICITED;
+		if (late && cq->armed != SIM_CQ_ARM_NONE)
+			arm_late(cq);
 		return;
 	case PVRDMA_UAR_SRQ_OFFSET:
 		srq = find_by_num(&dev->srqs, h,
@@ -1443,70 +1568,132 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 	stat_add(&dev->stats.db_bad, 1);
 }
 
-static int drain_doorbells(struct engine *eng)
+/* Doorbells queued by traps that could not run them (dev->lock held). */
+static int drain_queued(struct engine *eng)
 {
 	struct sim_ucontext *uctx;
 	uint32_t offset, value;
 	int n = 0;
 
-	if (dbq_empty(&eng->dbq))
-		return 0;
-	pthread_mutex_lock(&eng->dev->lock);
-	while (n < 256 && dbq_pop(&eng->dbq, &uctx, &offset, &value)) {
-		doorbell_run(eng->dev, uctx, offset, value);
+	while (dbq_pop(&eng->dbq, &uctx, &offset, &value)) {
+		doorbell_run(eng->dev, uctx, offset, value, true);
 		n++;
 	}
-	acks_flush(eng);
-	pthread_mutex_unlock(&eng->dev->lock);
 	return n;
+}
+
+/*
+ * One round of device work (dev->lock held): what a trap left queued, what
+ * arrived on the fabric, control-path kicks, full links that drained,
+ * timers. inline_rx: read every link now (an application thread, or a
+ * device thread that did not wait on the links); otherwise act on what
+ * fabric_wait() saw. Returns how many units of work it found.
+ */
+static int engine_round(struct engine *eng, bool inline_rx)
+{
+	int work;
+
+	eng->now = now_ns();
+	work = drain_queued(eng);
+	work += fabric_deliver(eng->port);
+	if (inline_rx)
+		work += fabric_rx_poll(eng->port);
+	if (atomic_load(&eng->kick_pending))
+		work += run_kicks(eng);
+	if (eng->waiters)
+		work += run_waiters(eng);
+	acks_flush(eng);
+	run_timers(eng);
+	acks_flush(eng);
+	return work;
+}
+
+/*
+ * A POLL doorbell: the application is busy-polling an empty CQ. Upstream
+ * rings one per empty poll "to give the device a chance to poll", and
+ * that is what it gets: if the device is idle (the lock is free), the
+ * trapping thread runs a round of device work, reading what already
+ * arrived on the fabric, so the CQE the application waits for can be there
+ * when the provider polls again, with no device-thread wake-up between.
+ * A busy device is doing that work already: the doorbell then costs only
+ * the trap.
+ */
+static void poll_hint(struct engine *eng)
+{
+	struct sim_dev *dev = eng->dev;
+
+	if (!eng->started || !eng->port || !dev)
+		return;
+	if (pthread_mutex_trylock(&dev->lock))
+		return;
+	engine_round(eng, true);
+	atomic_store_explicit(&eng->last_poll_ns, eng->now,
+			      memory_order_relaxed);
+	pthread_mutex_unlock(&dev->lock);
 }
 
 /* ---- the device thread ---- */
 
+static int sleep_timeout_ms(struct engine *eng, int cap)
+{
+	uint64_t d = eng->next_deadline;
+	int ms;
+
+	if (!d)
+		return cap;
+	if (d <= eng->now)
+		return 0;
+	ms = (int)((d - eng->now + 999999) / 1000000);
+	return cap >= 0 && cap < ms ? cap : ms;
+}
+
+/*
+ * The device thread: receives (packets, EPOLLOUT of full links), timers,
+ * kicks of the control path. Doorbells run on the threads that ring them.
+ *
+ * While the application polls (POLL doorbells keep coming), its own traps
+ * do the receive work, and a device thread woken by every packet would only
+ * take a CPU from it (two cores, two pollers): the device thread then
+ * sleeps "quietly" (wake-ups and new connections only), for at most
+ * POLLING_MS, and reads the links itself when it wakes. Otherwise it
+ * sleeps in epoll on everything.
+ */
 static void *engine_main(void *arg)
 {
 	struct engine *eng = arg;
 	struct sim_dev *dev = eng->dev;
-	uint64_t idle_since = now_ns();
-	int work, timeout;
+	bool quiet = false;
+	sigset_t all;
+	int timeout = 0;
+
+	/* Signals are the application's: never run its handlers here. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 
 	while (!atomic_load(&eng->stop)) {
-		eng->now = now_ns();
-		work = drain_doorbells(eng);
-		work += fabric_poll(eng->port, 0);
-		eng->now = now_ns();
+		if (timeout) {
+			if (!fabric_sleep_prepare(eng->port)) {
+				timeout = 0;
+			} else if (!dbq_empty(&eng->dbq) ||
+				   atomic_load(&eng->kick_pending)) {
+				fabric_sleep_cancel(eng->port);
+				timeout = 0;
+			}
+		}
+		if (quiet)
+			fabric_wait_quiet(eng->port, timeout);
+		else
+			fabric_wait(eng->port, timeout);
 		pthread_mutex_lock(&dev->lock);
-		acks_flush(eng);
-		if (atomic_load(&eng->kick_pending))
-			work += run_kicks(eng);
-		run_timers(eng);
-		acks_flush(eng);
+		if (engine_round(eng, quiet)) {
+			timeout = 0;
+		} else {
+			quiet = eng->now - atomic_load_explicit(
+					&eng->last_poll_ns,
+					memory_order_relaxed) < POLLING_NS;
+			timeout = sleep_timeout_ms(eng, quiet ? POLLING_MS : -1);
+		}
 		pthread_mutex_unlock(&dev->lock);
-
-		if (work) {
-			idle_since = eng->now;
-			continue;
-		}
-		if (eng->now - idle_since < SPIN_NS) {
-			sched_yield();
-			continue;
-		}
-		if (!fabric_sleep_prepare(eng->port))
-			continue;
-		if (!dbq_empty(&eng->dbq) || atomic_load(&eng->kick_pending)) {
-			fabric_sleep_cancel(eng->port);
-			continue;
-		}
-		timeout = -1;
-		if (eng->next_deadline) {
-			uint64_t d = eng->next_deadline;
-
-			timeout = d > eng->now ?
-				  (int)((d - eng->now + 999999) / 1000000) : 0;
-		}
-		fabric_poll(eng->port, timeout);
-		eng->now = now_ns();
-		idle_since = eng->now;
 	}
 	return NULL;
 }
@@ -1612,6 +1799,7 @@ static void eqp_reset(struct eqp *e)
 	e->nak_sent = false;
 	e->have_atomic = false;
 	e->ack_queued = false;
+	e->link_waiting = false;
 }
 
 static void unlink_from(struct eqp **head, struct eqp *e, size_t next_off)
@@ -1637,6 +1825,8 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 	switch (s) {
 	case IBV_QPS_RESET:
 		unlink_from(&e->eng->acks, e, offsetof(struct eqp, ack_next));
+		unlink_from(&e->eng->waiters, e,
+			    offsetof(struct eqp, wait_next));
 		eqp_reset(e);
 		break;
 	case IBV_QPS_INIT:
@@ -1680,6 +1870,7 @@ void engine_qp_destroy(struct sim_qp *qp)
 		    offsetof(struct eqp, hash_next));
 	unlink_from(&eng->kicks, e, offsetof(struct eqp, kick_next));
 	unlink_from(&eng->acks, e, offsetof(struct eqp, ack_next));
+	unlink_from(&eng->waiters, e, offsetof(struct eqp, wait_next));
 	if (e->all_prev)
 		e->all_prev->all_next = e->all_next;
 	else
@@ -1694,8 +1885,9 @@ void engine_qp_destroy(struct sim_qp *qp)
 void engine_cq_destroy(struct sim_cq *cq)
 {
 	/* CQEs are written only through live QPs, which hold a reference on
-	 * their CQs: nothing of the CQ is left in the device. */
-	(void)cq;
+	 * their CQs: only the solicited shadow is left in the device. */
+	free(cq->cqe_solicited);
+	cq->cqe_solicited = NULL;
 }
 
 void engine_srq_modified(struct sim_srq *srq)

@@ -32,6 +32,8 @@
 /* Packets taken from one socket per poll round, for fairness. */
 #define FAB_BURST		64
 #define FAB_SOCK_BUF		(4 << 20)
+/* Readiness events taken per wait. */
+#define FAB_EVENTS		32
 
 enum fab_link_kind { LINK_LOCAL, LINK_SOCK };
 
@@ -72,6 +74,10 @@ struct fab_port {
 	pthread_mutex_t inq_lock;
 	struct fab_pkt *inq_head, *inq_tail;
 	atomic_bool inq_nonempty;
+
+	/* What the last fabric_wait() saw, for fabric_deliver(). */
+	struct epoll_event ev[FAB_EVENTS];
+	int nev;
 };
 
 static struct fab_port *local_ports[SIM_MAX_ADAPTERS];
@@ -714,19 +720,52 @@ static void port_accept(struct fab_port *port)
 	}
 }
 
-int fabric_poll(struct fab_port *port, int timeout_ms)
+int fabric_wait(struct fab_port *port, int timeout_ms)
 {
-	struct epoll_event ev[32];
-	int count, n, i;
+	int n;
+
+	if (atomic_load(&port->inq_nonempty))
+		timeout_ms = 0;
+	n = epoll_wait(port->epfd, port->ev, FAB_EVENTS, timeout_ms);
+	atomic_store(&port->sleeping, 0);
+	port->nev = n > 0 ? n : 0;
+	return port->nev;
+}
+
+int fabric_wait_quiet(struct fab_port *port, int timeout_ms)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = port->evfd, .events = POLLIN },
+		{ .fd = port->listen_fd, .events = POLLIN },
+	};
+	int n, i;
+
+	if (atomic_load(&port->inq_nonempty))
+		timeout_ms = 0;
+	n = poll(pfd, port->listen_fd >= 0 ? 2 : 1, timeout_ms);
+	atomic_store(&port->sleeping, 0);
+	port->nev = 0;
+	for (i = 0; n > 0 && i < 2; i++) {
+		if (!pfd[i].revents)
+			continue;
+		port->ev[port->nev].events = EPOLLIN;
+		port->ev[port->nev].data.ptr = i ? (void *)&port->listen_fd :
+						   (void *)&port->evfd;
+		port->nev++;
+	}
+	return port->nev;
+}
+
+int fabric_deliver(struct fab_port *port)
+{
+	int count, i, n = port->nev;
 	uint64_t v;
 
+	port->nev = 0;
 	count = inq_deliver(port);
-	if (count)
-		timeout_ms = 0;
-	n = epoll_wait(port->epfd, ev, 32, timeout_ms);
-	atomic_store(&port->sleeping, 0);
 	for (i = 0; i < n; i++) {
-		void *p = ev[i].data.ptr;
+		void *p = port->ev[i].data.ptr;
+		uint32_t events = port->ev[i].events;
 
 		if (p == &port->evfd) {
 			(void)!sys_read(port->evfd, &v, sizeof(v));
@@ -735,15 +774,48 @@ int fabric_poll(struct fab_port *port, int timeout_ms)
 		} else {
 			struct fab_link *link = p;
 
+			/* A link killed earlier in this batch is freed only
+			 * by fabric_close: the pointer stays valid. */
 			if (link->dead)
 				continue;
-			if (ev[i].events & EPOLLOUT)
+			if (events & EPOLLOUT)
 				link_flush(link);
-			if (ev[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
-					    EPOLLERR))
+			if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
+				      EPOLLERR))
 				count += link_receive(port, link);
 		}
 	}
 	count += inq_deliver(port);
+	return count;
+}
+
+int fabric_rx_poll(struct fab_port *port)
+{
+	struct fab_link *link;
+	int count = inq_deliver(port);
+
+	for (link = port->links; link; link = link->next) {
+		if (link->dead)
+			continue;
+		if (link->out_head)
+			link_flush(link);
+		count += link_receive(port, link);
+	}
+	return count;
+}
+
+bool fabric_link_busy(const struct fab_link *link)
+{
+	return link && !link->dead && link->out_head;
+}
+
+int fabric_poll(struct fab_port *port, int timeout_ms)
+{
+	int count;
+
+	fabric_wait(port, timeout_ms);
+	pthread_mutex_lock(&port->dev->lock);
+	count = fabric_deliver(port);
+	pthread_mutex_unlock(&port->dev->lock);
 	return count;
 }

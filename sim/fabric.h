@@ -11,9 +11,9 @@
  *
  * Every packet is a struct fab_hdr followed by hdr.len payload bytes. One
  * message is one packet: the stream is reliable and ordered, so the MTU
- * only limits UD messages. Links are used by the device thread of their
- * port only; fabric_wake() is the one call safe from anywhere (including a
- * signal handler).
+ * only limits UD messages. Links are used under dev->lock of their port's
+ * adapter only; fabric_wake() is the one call safe from anywhere without
+ * it (including a signal handler).
  */
 #ifndef PVRDMA_SIM_FABRIC_H
 #define PVRDMA_SIM_FABRIC_H
@@ -103,14 +103,35 @@ bool fabric_send(struct fab_port *port, struct fab_link *link,
 		 int iovcnt);
 
 /*
- * Delivers what arrived, waiting up to timeout_ms (-1: forever, 0: not at
- * all) when nothing did. Calls engine_rx() for each packet. Returns the
- * number of packets delivered.
+ * Receiving. Everything below except fabric_wait() and fabric_wake() runs
+ * with dev->lock of the port's adapter held: the lock makes one thread at
+ * a time the reader of the port's sockets, be it the device thread or an
+ * application thread that trapped a doorbell.
+ *
+ * fabric_wait: the device thread's sleep (dev->lock NOT held): waits up to
+ * timeout_ms (-1: forever, 0: not at all) for readiness and keeps what it
+ * saw for fabric_deliver(). Returns the number of readiness events.
+ * fabric_deliver: acts on what fabric_wait() saw and on local packets;
+ * calls engine_rx() for each packet, returns how many.
+ * fabric_rx_poll: reads whatever already arrived on every link without
+ * waiting for readiness (the inline receive of a trapped POLL doorbell).
+ * fabric_poll: fabric_wait() + fabric_deliver() under dev->lock, for
+ * callers that own no lock (tools, benchmarks).
  */
+int fabric_wait(struct fab_port *port, int timeout_ms);
+/* fabric_wait() that ignores the links: only wake-ups and new
+ * connections end it (links are then read with fabric_rx_poll()). */
+int fabric_wait_quiet(struct fab_port *port, int timeout_ms);
+int fabric_deliver(struct fab_port *port);
+int fabric_rx_poll(struct fab_port *port);
 int fabric_poll(struct fab_port *port, int timeout_ms);
 
+/* The link holds bytes the socket did not take yet: a sender that can
+ * wait should, rather than have its payload copied. */
+bool fabric_link_busy(const struct fab_link *link);
+
 /* Sleep protocol of the device thread: announce the intent to sleep, then
- * re-check every other source of work, then fabric_poll(port, timeout) or
+ * re-check every other source of work, then fabric_wait(port, timeout) or
  * fabric_sleep_cancel(). Returns false if local packets are already
  * waiting (the sleep is cancelled). */
 bool fabric_sleep_prepare(struct fab_port *port);
@@ -118,8 +139,8 @@ void fabric_sleep_cancel(struct fab_port *port);
 /* Wakes the device thread if it sleeps. Async-signal-safe. */
 void fabric_wake(struct fab_port *port);
 
-/* engine.c: one packet arrived at the adapter of port (dev->lock not
- * held). Unread payload is discarded after it returns. */
+/* engine.c: one packet arrived at the adapter of port (dev->lock held).
+ * Unread payload is discarded after it returns. */
 void engine_rx(struct sim_dev *dev, struct fab_link *from,
 	       const struct fab_hdr *hdr, struct fab_rx *rx);
 

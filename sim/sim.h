@@ -139,6 +139,7 @@ struct sim_cq {
 	uint32_t async_events_reported;
 	unsigned int refs;		/* QPs using it */
 	bool overflowed;
+	uint8_t *cqe_solicited;		/* engine: per slot, solicited/error */
 };
 
 enum {
@@ -257,6 +258,8 @@ extern struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
 /* ---- config.c: environment of the launcher -> sim_global, GIDs ---- */
 int sim_config_load(void);
 void sim_dev_init_identity(struct sim_dev *dev);	/* GIDs, node GUID */
+/* dev->lock: an error-checking mutex (see engine_doorbell). */
+void sim_dev_lock_init(struct sim_dev *dev);
 
 /* dev->gid_type[] values: the kernel's sysfs GID types. */
 enum {
