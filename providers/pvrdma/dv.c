@@ -27,7 +27,6 @@ static void wq_stats_sum(struct pvrdma_wq_stats *to,
 {
 	to->posts += pvrdma_stat_read(&from->posts);
 	to->wqes += pvrdma_stat_read(&from->wqes);
-	to->doorbells += pvrdma_stat_read(&from->doorbells);
 	to->inline_wqes += pvrdma_stat_read(&from->inline_wqes);
 	to->lock_acquisitions += pvrdma_stat_read(&from->lock_acquisitions);
 }
@@ -119,9 +118,10 @@ int pvrdma_dv_query_counters(struct ibv_context *ibctx,
 		cq_stats_sum(&t.cq, &node_to(n, struct pvrdma_cq)->stats);
 	pthread_mutex_unlock(&ctx->objects_lock);
 
-	c.db_qp_send = t.sq.doorbells;
-	c.db_qp_recv = t.rq.doorbells;
-	c.db_srq_recv = t.srq.doorbells;
+	/* one doorbell per post call that put WQEs on the ring */
+	c.db_qp_send = t.sq.posts;
+	c.db_qp_recv = t.rq.posts;
+	c.db_srq_recv = t.srq.posts;
 	c.db_cq_arm = t.cq.db_arm;
 	c.db_cq_arm_sol = t.cq.db_arm_sol;
 	c.db_cq_poll = t.cq.db_poll;

@@ -26,8 +26,7 @@ static inline void wq_publish(struct pvrdma_wq *wq, uint32_t start,
 {
 	pvrdma_ring_store_release(&wq->ring->prod_tail, tail);
 	pvrdma_ring_doorbell(wq->doorbell, wq->doorbell_value);
-	pvrdma_stat_add(&wq->stats.posts, 1);
-	pvrdma_stat_add(&wq->stats.doorbells, 1);
+	pvrdma_stat_add(&wq->stats.posts, 1);	/* = doorbells */
 	pvrdma_stat_add(&wq->stats.wqes,
 			pvrdma_ring_used(tail, start, wq->wqe_cnt));
 }

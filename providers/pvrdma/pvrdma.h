@@ -94,9 +94,9 @@ struct pvrdma_port_info {
  * increment does; pvrdmadv_query_counters reads them with relaxed loads.
  */
 struct pvrdma_wq_stats {
-	uint64_t posts;			/* post calls that reached the ring */
+	uint64_t posts;			/* post calls that reached the ring:
+					 * one doorbell each */
 	uint64_t wqes;
-	uint64_t doorbells;
 	uint64_t inline_wqes;
 	uint64_t lock_acquisitions;
 };

@@ -75,7 +75,7 @@ static void test_wr_batch_one_doorbell(void **state)
 	assert_int_equal(ibv_wr_complete(x), 0);
 	assert_int_equal(f->rs.tx.prod_tail, 7);
 	assert_int_equal(f->doorbell, 0x42 | PVRDMA_DB_QP_SEND);
-	assert_int_equal(f->qp.sq.stats.doorbells, 1);
+	assert_int_equal(f->qp.sq.stats.posts, 1);
 	assert_int_equal(f->qp.sq.stats.wqes, 7);
 
 	assert_int_equal(sq_hdr(f, 0)->opcode, PVRDMA_WR_SEND);
@@ -144,7 +144,7 @@ static void test_wr_abort_and_errors(void **state)
 	assert_int_equal(ibv_wr_complete(x), EINVAL);
 	assert_int_equal(f->rs.tx.prod_tail, 0);
 	assert_int_equal(f->doorbell, 0);
-	assert_int_equal(f->qp.sq.stats.doorbells, 0);
+	assert_int_equal(f->qp.sq.stats.posts, 0);
 	fake_qp_free(f);
 }
 
