@@ -52,6 +52,11 @@ struct fab_link {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct fab_out *out_head, *out_tail;
 	struct fab_link *next;		/* port's list */
+
+	/* The next packet's header, read ahead with the end of a payload
+	 * (one readv per packet instead of two) or arrived in part. */
+	struct fab_hdr ahead;
+	size_t ahead_len;
 };
 
 struct fab_pkt {
@@ -563,11 +568,18 @@ static bool wait_readable(struct fab_port *port, struct fab_link *link)
 	return false;
 }
 
-/* Reads exactly the bytes iov names from a socket link. */
+/*
+ * Reads exactly the bytes iov[0..iovcnt) names from a socket link. With
+ * ahead, each readv also offers the room left in the link's read-ahead
+ * header as a last element: bytes the stream holds past the payload start
+ * the next packet's header, at no extra system call.
+ */
 static bool link_read_full(struct fab_port *port, struct fab_link *link,
-			   struct iovec *iov, int iovcnt)
+			   struct iovec *iov, int iovcnt, bool ahead)
 {
+	struct iovec v[FAB_MAX_IOV + 1];
 	ssize_t n;
+	int i, nv;
 
 	while (iovcnt > 0) {
 		if (!iov->iov_len) {
@@ -575,9 +587,18 @@ static bool link_read_full(struct fab_port *port, struct fab_link *link,
 			iovcnt--;
 			continue;
 		}
-		n = readv(link->fd, iov, iovcnt);
+		for (i = 0; i < iovcnt; i++)
+			v[i] = iov[i];
+		nv = iovcnt;
+		if (ahead && link->ahead_len < sizeof(link->ahead)) {
+			v[nv].iov_base = (uint8_t *)&link->ahead +
+					 link->ahead_len;
+			v[nv].iov_len = sizeof(link->ahead) - link->ahead_len;
+			nv++;
+		}
+		n = readv(link->fd, v, nv);
 		if (n > 0) {
-			while (n > 0) {
+			while (n > 0 && iovcnt > 0) {
 				size_t k = (size_t)n < iov->iov_len ?
 					   (size_t)n : iov->iov_len;
 
@@ -589,6 +610,7 @@ static bool link_read_full(struct fab_port *port, struct fab_link *link,
 					iovcnt--;
 				}
 			}
+			link->ahead_len += n;	/* what went past the end */
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -627,7 +649,8 @@ bool fab_rx_read(struct fab_rx *rx, const struct iovec *iov, int iovcnt)
 		rx->left -= want;
 		return true;
 	}
-	if (!link_read_full(rx->port, rx->link, v, n)) {
+	/* The read that ends the payload may start the next header. */
+	if (!link_read_full(rx->port, rx->link, v, n, want == rx->left)) {
 		rx->failed = true;
 		return false;
 	}
@@ -654,22 +677,25 @@ static int link_receive(struct fab_port *port, struct fab_link *link)
 	ssize_t n;
 
 	while (count < FAB_BURST && !link->dead) {
-		n = recv(link->fd, &hdr, sizeof(hdr), MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			break;
-		if (n <= 0) {
-			link_kill(link);	/* EOF or reset: peer gone */
-			break;
-		}
-		if ((size_t)n < sizeof(hdr)) {
-			struct iovec v = {
-				.iov_base = (uint8_t *)&hdr + n,
-				.iov_len = sizeof(hdr) - n,
-			};
-
-			if (!link_read_full(port, link, &v, 1))
+		if (link->ahead_len < sizeof(link->ahead)) {
+			n = recv(link->fd,
+				 (uint8_t *)&link->ahead + link->ahead_len,
+				 sizeof(link->ahead) - link->ahead_len,
+				 MSG_DONTWAIT);
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				break;
+			if (n <= 0) {
+				link_kill(link);   /* EOF or reset: peer gone */
+				break;
+			}
+			/* A header that arrived in part waits for the rest
+			 * in the link, nobody waits for it. */
+			link->ahead_len += n;
+			if (link->ahead_len < sizeof(link->ahead))
 				break;
 		}
+		hdr = link->ahead;
+		link->ahead_len = 0;
 		if (hdr.magic != FAB_MAGIC) {
 			link_kill(link);	/* not our protocol */
 			break;
