@@ -14,6 +14,7 @@ set -u
 
 E2E_TIMEOUT=${E2E_TIMEOUT:-60}
 E2E_PIDS=""
+E2E_PRELOAD=""
 E2E_FAILED=0
 RUNDIR=""
 
@@ -69,8 +70,9 @@ e2e_setup() {
 		# be loaded before libc, even in unsanitized programs. The
 		# launcher puts its library in front of LD_PRELOAD, so ASan's
 		# "runtime comes first" check has to be relaxed.
+		# Only the processes under test get it, not ss, grep & co.
 		asan_rt=$(${CC:-cc} -print-file-name=libasan.so)
-		export LD_PRELOAD="$asan_rt${LD_PRELOAD:+ $LD_PRELOAD}"
+		E2E_PRELOAD="$asan_rt${LD_PRELOAD:+ $LD_PRELOAD}"
 		export ASAN_OPTIONS="${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=1}"
 		export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 		if [ -f "$E2E_SRC/lsan.supp" ]; then
@@ -95,7 +97,11 @@ e2e_port() {
 # sim_prefix PROVIDER "SIM OPTIONS": the launcher's command line, rundir shared
 # by every process of the test (they meet on the simulated fabric there).
 sim_prefix() {
-	echo "$E2E_SIM --provider $1 --rundir $RUNDIR $2 --"
+	if [ -n "$E2E_PRELOAD" ]; then
+		echo "env LD_PRELOAD=$E2E_PRELOAD $E2E_SIM --provider $1 --rundir $RUNDIR $2 --"
+	else
+		echo "$E2E_SIM --provider $1 --rundir $RUNDIR $2 --"
+	fi
 }
 
 # sim_run NAME PROVIDER "SIM OPTIONS" CMD [ARGS...]: runs in the foreground,
