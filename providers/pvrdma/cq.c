@@ -30,7 +30,7 @@
 
 #include <infiniband/pvrdmadv.h>
 
-#include "pvrdma.h"
+#include "cqe.h"
 
 struct pvrdma_create_cq_cmd {
 	struct ibv_create_cq ibv_cmd;
@@ -78,6 +78,7 @@ static struct pvrdma_cq *cq_create(struct ibv_context *context, int cqe,
 		goto err_free;
 
 	cq->cqe_cnt = cnt;
+	cq->idx_mask = 2 * cnt - 1;
 	ret = pvrdma_buf_alloc(&cq->buf, pd ? to_ppd(pd) : NULL,
 			       page + pvrdma_align((size_t)cnt *
 						   sizeof(*cq->cqes), page),
@@ -174,59 +175,98 @@ int pvrdma_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-/* An empty poll: maybe nudge the device (see the top of this file). */
-void pvrdma_cq_empty_poll(struct pvrdma_cq *cq)
+/*
+ * The part of an empty poll that is not a counter bump: the first empty
+ * poll of a run restarts the back-off, and the Nth one nudges the device
+ * (see the top of this file). Out of line: it runs once per run and per
+ * doorbell, not per poll.
+ */
+static void __attribute__((noinline)) empty_run_event(struct pvrdma_cq *cq,
+						      uint32_t run)
 {
-	pvrdma_stat_add(&cq->stats.empty_polls, 1);
-	if (++cq->empty_run != cq->next_poll_db || !cq->next_poll_db)
+	if (run == 1)
+		cq->next_poll_db = cq->ctx->cq_poll_db_interval;
+	if (run != cq->next_poll_db || !cq->next_poll_db)
 		return;
 	/* next one after twice the run; saturate rather than wrap to 0 */
 	cq->next_poll_db = cq->next_poll_db << 1 ? cq->next_poll_db << 1 :
 						   UINT32_MAX;
 	pvrdma_ring_doorbell(cq->doorbell, cq->cqn | PVRDMA_DB_CQ_POLL);
-	pvrdma_stat_add(&cq->stats.db_poll, 1);
+	pvrdma_stat_add(&cq->counters.db_poll, 1);
 }
 
+/* An empty poll. CQ lock held. */
+static inline void cq_empty_poll(struct pvrdma_cq *cq)
+{
+	uint32_t run = ++cq->empty_run;
+
+	pvrdma_stat_add(&cq->counters.empty_polls, 1);
+	if (__builtin_expect(run == 1 || run == cq->next_poll_db, 0))
+		empty_run_event(cq, run);
+}
+
+void pvrdma_cq_empty_poll(struct pvrdma_cq *cq)
+{
+	cq_empty_poll(cq);
+}
+
+/*
+ * One acquire load of the device's index decides an empty poll. With
+ * CQEs: one pass over [head, tail) as seen at that load, the QP of each
+ * found by one masked index into the table, and ONE release store of
+ * cons_head for the whole call.
+ */
 int pvrdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct pvrdma_cq *cq = to_pcq(ibcq);
-	uint32_t head, tail, n = cq->cqe_cnt;
+	uint32_t head, tail, mask, slot_mask;
+	struct pvrdma_qp *_Atomic *table;
+	uint32_t table_mask;
 	int polled = 0;
 
-	if (num_entries < 0)
+	if (__builtin_expect(num_entries < 0, 0))
 		return -EINVAL;
 
 	pvrdma_cq_lock(cq);
 	head = pvrdma_ring_load_own(&cq->ring->cons_head);
 	/* acquire: CQE contents are read only after this load */
 	tail = pvrdma_ring_load_acquire(&cq->ring->prod_tail);
-	if (!pvrdma_ring_idx_valid(head, n) ||
-	    !pvrdma_ring_idx_valid(tail, n)) {
+	if (head == tail) {
+		cq_empty_poll(cq);
 		pvrdma_cq_unlock(cq);
-		return -EIO;
+		return 0;
+	}
+	mask = cq->idx_mask;
+	if (__builtin_expect((head | tail) & ~mask, 0)) {
+		pvrdma_cq_unlock(cq);
+		return -EIO;	/* not indices the device can have written */
 	}
 
+	slot_mask = cq->cqe_cnt - 1;
+	table = cq->ctx->qp_table;
+	table_mask = cq->ctx->qp_table_mask;
 	while (polled < num_entries && head != tail) {
-		const struct pvrdma_cqe *cqe =
-			&cq->cqes[pvrdma_ring_slot(head, n)];
-		struct pvrdma_qp *qp = pvrdma_qp_lookup(cq->ctx, cqe->qp);
+		const struct pvrdma_cqe *cqe = &cq->cqes[head & slot_mask];
+		struct pvrdma_qp *qp =
+			__atomic_load_n(&table[(uint32_t)cqe->qp & table_mask],
+					__ATOMIC_ACQUIRE);
 
-		head = pvrdma_ring_next(head, n);
+		head = (head + 1) & mask;
 		/* a CQE of no live QP of ours (cannot happen unless the
 		 * device misbehaves): drop it rather than wedge the CQ */
-		if (!qp)
+		if (__builtin_expect(!qp, 0))
 			continue;
-		pvrdma_cqe_to_wc(cqe, qp->ibv_qp.qp_num, &wc[polled++]);
+		pvrdma_cqe_decode(cqe, qp->ibv_qp.qp_num, &wc[polled++]);
 	}
 	/* release: the device may reuse the slots once it sees this */
 	pvrdma_ring_store_release(&cq->ring->cons_head, head);
 
-	pvrdma_stat_add(&cq->stats.polls, 1);
-	if (polled) {
-		pvrdma_stat_add(&cq->stats.cqes, (uint64_t)polled);
+	if (__builtin_expect(polled > 0, 1)) {
+		pvrdma_stat_add(&cq->counters.found_polls, 1);
+		pvrdma_stat_add(&cq->counters.cqes, (uint64_t)polled);
 		pvrdma_cq_found(cq);
 	} else {
-		pvrdma_cq_empty_poll(cq);
+		cq_empty_poll(cq);	/* num_entries 0, or only strays */
 	}
 	pvrdma_cq_unlock(cq);
 	return polled;
@@ -242,14 +282,14 @@ int pvrdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	/* ARM covers ARM_SOL; an event consumed since resets armed to 0 */
 	if (cq->ctx->cq_arm_dedup &&
 	    (armed == PVRDMA_DB_CQ_ARM || armed == want)) {
-		__atomic_add_fetch(&cq->stats.arms_skipped, 1,
+		__atomic_add_fetch(&cq->counters.arms_skipped, 1,
 				   __ATOMIC_RELAXED);
 		return 0;
 	}
 	__atomic_store_n(&cq->armed, want, __ATOMIC_RELEASE);
 	pvrdma_ring_doorbell(cq->doorbell, cq->cqn | want);
-	__atomic_add_fetch(solicited_only ? &cq->stats.db_arm_sol :
-					    &cq->stats.db_arm, 1,
+	__atomic_add_fetch(solicited_only ? &cq->counters.db_arm_sol :
+					    &cq->counters.db_arm, 1,
 			   __ATOMIC_RELAXED);
 	return 0;
 }
@@ -306,6 +346,7 @@ void pvrdma_cq_remove_qp_locked(struct pvrdma_cq *cq, uint32_t qp_handle)
 void pvrdma_cq_remove_qp(struct pvrdma_cq *cq, uint32_t qp_handle)
 {
 	pvrdma_cq_lock(cq);
+	pvrdma_stat_add(&cq->counters.other_sections, 1);
 	pvrdma_cq_remove_qp_locked(cq, qp_handle);
 	pvrdma_cq_unlock(cq);
 }

@@ -17,7 +17,7 @@
  */
 #include <errno.h>
 
-#include "pvrdma.h"
+#include "cqe.h"
 
 #define PVRDMA_WC_EX_SUPPORTED (IBV_WC_EX_WITH_BYTE_LEN | \
 				IBV_WC_EX_WITH_IMM | \
@@ -54,10 +54,10 @@ static int cq_ex_step(struct pvrdma_cq *cq)
 		cq->ex_head = pvrdma_ring_next(cq->ex_head, n);
 		if (!qp)
 			continue;	/* as poll_cq: not a CQE of ours */
-		pvrdma_cqe_to_wc(cqe, qp->ibv_qp.qp_num, &cq->ex_wc);
+		pvrdma_cqe_decode(cqe, qp->ibv_qp.qp_num, &cq->ex_wc);
 		cq->ibv_cq_ex.wr_id = cq->ex_wc.wr_id;
 		cq->ibv_cq_ex.status = cq->ex_wc.status;
-		pvrdma_stat_add(&cq->stats.cqes, 1);
+		pvrdma_stat_add(&cq->counters.cqes, 1);
 		return 0;
 	}
 	return ENOENT;
@@ -80,7 +80,6 @@ static int cq_ex_start_poll(struct ibv_cq_ex *cqx,
 		pvrdma_cq_unlock(cq);
 		return EIO;
 	}
-	pvrdma_stat_add(&cq->stats.polls, 1);
 	ret = cq_ex_step(cq);
 	if (ret) {
 		/* publish what was skipped, then let go: no end_poll follows */
@@ -89,6 +88,7 @@ static int cq_ex_start_poll(struct ibv_cq_ex *cqx,
 		pvrdma_cq_unlock(cq);
 		return ret;
 	}
+	pvrdma_stat_add(&cq->counters.found_polls, 1);
 	pvrdma_cq_found(cq);
 	return 0;
 }

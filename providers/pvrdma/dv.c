@@ -4,8 +4,9 @@
  * what can be inferred about the device.
  *
  * Counters live in each queue and CQ and are bumped by their single writer
- * without atomics (see pvrdma_stat_add); a query sums the live objects and
- * what destroyed ones left behind. Objects are tracked on lists of the
+ * without atomics (see pvrdma_stat_add); what the fast path does not count
+ * is derived here (pvrdma_wq_read_stats). A query sums the live objects
+ * and what destroyed ones left behind. Objects are tracked on lists of the
  * context, walked only here and touched only at create/destroy.
  */
 #include <errno.h>
@@ -22,26 +23,63 @@ void pvrdma_objects_init(struct pvrdma_context *ctx)
 	pvrdma_list_init(&ctx->srqs);
 }
 
-static void wq_stats_sum(struct pvrdma_wq_stats *to,
-			 const struct pvrdma_wq_stats *from)
+/* The counters of a queue as pvrdmadv reports them (see struct
+ * pvrdma_wq_counters for what is derived). */
+void pvrdma_wq_read_stats(const struct pvrdma_wq *wq,
+			  struct pvrdma_wq_stats *out)
 {
-	to->posts += pvrdma_stat_read(&from->posts);
-	to->wqes += pvrdma_stat_read(&from->wqes);
-	to->inline_wqes += pvrdma_stat_read(&from->inline_wqes);
-	to->lock_acquisitions += pvrdma_stat_read(&from->lock_acquisitions);
+	uint64_t posts = pvrdma_stat_read(&wq->counters.posts);
+
+	out->posts = posts;
+	out->wqes = pvrdma_stat_read(&wq->prod) -
+		    pvrdma_stat_read(&wq->reset_skipped);
+	out->inline_wqes = pvrdma_stat_read(&wq->counters.inline_wqes);
+	out->lock_acquisitions = wq->lock.single_thread ? 0 :
+		posts + pvrdma_stat_read(&wq->counters.idle_sections);
+}
+
+void pvrdma_cq_read_stats(const struct pvrdma_cq *cq,
+			  struct pvrdma_cq_stats *out)
+{
+	const struct pvrdma_cq_counters *c = &cq->counters;
+
+	out->empty_polls = pvrdma_stat_read(&c->empty_polls);
+	out->polls = pvrdma_stat_read(&c->found_polls) + out->empty_polls;
+	out->cqes = pvrdma_stat_read(&c->cqes);
+	out->db_poll = pvrdma_stat_read(&c->db_poll);
+	out->db_arm = pvrdma_stat_read(&c->db_arm);
+	out->db_arm_sol = pvrdma_stat_read(&c->db_arm_sol);
+	out->arms_skipped = pvrdma_stat_read(&c->arms_skipped);
+	out->lock_acquisitions = cq->lock.single_thread ? 0 :
+		out->polls + pvrdma_stat_read(&c->other_sections);
+}
+
+static void wq_stats_sum(struct pvrdma_wq_stats *to,
+			 const struct pvrdma_wq *wq)
+{
+	struct pvrdma_wq_stats s;
+
+	pvrdma_wq_read_stats(wq, &s);
+	to->posts += s.posts;
+	to->wqes += s.wqes;
+	to->inline_wqes += s.inline_wqes;
+	to->lock_acquisitions += s.lock_acquisitions;
 }
 
 static void cq_stats_sum(struct pvrdma_cq_stats *to,
-			 const struct pvrdma_cq_stats *from)
+			 const struct pvrdma_cq *cq)
 {
-	to->polls += pvrdma_stat_read(&from->polls);
-	to->empty_polls += pvrdma_stat_read(&from->empty_polls);
-	to->cqes += pvrdma_stat_read(&from->cqes);
-	to->db_poll += pvrdma_stat_read(&from->db_poll);
-	to->db_arm += pvrdma_stat_read(&from->db_arm);
-	to->db_arm_sol += pvrdma_stat_read(&from->db_arm_sol);
-	to->arms_skipped += pvrdma_stat_read(&from->arms_skipped);
-	to->lock_acquisitions += pvrdma_stat_read(&from->lock_acquisitions);
+	struct pvrdma_cq_stats s;
+
+	pvrdma_cq_read_stats(cq, &s);
+	to->polls += s.polls;
+	to->empty_polls += s.empty_polls;
+	to->cqes += s.cqes;
+	to->db_poll += s.db_poll;
+	to->db_arm += s.db_arm;
+	to->db_arm_sol += s.db_arm_sol;
+	to->arms_skipped += s.arms_skipped;
+	to->lock_acquisitions += s.lock_acquisitions;
 }
 
 void pvrdma_track_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp)
@@ -57,9 +95,9 @@ void pvrdma_untrack_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp)
 {
 	pthread_mutex_lock(&ctx->objects_lock);
 	pvrdma_list_del(&qp->node);
-	wq_stats_sum(&ctx->retired.sq, &qp->sq.stats);
+	wq_stats_sum(&ctx->retired.sq, &qp->sq);
 	if (!qp->srq)
-		wq_stats_sum(&ctx->retired.rq, &qp->rq.stats);
+		wq_stats_sum(&ctx->retired.rq, &qp->rq);
 	pthread_mutex_unlock(&ctx->objects_lock);
 }
 
@@ -74,7 +112,7 @@ void pvrdma_untrack_cq(struct pvrdma_context *ctx, struct pvrdma_cq *cq)
 {
 	pthread_mutex_lock(&ctx->objects_lock);
 	pvrdma_list_del(&cq->node);
-	cq_stats_sum(&ctx->retired.cq, &cq->stats);
+	cq_stats_sum(&ctx->retired.cq, cq);
 	pthread_mutex_unlock(&ctx->objects_lock);
 }
 
@@ -89,7 +127,7 @@ void pvrdma_untrack_srq(struct pvrdma_context *ctx, struct pvrdma_srq *srq)
 {
 	pthread_mutex_lock(&ctx->objects_lock);
 	pvrdma_list_del(&srq->node);
-	wq_stats_sum(&ctx->retired.srq, &srq->rq.stats);
+	wq_stats_sum(&ctx->retired.srq, &srq->rq);
 	pthread_mutex_unlock(&ctx->objects_lock);
 }
 
@@ -108,14 +146,14 @@ int pvrdma_dv_query_counters(struct ibv_context *ibctx,
 	for (n = ctx->qps.next; n != &ctx->qps; n = n->next) {
 		struct pvrdma_qp *qp = node_to(n, struct pvrdma_qp);
 
-		wq_stats_sum(&t.sq, &qp->sq.stats);
+		wq_stats_sum(&t.sq, &qp->sq);
 		if (!qp->srq)
-			wq_stats_sum(&t.rq, &qp->rq.stats);
+			wq_stats_sum(&t.rq, &qp->rq);
 	}
 	for (n = ctx->srqs.next; n != &ctx->srqs; n = n->next)
-		wq_stats_sum(&t.srq, &node_to(n, struct pvrdma_srq)->rq.stats);
+		wq_stats_sum(&t.srq, &node_to(n, struct pvrdma_srq)->rq);
 	for (n = ctx->cqs.next; n != &ctx->cqs; n = n->next)
-		cq_stats_sum(&t.cq, &node_to(n, struct pvrdma_cq)->stats);
+		cq_stats_sum(&t.cq, node_to(n, struct pvrdma_cq));
 	pthread_mutex_unlock(&ctx->objects_lock);
 
 	/* one doorbell per post call that put WQEs on the ring */

@@ -9,31 +9,117 @@
  * for the whole list. A bad WR stops the list: the good prefix before it is
  * posted (and rung), *bad_wr names the bad one, and nothing of it or after
  * it reaches the ring.
+ *
+ * What keeps it short (each post is counted in instructions by
+ * bench/fastpath.c): the producer index is our own copy, the device's
+ * consumer index is read only when the ring looked full (struct
+ * pvrdma_wq), a WR is checked by one bit test per rule against
+ * precomputed per-QP facts and only a refused one takes the full check,
+ * and the counters are one increment per call, the rest derived.
  */
 #include <errno.h>
 
-#include "pvrdma.h"
+#include "wqe.h"
 
-static inline void *wq_slot(const struct pvrdma_wq *wq, uint32_t idx)
+static inline void *wq_slot(const struct pvrdma_wq *wq, uint64_t prod)
 {
 	return wq->wqes +
-	       ((size_t)pvrdma_ring_slot(idx, wq->wqe_cnt) << wq->wqe_shift);
+	       ((size_t)((uint32_t)prod & (wq->wqe_cnt - 1)) << wq->wqe_shift);
 }
 
-/* Publishes [start, tail) and tells the device. Lock held. */
-static inline void wq_publish(struct pvrdma_wq *wq, uint32_t start,
-			      uint32_t tail)
+/* The per-QP facts the fast path decides on. Type, atomic capability and
+ * the SQ lock are set. */
+void pvrdma_qp_init_fast(struct pvrdma_qp *qp)
 {
-	pvrdma_ring_store_release(&wq->ring->prod_tail, tail);
+	qp->send_opcodes = pvrdma_send_opcodes(qp->ibv_qp.qp_type,
+					       qp->atomic_cap);
+}
+
+void pvrdma_wq_init(struct pvrdma_wq *wq, struct pvrdma_ring *ring,
+		    uint8_t *wqes, uint32_t cnt, uint32_t wqe_size,
+		    uint32_t max_sge, bool single_thread)
+{
+	wq->ring = ring;
+	wq->wqes = wqes;
+	wq->wqe_cnt = cnt;
+	wq->wqe_shift = pvrdma_log2(wqe_size);
+	wq->max_sge = max_sge;
+	wq->idx_mask = 2 * cnt - 1;
+	wq->prod = 0;
+	wq->room_end = cnt;
+	wq->reset_skipped = 0;
+	/* before the device knows the queue: both indices start at 0 (a
+	 * parent domain's allocator need not hand out zeroed memory) */
+	ring->prod_tail = 0;
+	ring->cons_head = 0;
+	pvrdma_lock_init(&wq->lock, single_thread);
+}
+
+/*
+ * prod reached room_end: reads the device's consumer index. Returns 0 when
+ * there is room again (room_end moved), ENOMEM when the ring is really
+ * full, EIO when the index is not one the device can have written. Lock
+ * held.
+ */
+int pvrdma_wq_refill(struct pvrdma_wq *wq, uint64_t prod)
+{
+	uint32_t head = pvrdma_ring_load_acquire(&wq->ring->cons_head);
+	uint32_t used = ((uint32_t)prod - head) & wq->idx_mask;
+
+	if (!pvrdma_ring_idx_valid(head, wq->wqe_cnt) || used > wq->wqe_cnt)
+		return EIO;		/* ring state corrupted */
+	wq->room_end = prod - used + wq->wqe_cnt;
+	return used == wq->wqe_cnt ? ENOMEM : 0;
+}
+
+/* Publishes everything up to prod and tells the device. Lock held. */
+static inline void wq_publish(struct pvrdma_wq *wq, uint64_t prod)
+{
+	__atomic_store_n(&wq->prod, prod, __ATOMIC_RELAXED);	/* stats */
+	pvrdma_ring_store_release(&wq->ring->prod_tail,
+				  (uint32_t)prod & wq->idx_mask);
 	pvrdma_ring_doorbell(wq->doorbell, wq->doorbell_value);
-	pvrdma_stat_add(&wq->stats.posts, 1);	/* = doorbells */
-	pvrdma_stat_add(&wq->stats.wqes,
-			pvrdma_ring_used(tail, start, wq->wqe_cnt));
+	pvrdma_stat_add(&wq->counters.posts, 1);	/* = doorbells */
 }
 
-void pvrdma_wq_publish(struct pvrdma_wq *wq, uint32_t start, uint32_t tail)
+void pvrdma_wq_publish(struct pvrdma_wq *wq, uint64_t prod)
 {
-	wq_publish(wq, start, tail);
+	wq_publish(wq, prod);
+}
+
+/* Ends a post call: publish what was built, if anything. */
+static inline void wq_finish(struct pvrdma_wq *wq, uint64_t prod)
+{
+	if (__builtin_expect(prod != wq->prod, 1)) {
+		wq_publish(wq, prod);
+		pvrdma_wq_unlock(wq);
+	} else {
+		pvrdma_wq_unlock_idle(wq);
+	}
+}
+
+/* The refused WR (slow path): its errno, or 0 when it is good but needs
+ * more than a copy (inline data). */
+static int send_slow(struct pvrdma_qp *qp, struct pvrdma_sq_wqe_hdr *hdr,
+		     uint64_t prod, const struct ibv_send_wr *wr, bool ud)
+{
+	int ret = pvrdma_check_send_wr(qp, wr);
+	uint32_t slot = (uint32_t)prod & (qp->sq.wqe_cnt - 1);
+
+	if (ret)
+		return ret;
+	pvrdma_encode_send(hdr, wr, ud);
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		/* no slots: max_inline_data 0, the WR is empty */
+		if (qp->inl.slots)
+			pvrdma_encode_inline(hdr, pvrdma_inline_slot(qp, slot),
+					     qp->inl.lkey, wr->sg_list,
+					     wr->num_sge);
+		else
+			hdr->num_sge = 0;
+		pvrdma_stat_add(&qp->sq.counters.inline_wqes, 1);
+	}
+	return 0;
 }
 
 int pvrdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -41,112 +127,81 @@ int pvrdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 {
 	struct pvrdma_qp *qp = to_pqp(ibqp);
 	struct pvrdma_wq *sq = &qp->sq;
-	uint32_t tail, head, start;
+	bool ud = ibqp->qp_type == IBV_QPT_UD;
+	uint64_t prod;
 	int ret = 0;
 
 	/* Before RTS the device would only flush; refuse up front. */
-	switch (ibqp->state) {
-	case IBV_QPS_RESET:
-	case IBV_QPS_INIT:
-	case IBV_QPS_RTR:
+	if (__builtin_expect((unsigned int)ibqp->state < IBV_QPS_RTS, 0)) {
 		*bad_wr = wr;
 		return EINVAL;
-	default:
-		break;
 	}
 
 	pvrdma_wq_lock(sq);
-	tail = pvrdma_ring_load_own(&sq->ring->prod_tail);
-	head = pvrdma_ring_load_acquire(&sq->ring->cons_head);
-	if (!pvrdma_ring_idx_valid(tail, sq->wqe_cnt) ||
-	    !pvrdma_ring_idx_valid(head, sq->wqe_cnt)) {
-		ret = EIO;		/* ring state corrupted */
-		*bad_wr = wr;
-		goto out;
-	}
-	start = tail;
-
+	prod = sq->prod;
 	for (; wr; wr = wr->next) {
-		ret = pvrdma_check_send_wr(qp, wr);
-		if (ret) {
-			*bad_wr = wr;
-			break;
-		}
-		if (pvrdma_ring_full(tail, head, sq->wqe_cnt)) {
-			/* the device may have made room meanwhile */
-			head = pvrdma_ring_load_acquire(&sq->ring->cons_head);
-			if (pvrdma_ring_full(tail, head, sq->wqe_cnt)) {
-				ret = ENOMEM;
+		struct pvrdma_sq_wqe_hdr *hdr;
+
+		if (__builtin_expect(prod == sq->room_end, 0)) {
+			/* check first: a bad WR is EINVAL even on a full
+			 * ring */
+			ret = pvrdma_check_send_wr(qp, wr);
+			if (!ret)
+				ret = pvrdma_wq_refill(sq, prod);
+			if (ret) {
 				*bad_wr = wr;
 				break;
 			}
 		}
-		pvrdma_encode_send_wqe(wq_slot(sq, tail), ibqp->qp_type, wr);
-		if (wr->send_flags & IBV_SEND_INLINE) {
-			uint32_t slot = pvrdma_ring_slot(tail, sq->wqe_cnt);
-			struct pvrdma_sq_wqe_hdr *hdr = wq_slot(sq, tail);
-
-			/* no slots: max_inline_data 0, the WR is empty */
-			if (qp->inl.slots)
-				pvrdma_encode_inline(hdr,
-						     pvrdma_inline_slot(qp, slot),
-						     qp->inl.lkey, wr->sg_list,
-						     wr->num_sge);
-			else
-				hdr->num_sge = 0;
-			pvrdma_stat_add(&sq->stats.inline_wqes, 1);
+		hdr = wq_slot(sq, prod);
+		if (__builtin_expect(pvrdma_send_wr_plain(qp, wr, ud), 1)) {
+			pvrdma_encode_send(hdr, wr, ud);
+		} else {
+			ret = send_slow(qp, hdr, prod, wr, ud);
+			if (ret) {
+				*bad_wr = wr;
+				break;
+			}
 		}
-		tail = pvrdma_ring_next(tail, sq->wqe_cnt);
+		prod++;
 	}
-
-	if (tail != start)
-		wq_publish(sq, start, tail);
-out:
-	pvrdma_wq_unlock(sq);
+	wq_finish(sq, prod);
 	return ret;
 }
 
 /* Shared by a QP's own RQ and an SRQ. */
-int pvrdma_wq_post_recv(struct pvrdma_wq *rq, struct ibv_recv_wr *wr,
-			struct ibv_recv_wr **bad_wr)
+static inline int wq_post_recv(struct pvrdma_wq *rq, struct ibv_recv_wr *wr,
+			       struct ibv_recv_wr **bad_wr)
 {
-	uint32_t tail, head, start;
+	uint64_t prod;
 	int ret = 0;
 
 	pvrdma_wq_lock(rq);
-	tail = pvrdma_ring_load_own(&rq->ring->prod_tail);
-	head = pvrdma_ring_load_acquire(&rq->ring->cons_head);
-	if (!pvrdma_ring_idx_valid(tail, rq->wqe_cnt) ||
-	    !pvrdma_ring_idx_valid(head, rq->wqe_cnt)) {
-		ret = EIO;
-		*bad_wr = wr;
-		goto out;
-	}
-	start = tail;
-
+	prod = rq->prod;
 	for (; wr; wr = wr->next) {
-		ret = pvrdma_check_recv_wr(rq, wr);
-		if (ret) {
+		if (__builtin_expect(!pvrdma_recv_wr_ok(rq, wr), 0)) {
+			ret = pvrdma_check_recv_wr(rq, wr);
 			*bad_wr = wr;
 			break;
 		}
-		if (pvrdma_ring_full(tail, head, rq->wqe_cnt)) {
-			head = pvrdma_ring_load_acquire(&rq->ring->cons_head);
-			if (pvrdma_ring_full(tail, head, rq->wqe_cnt)) {
-				ret = ENOMEM;
+		if (__builtin_expect(prod == rq->room_end, 0)) {
+			ret = pvrdma_wq_refill(rq, prod);
+			if (ret) {
 				*bad_wr = wr;
 				break;
 			}
 		}
-		pvrdma_encode_recv_wqe(wq_slot(rq, tail), wr);
-		tail = pvrdma_ring_next(tail, rq->wqe_cnt);
+		pvrdma_encode_recv(wq_slot(rq, prod), wr);
+		prod++;
 	}
-
-	if (tail != start)
-		wq_publish(rq, start, tail);
-out:
-	pvrdma_wq_unlock(rq);
+	wq_finish(rq, prod);
 	return ret;
+}
+
+int pvrdma_wq_post_recv(struct pvrdma_wq *rq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr)
+{
+	return wq_post_recv(rq, wr, bad_wr);
 }
 
 int pvrdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
@@ -155,24 +210,35 @@ int pvrdma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct pvrdma_qp *qp = to_pqp(ibqp);
 
 	/* Receives go to the SRQ; in RESET the device ignores the ring. */
-	if (qp->srq || ibqp->state == IBV_QPS_RESET) {
+	if (__builtin_expect(qp->srq || ibqp->state == IBV_QPS_RESET, 0)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	return pvrdma_wq_post_recv(&qp->rq, wr, bad_wr);
+	return wq_post_recv(&qp->rq, wr, bad_wr);
 }
 
 int pvrdma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr)
 {
-	return pvrdma_wq_post_recv(&to_psrq(ibsrq)->rq, wr, bad_wr);
+	return wq_post_recv(&to_psrq(ibsrq)->rq, wr, bad_wr);
 }
 
-/* Back to empty (after modify to RESET). */
+/*
+ * Back to empty (after modify to RESET). Both indices go to 0; our count
+ * moves on to the next multiple of the index space, so that it keeps
+ * counting WQEs (the skipped part is remembered) and prod_tail = 0.
+ */
 void pvrdma_wq_reset(struct pvrdma_wq *wq)
 {
+	uint64_t skip;
+
 	pvrdma_wq_lock(wq);
+	skip = -wq->prod & wq->idx_mask;
+	__atomic_store_n(&wq->reset_skipped, wq->reset_skipped + skip,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&wq->prod, wq->prod + skip, __ATOMIC_RELAXED);
+	wq->room_end = wq->prod + wq->wqe_cnt;
 	wq->ring->cons_head = 0;
 	pvrdma_ring_store_release(&wq->ring->prod_tail, 0);
-	pvrdma_wq_unlock(wq);
+	pvrdma_wq_unlock_idle(wq);
 }

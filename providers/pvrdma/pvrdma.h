@@ -89,9 +89,10 @@ struct pvrdma_port_info {
 };
 
 /*
- * Fast-path statistics of one queue. Each is written only under the
- * queue's lock (or by the one thread of its thread domain), so a plain
- * increment does; pvrdmadv_query_counters reads them with relaxed loads.
+ * Fast-path statistics of one queue or CQ, as pvrdmadv reports them.
+ * The fast path does not keep them like this: it bumps as few counters as
+ * it can (struct pvrdma_wq_counters, pvrdma_cq_counters) and the rest is
+ * derived when they are read (pvrdma_wq_read_stats, pvrdma_cq_read_stats).
  */
 struct pvrdma_wq_stats {
 	uint64_t posts;			/* post calls that reached the ring:
@@ -110,6 +111,33 @@ struct pvrdma_cq_stats {
 	uint64_t db_arm_sol;
 	uint64_t arms_skipped;		/* already armed: no doorbell */
 	uint64_t lock_acquisitions;
+};
+
+/*
+ * What the fast path of a queue counts. Each is written only inside the
+ * queue's critical section (lock held, or the one thread of its thread
+ * domain), so a plain increment does; readers use relaxed loads. WQEs are
+ * not counted: the private producer index says how many were published.
+ * Every critical section either posts (rings one doorbell) or is idle, so
+ * lock acquisitions are posts + idle sections on a locked queue.
+ */
+struct pvrdma_wq_counters {
+	uint64_t posts;			/* = doorbells */
+	uint64_t idle_sections;		/* lock taken, nothing posted */
+	uint64_t inline_wqes;
+};
+
+/* Same for a CQ: a poll is found or empty, never both; lock acquisitions
+ * are polls + the other sections (removal of a QP's CQEs). */
+struct pvrdma_cq_counters {
+	uint64_t found_polls;		/* reached the CQEs */
+	uint64_t empty_polls;
+	uint64_t cqes;
+	uint64_t db_poll;
+	uint64_t db_arm;
+	uint64_t db_arm_sol;
+	uint64_t arms_skipped;
+	uint64_t other_sections;
 };
 
 /* Counters of destroyed objects, folded into the context's totals. */
@@ -188,17 +216,28 @@ struct pvrdma_buf {
  * A queue the provider produces into and the device consumes from (SQ, RQ,
  * SRQ). The doorbell register is reached through a pointer so the fast
  * path can run against ordinary memory in tests.
+ *
+ * Only we write prod_tail, so the fast path never reads it back: prod is
+ * our free-running producer count (prod_tail = prod & idx_mask), which
+ * also says how many WQEs were ever posted. cons_head, the device's, is
+ * read only when prod reaches room_end, the point where the ring was full
+ * the last time we looked; in between the device can only have made more
+ * room, never less.
  */
 struct pvrdma_wq {
 	struct pvrdma_lock lock;
-	struct pvrdma_ring *ring;	/* in the shared ring-state page */
-	uint8_t *wqes;			/* first WQE */
 	uint32_t wqe_cnt;		/* power of two */
 	uint32_t wqe_shift;		/* log2(WQE size) */
 	uint32_t max_sge;
+	uint32_t idx_mask;		/* 2 * wqe_cnt - 1: index space */
+	uint64_t prod;			/* see above */
+	uint64_t room_end;		/* prod that would overrun the ring */
+	uint64_t reset_skipped;		/* prod counted by resets, no WQE */
+	uint8_t *wqes;			/* first WQE */
+	struct pvrdma_ring *ring;	/* in the shared ring-state page */
 	volatile uint32_t *doorbell;	/* register in the UAR */
 	uint32_t doorbell_value;	/* handle | kind bit, precomputed */
-	struct pvrdma_wq_stats stats;
+	struct pvrdma_wq_counters counters;
 };
 
 struct pvrdma_cq {
@@ -214,12 +253,13 @@ struct pvrdma_cq {
 	volatile uint32_t *doorbell;
 	uint32_t empty_run;		/* consecutive empty polls */
 	uint32_t next_poll_db;		/* empty_run that rings POLL */
+	uint32_t idx_mask;		/* 2 * cqe_cnt - 1 */
 	/* 0, PVRDMA_DB_CQ_ARM_SOL or PVRDMA_DB_CQ_ARM: what the device was
 	 * last asked, until an event of this CQ is consumed */
 	uint32_t armed;
 	struct pvrdma_context *ctx;
 	struct pvrdma_buf buf;
-	struct pvrdma_cq_stats stats;
+	struct pvrdma_cq_counters counters;
 	struct pvrdma_list node;	/* ctx->cqs */
 
 	/* Extended polling (between start_poll and end_poll). */
@@ -250,9 +290,8 @@ struct pvrdma_inline {
 
 /* State of an ibv_wr_start ... ibv_wr_complete/abort batch. */
 struct pvrdma_wr_batch {
-	uint32_t start;			/* producer index at wr_start */
-	uint32_t tail;			/* next free slot */
-	uint32_t head;			/* consumer index last read */
+	uint64_t prod;			/* producer count of the WQE being
+					 * built (struct pvrdma_wq) */
 	uint32_t wqes;			/* built so far */
 	int err;			/* first error: the batch fails */
 	struct pvrdma_sq_wqe_hdr *cur;	/* WQE being built */
@@ -269,6 +308,7 @@ struct pvrdma_qp {
 	struct pvrdma_wq rq;		/* unused when srq is set */
 	struct pvrdma_srq *srq;
 	uint32_t qp_handle;		/* doorbells and CQE.qp */
+	uint32_t send_opcodes;		/* bit per ibv_wr_opcode it may post */
 	uint32_t max_inline_data;
 	enum ibv_atomic_cap atomic_cap;
 	struct pvrdma_inline inl;	/* max_inline_data > 0 only */
@@ -345,8 +385,7 @@ static inline uint64_t pvrdma_stat_read(const uint64_t *c)
 
 static inline void pvrdma_wq_lock(struct pvrdma_wq *wq)
 {
-	if (pvrdma_lock(&wq->lock))
-		pvrdma_stat_add(&wq->stats.lock_acquisitions, 1);
+	pvrdma_lock(&wq->lock);
 }
 
 static inline void pvrdma_wq_unlock(struct pvrdma_wq *wq)
@@ -354,10 +393,16 @@ static inline void pvrdma_wq_unlock(struct pvrdma_wq *wq)
 	pvrdma_unlock(&wq->lock);
 }
 
+/* Leaves a critical section that rang no doorbell. */
+static inline void pvrdma_wq_unlock_idle(struct pvrdma_wq *wq)
+{
+	pvrdma_stat_add(&wq->counters.idle_sections, 1);
+	pvrdma_unlock(&wq->lock);
+}
+
 static inline void pvrdma_cq_lock(struct pvrdma_cq *cq)
 {
-	if (pvrdma_lock(&cq->lock))
-		pvrdma_stat_add(&cq->stats.lock_acquisitions, 1);
+	pvrdma_lock(&cq->lock);
 }
 
 static inline void pvrdma_cq_unlock(struct pvrdma_cq *cq)
@@ -471,6 +516,10 @@ static inline struct pvrdma_pd *pvrdma_pd_protection(struct ibv_pd *pd)
 
 /* ---- dv.c ---- */
 void pvrdma_objects_init(struct pvrdma_context *ctx);
+void pvrdma_wq_read_stats(const struct pvrdma_wq *wq,
+			  struct pvrdma_wq_stats *out);
+void pvrdma_cq_read_stats(const struct pvrdma_cq *cq,
+			  struct pvrdma_cq_stats *out);
 void pvrdma_track_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp);
 void pvrdma_untrack_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp);
 void pvrdma_track_cq(struct pvrdma_context *ctx, struct pvrdma_cq *cq);
@@ -531,11 +580,12 @@ int pvrdma_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 int pvrdma_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void pvrdma_cq_event(struct ibv_cq *cq);
 void pvrdma_cq_empty_poll(struct pvrdma_cq *cq);
-/* A poll found completions: the run of empty polls is over. */
+/* A poll found completions: the run of empty polls is over (the first
+ * empty poll of the next run restarts the back-off: only the empty path
+ * pays for it). */
 static inline void pvrdma_cq_found(struct pvrdma_cq *cq)
 {
 	cq->empty_run = 0;
-	cq->next_poll_db = cq->ctx->cq_poll_db_interval;
 }
 struct ibv_cq_ex *pvrdma_create_cq_ex(struct ibv_context *context,
 				      struct ibv_cq_init_attr_ex *attr);
@@ -577,6 +627,8 @@ uint32_t pvrdma_encode_inline(struct pvrdma_sq_wqe_hdr *hdr, uint8_t *slot,
 			      uint32_t lkey, const struct ibv_sge *sg, int n);
 int pvrdma_check_wr_opcode(const struct pvrdma_qp *qp,
 			   enum ibv_wr_opcode op);
+uint32_t pvrdma_send_opcodes(enum ibv_qp_type type,
+			     enum ibv_atomic_cap atomic_cap);
 extern const uint8_t pvrdma_wr_opcode_to_dev[];
 int pvrdma_check_recv_wr(const struct pvrdma_wq *rq,
 			 const struct ibv_recv_wr *wr);
@@ -591,7 +643,12 @@ int pvrdma_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			 struct ibv_recv_wr **bad_wr);
 int pvrdma_wq_post_recv(struct pvrdma_wq *rq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
+void pvrdma_qp_init_fast(struct pvrdma_qp *qp);
+void pvrdma_wq_init(struct pvrdma_wq *wq, struct pvrdma_ring *ring,
+		    uint8_t *wqes, uint32_t cnt, uint32_t wqe_size,
+		    uint32_t max_sge, bool single_thread);
 void pvrdma_wq_reset(struct pvrdma_wq *wq);
-void pvrdma_wq_publish(struct pvrdma_wq *wq, uint32_t start, uint32_t tail);
+int pvrdma_wq_refill(struct pvrdma_wq *wq, uint64_t prod);
+void pvrdma_wq_publish(struct pvrdma_wq *wq, uint64_t prod);
 
 #endif /* PVRDMA_PROVIDER_H */

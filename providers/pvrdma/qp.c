@@ -78,18 +78,6 @@ static int check_create_qp(const struct pvrdma_context *ctx,
 	return 0;
 }
 
-static int wq_init(struct pvrdma_wq *wq, struct pvrdma_ring *ring,
-		   uint8_t *wqes, uint32_t cnt, uint32_t wqe_size,
-		   uint32_t max_sge, bool single_thread)
-{
-	wq->ring = ring;
-	wq->wqes = wqes;
-	wq->wqe_cnt = cnt;
-	wq->wqe_shift = pvrdma_log2(wqe_size);
-	wq->max_sge = max_sge;
-	return pvrdma_lock_init(&wq->lock, single_thread);
-}
-
 static void free_qp_bufs(struct pvrdma_qp *qp)
 {
 	pvrdma_buf_free(&qp->sbuf);
@@ -156,21 +144,16 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 			goto err_bufs;
 	}
 	rs = qp->sbuf.addr;
-	ret = wq_init(&qp->sq, &rs->tx, (uint8_t *)qp->sbuf.addr + page,
-		      sq_cnt, sq_wqe, sq_sge, single);
-	if (ret)
-		goto err_bufs;
-	if (!attr->srq) {
-		ret = wq_init(&qp->rq, &rs->rx, qp->rbuf.addr, rq_cnt, rq_wqe,
-			      rq_sge, single);
-		if (ret)
-			goto err_sq_lock;
-	}
+	pvrdma_wq_init(&qp->sq, &rs->tx, (uint8_t *)qp->sbuf.addr + page,
+		       sq_cnt, sq_wqe, sq_sge, single);
+	if (!attr->srq)
+		pvrdma_wq_init(&qp->rq, &rs->rx, qp->rbuf.addr, rq_cnt,
+			       rq_wqe, rq_sge, single);
 	qp->srq = attr->srq ? to_psrq(attr->srq) : NULL;
 	qp->atomic_cap = ctx->limits.atomic_cap;
 	ret = pvrdma_inline_init(qp, attr->pd, attr->cap.max_inline_data);
 	if (ret)
-		goto err_rq_lock;
+		goto err_locks;
 
 	cmd.drv.sbuf_addr = (uintptr_t)qp->sbuf.addr;
 	cmd.drv.sbuf_size = (uint32_t)qp->sbuf.size;
@@ -200,6 +183,7 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 	qp->rq.doorbell = qp->sq.doorbell;
 	qp->rq.doorbell_value = (qp->qp_handle & PVRDMA_UAR_HANDLE_MASK) |
 				PVRDMA_DB_QP_RECV;
+	pvrdma_qp_init_fast(qp);
 
 	ret = pvrdma_qp_table_add(ctx, qp);
 	if (ret) {
@@ -217,10 +201,9 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 
 err_inline:
 	pvrdma_inline_fini(qp);
-err_rq_lock:
+err_locks:
 	if (!attr->srq)
 		pvrdma_lock_destroy(&qp->rq.lock);
-err_sq_lock:
 	pvrdma_lock_destroy(&qp->sq.lock);
 err_bufs:
 	free_qp_bufs(qp);

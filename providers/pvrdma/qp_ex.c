@@ -87,19 +87,12 @@ static void wr_start(struct ibv_qp_ex *qpx)
 	struct pvrdma_wr_batch *b = &qp->batch;
 
 	pvrdma_wq_lock(sq);
-	b->start = pvrdma_ring_load_own(&sq->ring->prod_tail);
-	b->head = pvrdma_ring_load_acquire(&sq->ring->cons_head);
-	b->tail = b->start;
+	b->prod = sq->prod;
 	b->wqes = 0;
 	b->err = 0;
 	b->need_ud_addr = false;
 	b->cur = (struct pvrdma_sq_wqe_hdr *)qp->scratch;
-	if (!pvrdma_ring_idx_valid(b->start, sq->wqe_cnt) ||
-	    !pvrdma_ring_idx_valid(b->head, sq->wqe_cnt))
-		batch_fail(qp, EIO);
-	else if (qp->ibv_qp.state == IBV_QPS_RESET ||
-		 qp->ibv_qp.state == IBV_QPS_INIT ||
-		 qp->ibv_qp.state == IBV_QPS_RTR)
+	if ((unsigned int)qp->ibv_qp.state < IBV_QPS_RTS)
 		batch_fail(qp, EINVAL);	/* as post_send before RTS */
 }
 
@@ -117,7 +110,7 @@ static struct pvrdma_sq_wqe_hdr *wr_open(struct pvrdma_qp *qp,
 	if (b->need_ud_addr)
 		batch_fail(qp, EINVAL);	/* the previous UD WR had no AH */
 	if (b->wqes)
-		b->tail = pvrdma_ring_next(b->tail, sq->wqe_cnt);
+		b->prod++;
 	b->wqes++;
 	if (b->err)
 		return b->cur;
@@ -126,14 +119,15 @@ static struct pvrdma_sq_wqe_hdr *wr_open(struct pvrdma_qp *qp,
 		batch_fail(qp, EINVAL);
 		return b->cur;
 	}
-	if (pvrdma_ring_full(b->tail, b->head, sq->wqe_cnt)) {
-		b->head = pvrdma_ring_load_acquire(&sq->ring->cons_head);
-		if (pvrdma_ring_full(b->tail, b->head, sq->wqe_cnt)) {
-			batch_fail(qp, ENOMEM);
+	if (b->prod == sq->room_end) {
+		int ret = pvrdma_wq_refill(sq, b->prod);
+
+		if (ret) {
+			batch_fail(qp, ret);	/* ENOMEM, or EIO */
 			return b->cur;
 		}
 	}
-	b->cur_slot = pvrdma_ring_slot(b->tail, sq->wqe_cnt);
+	b->cur_slot = (uint32_t)b->prod & (sq->wqe_cnt - 1);
 	hdr = (struct pvrdma_sq_wqe_hdr *)(sq->wqes +
 					   ((size_t)b->cur_slot <<
 					    sq->wqe_shift));
@@ -319,7 +313,7 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 	sge->length = (uint32_t)len;
 	sge->lkey = qp->inl.lkey;
 	h->num_sge = 1;
-	pvrdma_stat_add(&qp->sq.stats.inline_wqes, 1);
+	pvrdma_stat_add(&qp->sq.counters.inline_wqes, 1);
 }
 
 static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
@@ -339,11 +333,14 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	if (b->need_ud_addr)
 		batch_fail(qp, EINVAL);
 	ret = b->err;
-	if (!ret && b->wqes)
-		pvrdma_wq_publish(&qp->sq, b->start,
-				  pvrdma_ring_next(b->tail, qp->sq.wqe_cnt));
-	b->wqes = 0;
-	pvrdma_wq_unlock(&qp->sq);
+	if (!ret && b->wqes) {
+		pvrdma_wq_publish(&qp->sq, b->prod + 1);
+		b->wqes = 0;
+		pvrdma_wq_unlock(&qp->sq);
+	} else {
+		b->wqes = 0;
+		pvrdma_wq_unlock_idle(&qp->sq);
+	}
 	return ret;
 }
 
@@ -353,7 +350,7 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 
 	/* nothing was published: the slots are simply free again */
 	qp->batch.wqes = 0;
-	pvrdma_wq_unlock(&qp->sq);
+	pvrdma_wq_unlock_idle(&qp->sq);
 }
 
 void pvrdma_qp_ex_init_ops(struct pvrdma_qp *qp, uint64_t ops)

@@ -66,14 +66,10 @@ struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 			       page, PVRDMADV_RES_TYPE_SRQ);
 	if (ret)
 		goto err_free;
-	srq->rq.ring = &((struct pvrdma_ring_state *)srq->buf.addr)->rx;
-	srq->rq.wqes = (uint8_t *)srq->buf.addr + page;
-	srq->rq.wqe_cnt = cnt;
-	srq->rq.wqe_shift = pvrdma_log2(wqe);
-	srq->rq.max_sge = sge;
-	ret = pvrdma_lock_init(&srq->rq.lock, pvrdma_pd_td(pd) != NULL);
-	if (ret)
-		goto err_buf;
+	pvrdma_wq_init(&srq->rq,
+		       &((struct pvrdma_ring_state *)srq->buf.addr)->rx,
+		       (uint8_t *)srq->buf.addr + page, cnt, wqe, sge,
+		       pvrdma_pd_td(pd) != NULL);
 
 	cmd.drv.buf_addr = (uintptr_t)srq->buf.addr;
 	cmd.drv.buf_size = (uint32_t)srq->buf.size;
@@ -96,7 +92,6 @@ struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 
 err_lock:
 	pvrdma_lock_destroy(&srq->rq.lock);
-err_buf:
 	pvrdma_buf_free(&srq->buf);
 err_free:
 	free(srq);

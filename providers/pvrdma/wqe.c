@@ -1,25 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Work requests -> WQEs. The checks and the encoders are pure functions of
- * their inputs so they can be tested byte by byte; post.c runs them under
- * the queue lock.
+ * their inputs so they can be tested byte by byte. post.c runs the inline
+ * forms of wqe.h and comes here only for what the fast check refused.
  */
 #include <errno.h>
 #include <string.h>
 
-#include "pvrdma.h"
-
-/* Send flags the device understands; it takes them with the IB values. */
-#define PVRDMA_SEND_FLAGS_OK (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
-			      IBV_SEND_SOLICITED | IBV_SEND_INLINE)
-
-_Static_assert(IBV_SEND_FENCE == 1 && IBV_SEND_SIGNALED == 2 &&
-	       IBV_SEND_SOLICITED == 4 && IBV_SEND_INLINE == 8,
-	       "the device takes send flags with their IB values");
-_Static_assert(sizeof(struct pvrdma_sge) == sizeof(struct ibv_sge),
-	       "SGE layout");
-_Static_assert(sizeof(struct pvrdma_sq_wqe_hdr) == 80, "SQ WQE header ABI");
-_Static_assert(sizeof(struct pvrdma_rq_wqe_hdr) == 16, "RQ WQE header ABI");
+#include "wqe.h"
 
 const uint8_t pvrdma_wr_opcode_to_dev[] = {
 	[IBV_WR_RDMA_WRITE] = PVRDMA_WR_RDMA_WRITE,
@@ -49,6 +37,23 @@ int pvrdma_check_wr_opcode(const struct pvrdma_qp *qp, enum ibv_wr_opcode op)
 		return qp->atomic_cap == IBV_ATOMIC_NONE ? EINVAL : 0;
 	default:
 		return EINVAL;
+	}
+}
+
+/* What pvrdma_send_wr_plain lets through without a look: the opcodes
+ * pvrdma_check_wr_opcode accepts for the QP. */
+uint32_t pvrdma_send_opcodes(enum ibv_qp_type type,
+			     enum ibv_atomic_cap atomic_cap)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return PVRDMA_WR_SEND_OPS | PVRDMA_WR_RDMA_OPS |
+		       (atomic_cap == IBV_ATOMIC_NONE ? 0 :
+							PVRDMA_WR_ATOMIC_OPS);
+	case IBV_QPT_UD:
+		return PVRDMA_WR_SEND_OPS;
+	default:
+		return 0;
 	}
 }
 
@@ -86,64 +91,10 @@ int pvrdma_check_send_wr(const struct pvrdma_qp *qp,
 	return 0;
 }
 
-static void copy_sges(struct pvrdma_sge *dst, const struct ibv_sge *src,
-		      int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		dst[i].addr = src[i].addr;
-		dst[i].length = src[i].length;
-		dst[i].lkey = src[i].lkey;
-	}
-}
-
-/*
- * Writes the whole header (unused fields zero, so no stale bytes of an
- * earlier WQE reach the device) and the SGEs of a checked WR.
- */
 void pvrdma_encode_send_wqe(void *wqe, enum ibv_qp_type type,
 			    const struct ibv_send_wr *wr)
 {
-	struct pvrdma_sq_wqe_hdr *hdr = wqe;
-
-	*hdr = (struct pvrdma_sq_wqe_hdr) {
-		.wr_id = wr->wr_id,
-		.num_sge = (uint32_t)wr->num_sge,
-		.opcode = pvrdma_wr_opcode_to_dev[wr->opcode],
-		/* the device has no inline format: inline data reaches it
-		 * through an SGE on a bounce slot (pvrdma_encode_inline) */
-		.send_flags = wr->send_flags & ~IBV_SEND_INLINE,
-	};
-	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
-	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
-		hdr->ex.imm_data = wr->imm_data;	/* already big-endian */
-
-	if (type == IBV_QPT_UD) {
-		hdr->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
-		hdr->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
-		hdr->wr.ud.av = to_pah(wr->wr.ud.ah)->av;
-	} else {
-		switch (wr->opcode) {
-		case IBV_WR_RDMA_WRITE:
-		case IBV_WR_RDMA_WRITE_WITH_IMM:
-		case IBV_WR_RDMA_READ:
-			hdr->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
-			hdr->wr.rdma.rkey = wr->wr.rdma.rkey;
-			break;
-		case IBV_WR_ATOMIC_CMP_AND_SWP:
-			hdr->wr.atomic.swap = wr->wr.atomic.swap;
-			/* fall through */
-		case IBV_WR_ATOMIC_FETCH_AND_ADD:
-			hdr->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
-			hdr->wr.atomic.compare_add = wr->wr.atomic.compare_add;
-			hdr->wr.atomic.rkey = wr->wr.atomic.rkey;
-			break;
-		default:
-			break;
-		}
-	}
-	copy_sges((struct pvrdma_sge *)(hdr + 1), wr->sg_list, wr->num_sge);
+	pvrdma_encode_send(wqe, wr, type == IBV_QPT_UD);
 }
 
 int pvrdma_check_recv_wr(const struct pvrdma_wq *rq,
@@ -158,13 +109,7 @@ int pvrdma_check_recv_wr(const struct pvrdma_wq *rq,
 
 void pvrdma_encode_recv_wqe(void *wqe, const struct ibv_recv_wr *wr)
 {
-	struct pvrdma_rq_wqe_hdr *hdr = wqe;
-
-	*hdr = (struct pvrdma_rq_wqe_hdr) {
-		.wr_id = wr->wr_id,
-		.num_sge = (uint32_t)wr->num_sge,
-	};
-	copy_sges((struct pvrdma_sge *)(hdr + 1), wr->sg_list, wr->num_sge);
+	pvrdma_encode_recv(wqe, wr);
 }
 
 /*

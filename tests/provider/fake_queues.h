@@ -30,14 +30,9 @@ static inline void fake_wq(struct pvrdma_wq *wq, struct pvrdma_ring *ring,
 	*bytes = (size_t)cnt * wqe_size;
 	*mem = aligned_alloc(64, *bytes);
 	memset(*mem, FAKE_FILL, *bytes);
-	wq->ring = ring;
-	wq->wqes = *mem;
-	wq->wqe_cnt = cnt;
-	wq->wqe_shift = pvrdma_log2(wqe_size);
-	wq->max_sge = max_sge;
+	pvrdma_wq_init(wq, ring, *mem, cnt, wqe_size, max_sge, false);
 	wq->doorbell = db;
 	wq->doorbell_value = db_value;
-	pvrdma_lock_init(&wq->lock, false);
 }
 
 static inline struct fake_qp *fake_qp_new(enum ibv_qp_type type,
@@ -57,7 +52,52 @@ static inline struct fake_qp *fake_qp_new(enum ibv_qp_type type,
 	fake_wq(&f->qp.rq, &f->rs.rx, &f->rq_mem, &f->rq_bytes, cnt,
 		pvrdma_rq_wqe_size(max_sge), max_sge, &f->doorbell,
 		handle | PVRDMA_DB_QP_RECV);
+	pvrdma_qp_init_fast(&f->qp);
 	return f;
+}
+
+/*
+ * Moves the SQ on by n WQEs the device has consumed, the way a real one
+ * gets there (the producer index is the provider's own: it cannot be
+ * set from outside).
+ */
+static inline void fake_sq_advance(struct fake_qp *f, int n)
+{
+	struct ibv_sge sge = { .addr = 0x1000, .length = 1, .lkey = 1 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (pvrdma_post_send(&f->qp.ibv_qp, &wr, &bad))
+			abort();
+		f->rs.tx.cons_head = f->rs.tx.prod_tail;
+	}
+	f->doorbell = 0;
+}
+
+/* Makes the queues of f work as under a thread domain: no lock. */
+static inline void fake_qp_single_thread(struct fake_qp *f)
+{
+	f->qp.sq.lock.single_thread = true;
+	f->qp.rq.lock.single_thread = true;
+	pvrdma_qp_init_fast(&f->qp);
+}
+
+static inline struct pvrdma_wq_stats fake_wq_stats(const struct pvrdma_wq *wq)
+{
+	struct pvrdma_wq_stats s;
+
+	pvrdma_wq_read_stats(wq, &s);
+	return s;
+}
+
+static inline struct pvrdma_cq_stats fake_cq_stats(const struct pvrdma_cq *cq)
+{
+	struct pvrdma_cq_stats s;
+
+	pvrdma_cq_read_stats(cq, &s);
+	return s;
 }
 
 static inline void fake_qp_free(struct fake_qp *f)

@@ -75,8 +75,8 @@ static void test_wr_batch_one_doorbell(void **state)
 	assert_int_equal(ibv_wr_complete(x), 0);
 	assert_int_equal(f->rs.tx.prod_tail, 7);
 	assert_int_equal(f->doorbell, 0x42 | PVRDMA_DB_QP_SEND);
-	assert_int_equal(f->qp.sq.stats.posts, 1);
-	assert_int_equal(f->qp.sq.stats.wqes, 7);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).posts, 1);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).wqes, 7);
 
 	assert_int_equal(sq_hdr(f, 0)->opcode, PVRDMA_WR_SEND);
 	assert_int_equal(sq_hdr(f, 0)->wr_id, 1);
@@ -144,7 +144,7 @@ static void test_wr_abort_and_errors(void **state)
 	assert_int_equal(ibv_wr_complete(x), EINVAL);
 	assert_int_equal(f->rs.tx.prod_tail, 0);
 	assert_int_equal(f->doorbell, 0);
-	assert_int_equal(f->qp.sq.stats.posts, 0);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).posts, 0);
 	fake_qp_free(f);
 }
 
@@ -167,7 +167,7 @@ static void test_inline_bounce(void **state)
 	f->qp.inl.lkey = 0x77;
 	memset(a, 'a', sizeof(a));
 	memset(b, 'b', sizeof(b));
-	f->rs.tx.prod_tail = f->rs.tx.cons_head = 2;	/* slot 2 */
+	fake_sq_advance(f, 2);				/* slot 2 */
 	assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, &wr, &bad), 0);
 	memset(a, 0, sizeof(a));
 	memset(b, 0, sizeof(b));
@@ -178,7 +178,7 @@ static void test_inline_bounce(void **state)
 	assert_int_equal(sge->length, 16);
 	assert_int_equal(sge->lkey, 0x77);
 	assert_memory_equal(slots + 128, "aaaaaaaaaabbbbbb", 16);
-	assert_int_equal(f->qp.sq.stats.inline_wqes, 1);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).inline_wqes, 1);
 
 	/* too long, or inline on a read: EINVAL */
 	sg[0].length = 60;
@@ -212,18 +212,21 @@ static void test_thread_domain_takes_no_lock(void **state)
 	for (i = 0; i < 3; i++)
 		assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, &wr, &bad),
 				 0);
-	assert_int_equal(f->qp.sq.stats.lock_acquisitions, 3);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).lock_acquisitions, 3);
 
-	pvrdma_lock_destroy(&f->qp.sq.lock);
-	pvrdma_lock_init(&f->qp.sq.lock, true);
+	fake_qp_free(f);
+
+	f = fake_qp_new(IBV_QPT_RC, 8, 1);
+	fake_qp_single_thread(f);
 	/* a spinlock held elsewhere would hang a locking post */
-	pthread_spin_lock(&f->qp.sq.lock.spin);
+	pvrdma_spin_lock(&f->qp.sq.lock);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, &wr, &bad),
 				 0);
-	pthread_spin_unlock(&f->qp.sq.lock.spin);
-	assert_int_equal(f->qp.sq.stats.lock_acquisitions, 3);
-	assert_int_equal(f->qp.sq.stats.wqes, 6);
+	pvrdma_spin_unlock(&f->qp.sq.lock);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).lock_acquisitions, 0);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).wqes, 3);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).posts, 3);
 	fake_qp_free(f);
 }
 
@@ -251,6 +254,7 @@ static struct fake_cqx *fake_cqx_new(void)
 	f->cq.ring = &f->rs.rx;
 	f->cq.cqes = f->cqes;
 	f->cq.cqe_cnt = NCQE;
+	f->cq.idx_mask = 2 * NCQE - 1;
 	f->cq.cqn = 5;
 	f->cq.doorbell = &f->doorbell;
 	f->cq.ctx = &f->ctx;
@@ -275,8 +279,9 @@ static void test_cq_ex_poll(void **state)
 
 	assert_int_equal(ibv_start_poll(x, &attr), ENOENT);
 	/* ENOENT let go of the lock: taking it again must not hang */
-	assert_true(pvrdma_lock(&f->cq.lock));
-	pvrdma_unlock(&f->cq.lock);
+	assert_false(f->cq.lock.single_thread);
+	pvrdma_spin_lock(&f->cq.lock);
+	pvrdma_spin_unlock(&f->cq.lock);
 
 	for (i = 0; i < 2; i++)
 		f->cqes[i] = (struct pvrdma_cqe) {
@@ -313,8 +318,8 @@ static void test_cq_ex_poll(void **state)
 	ibv_end_poll(x);
 	assert_int_equal(f->rs.rx.cons_head, 2);
 	assert_int_equal(ibv_start_poll(x, &attr), ENOENT);
-	assert_int_equal(f->cq.stats.cqes, 2);
-	assert_int_equal(f->cq.stats.polls, 3);
+	assert_int_equal(fake_cq_stats(&f->cq).cqes, 2);
+	assert_int_equal(fake_cq_stats(&f->cq).polls, 3);
 	pvrdma_lock_destroy(&f->cq.lock);
 	pthread_mutex_destroy(&f->ctx.qp_table_lock);
 	free(f);

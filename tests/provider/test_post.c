@@ -129,13 +129,26 @@ static void test_full_ring(void **state)
 	fake_qp_free(f);
 }
 
+/* Posts n single WRs and lets the device consume them all. */
+static void post_and_consume(struct fake_qp *f, int n)
+{
+	struct ibv_send_wr wr[1], *bad = NULL;
+	int i;
+
+	chain(wr, 1);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, wr, &bad), 0);
+		f->rs.tx.cons_head = f->rs.tx.prod_tail;
+	}
+}
+
 static void test_index_wrap(void **state)
 {
 	struct fake_qp *f = fake_qp_new(IBV_QPT_RC, 4, 1);
 	struct ibv_send_wr wr[3], *bad = NULL;
 
-	f->rs.tx.prod_tail = 7;		/* slot 3, generation 1 */
-	f->rs.tx.cons_head = 7;
+	post_and_consume(f, 7);
+	assert_int_equal(f->rs.tx.prod_tail, 7);	/* slot 3, generation 1 */
 	chain(wr, 3);
 	assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, wr, &bad), 0);
 	assert_int_equal(f->rs.tx.prod_tail, 2);
@@ -145,19 +158,35 @@ static void test_index_wrap(void **state)
 			 101);
 	assert_int_equal(((struct pvrdma_sq_wqe_hdr *)fake_sq_wqe(f, 1))->wr_id,
 			 102);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).wqes, 10);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).posts, 8);
 	fake_qp_free(f);
 }
 
+/* The device's index is read when the ring looks full: a corrupted one
+ * stops the post there, with nothing written. */
 static void test_corrupt_ring_state(void **state)
 {
 	struct fake_qp *f = fake_qp_new(IBV_QPT_RC, 4, 1);
-	struct ibv_send_wr wr[1], *bad = NULL;
+	struct ibv_send_wr wr[5], *bad = NULL;
 
+	chain(wr, 5);
+	wr[3].next = NULL;
+	assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, wr, &bad), 0);
+	assert_int_equal(f->rs.tx.prod_tail, 4);
+	f->doorbell = 0;
+	memset(f->sq_mem, FAKE_FILL, f->sq_bytes);
 	f->rs.tx.cons_head = 9;		/* not below 2 * 4 */
-	chain(wr, 1);
-	assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, wr, &bad), EIO);
-	assert_ptr_equal(bad, &wr[0]);
+	assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, &wr[4], &bad), EIO);
+	assert_ptr_equal(bad, &wr[4]);
 	assert_int_equal(f->doorbell, 0);
+	assert_int_equal(f->rs.tx.prod_tail, 4);
+	assert_true(fake_untouched(f->sq_mem, f->sq_bytes));
+
+	/* an index that is valid but claims more than the ring holds */
+	f->rs.tx.cons_head = 3;		/* 4 - 3 = 1 used: fine */
+	assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, &wr[4], &bad), 0);
+	assert_int_equal(f->rs.tx.prod_tail, 5);
 	fake_qp_free(f);
 }
 
@@ -227,12 +256,21 @@ static void test_recv_on_srq_qp(void **state)
 static void test_reset_clears_indices(void **state)
 {
 	struct fake_qp *f = fake_qp_new(IBV_QPT_RC, 4, 1);
+	struct ibv_send_wr wr[1], *bad = NULL;
 
-	f->rs.tx.prod_tail = 5;
-	f->rs.tx.cons_head = 3;
+	post_and_consume(f, 3);
+	assert_int_equal(f->rs.tx.prod_tail, 3);
 	pvrdma_wq_reset(&f->qp.sq);
 	assert_int_equal(f->rs.tx.prod_tail, 0);
 	assert_int_equal(f->rs.tx.cons_head, 0);
+	/* posting starts over at slot 0, and the count of WQEs goes on */
+	chain(wr, 1);
+	wr[0].wr_id = 77;
+	assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, wr, &bad), 0);
+	assert_int_equal(f->rs.tx.prod_tail, 1);
+	assert_int_equal(((struct pvrdma_sq_wqe_hdr *)fake_sq_wqe(f, 0))->wr_id,
+			 77);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).wqes, 4);
 	fake_qp_free(f);
 }
 

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * CQE -> ibv_wc, inlined into poll_cq and the extended poll (cqe.c wraps
+ * it for the unit tests).
+ *
+ * The device's enums are not the verbs enums everywhere, so each field
+ * has an explicit mapping, but where the two coincide the mapping is the
+ * identity, checked at compile time and applied with no table: status
+ * (identity up to GENERAL_ERR; anything else is reported as
+ * GENERAL_ERR), and opcode 0..BIND_MW and RECV/RECV_RDMA_WITH_IMM (the
+ * others go out of line). wc_flags bits 2 and 3 are swapped: a 16-entry
+ * table. Values the device should never produce map to the closest
+ * error rather than to whatever number happens to match.
+ */
+#ifndef PVRDMA_CQE_H
+#define PVRDMA_CQE_H
+
+#include "pvrdma.h"
+
+_Static_assert(sizeof(struct pvrdma_cqe) == 64, "CQE ABI");
+
+#define PVRDMA_SAME_STATUS(s) ((int)PVRDMA_WC_##s == (int)IBV_WC_##s)
+_Static_assert(PVRDMA_SAME_STATUS(SUCCESS) &&
+	       PVRDMA_SAME_STATUS(LOC_LEN_ERR) &&
+	       PVRDMA_SAME_STATUS(LOC_QP_OP_ERR) &&
+	       PVRDMA_SAME_STATUS(LOC_EEC_OP_ERR) &&
+	       PVRDMA_SAME_STATUS(LOC_PROT_ERR) &&
+	       PVRDMA_SAME_STATUS(WR_FLUSH_ERR) &&
+	       PVRDMA_SAME_STATUS(MW_BIND_ERR) &&
+	       PVRDMA_SAME_STATUS(BAD_RESP_ERR) &&
+	       PVRDMA_SAME_STATUS(LOC_ACCESS_ERR) &&
+	       PVRDMA_SAME_STATUS(REM_INV_REQ_ERR) &&
+	       PVRDMA_SAME_STATUS(REM_ACCESS_ERR) &&
+	       PVRDMA_SAME_STATUS(REM_OP_ERR) &&
+	       PVRDMA_SAME_STATUS(RETRY_EXC_ERR) &&
+	       PVRDMA_SAME_STATUS(RNR_RETRY_EXC_ERR) &&
+	       PVRDMA_SAME_STATUS(LOC_RDD_VIOL_ERR) &&
+	       PVRDMA_SAME_STATUS(REM_INV_RD_REQ_ERR) &&
+	       PVRDMA_SAME_STATUS(REM_ABORT_ERR) &&
+	       PVRDMA_SAME_STATUS(INV_EECN_ERR) &&
+	       PVRDMA_SAME_STATUS(INV_EEC_STATE_ERR) &&
+	       PVRDMA_SAME_STATUS(FATAL_ERR) &&
+	       PVRDMA_SAME_STATUS(RESP_TIMEOUT_ERR) &&
+	       PVRDMA_SAME_STATUS(GENERAL_ERR),
+	       "CQE status is the verbs status up to GENERAL_ERR");
+#undef PVRDMA_SAME_STATUS
+
+_Static_assert((int)PVRDMA_WC_GRH == (int)IBV_WC_GRH &&
+	       (int)PVRDMA_WC_WITH_IMM == (int)IBV_WC_WITH_IMM,
+	       "wc_flags bits 0 and 1 coincide");
+
+#define PVRDMA_SAME_OPCODE(o) ((int)PVRDMA_WC_##o == (int)IBV_WC_##o)
+_Static_assert(PVRDMA_SAME_OPCODE(SEND) && PVRDMA_SAME_OPCODE(RDMA_WRITE) &&
+	       PVRDMA_SAME_OPCODE(RDMA_READ) && PVRDMA_SAME_OPCODE(COMP_SWAP) &&
+	       PVRDMA_SAME_OPCODE(FETCH_ADD) && PVRDMA_SAME_OPCODE(BIND_MW) &&
+	       PVRDMA_SAME_OPCODE(RECV) &&
+	       PVRDMA_SAME_OPCODE(RECV_RDMA_WITH_IMM) &&
+	       PVRDMA_WC_BIND_MW == 5 && PVRDMA_WC_RECV_RDMA_WITH_IMM ==
+	       PVRDMA_WC_RECV + 1,
+	       "CQE opcodes 0..BIND_MW, RECV, RECV_RDMA_WITH_IMM are verbs'");
+#undef PVRDMA_SAME_OPCODE
+
+enum ibv_wc_opcode pvrdma_wc_opcode_other(uint32_t op);
+/* [wc_flags & 15]: GRH, WITH_IMM, WITH_INVALIDATE, IP_CSUM_OK; the
+ * higher device flags (SMAC, VLAN, network type) have no ibv_wc flag */
+extern const uint8_t pvrdma_wc_flags_map[16];
+
+static inline enum ibv_wc_opcode pvrdma_wc_opcode(uint32_t op)
+{
+	if (__builtin_expect(op <= PVRDMA_WC_BIND_MW ||
+			     op - PVRDMA_WC_RECV <= 1, 1))
+		return (enum ibv_wc_opcode)op;
+	return pvrdma_wc_opcode_other(op);
+}
+
+static inline void pvrdma_cqe_decode(const struct pvrdma_cqe *cqe,
+				     uint32_t qp_num, struct ibv_wc *wc)
+{
+	uint32_t status = cqe->status;
+
+	wc->wr_id = cqe->wr_id;
+	wc->status = (enum ibv_wc_status)(status <= PVRDMA_WC_GENERAL_ERR ?
+					  status : IBV_WC_GENERAL_ERR);
+	wc->opcode = pvrdma_wc_opcode(cqe->opcode);
+	wc->vendor_err = cqe->vendor_err;
+	wc->byte_len = cqe->byte_len;
+	wc->imm_data = cqe->imm_data;		/* big-endian on both sides */
+	wc->qp_num = qp_num;
+	wc->src_qp = cqe->src_qp;
+	wc->wc_flags = pvrdma_wc_flags_map[cqe->wc_flags & 15];
+	wc->pkey_index = cqe->pkey_index;
+	wc->slid = cqe->slid;
+	wc->sl = cqe->sl;
+	wc->dlid_path_bits = cqe->dlid_path_bits;
+}
+
+#endif /* PVRDMA_CQE_H */
