@@ -122,8 +122,14 @@ echo "adapter:          $(field hca_id) fw $(field fw_ver)," \
 echo "ibv_rc_pingpong:  $(grep ' bytes in ' "$logs/rc_pingpong.client")"
 echo "ib_write_bw:      $(echo "$result" | awk '{ printf "%s bytes x %s iterations, average %s Gb/s", $1, $2, $4 }')"
 echo "provider:         libpvrdma (pvrdma-sim --provider pvrdma)"
-echo "device statistics of the ib_write_bw client (pvrdma-sim --stats):"
-grep -iE 'doorbell|wqe|cqe|bytes|event|error' "$logs/write_bw.client" |
-	grep -v '^ *[0-9]' | sed 's/^/    /' || true
+# --stats prints "vmw_pvrdmaN.counter value" at exit, on stderr.
+stats() {
+	grep -oE 'vmw_pvrdma[0-9]+\.[a-z_]+ [0-9]+' "$1" |
+		awk '$2 != 0 { printf "    %-32s %s\n", $1, $2 }'
+}
+for side in server client; do
+	echo "ib_write_bw $side, adapter statistics (non-zero):"
+	stats "$logs/write_bw.$side"
+done
 echo
 echo "demo: all steps passed"
