@@ -124,8 +124,7 @@ static struct engine engines[SIM_MAX_ADAPTERS];
 /* An application that rang a POLL doorbell this recently is polling: the
  * trapping thread does the receive work, the device thread stays off the
  * sockets (a wake-up per packet would take a CPU from a poller). */
-#define POLLING_NS	1000000ull
-#define POLLING_MS	1
+#define POLLING_NS	100000ull
 
 static uint64_t now_ns(void)
 {
@@ -1634,35 +1633,35 @@ static void poll_hint(struct engine *eng)
 
 /* ---- the device thread ---- */
 
-static int sleep_timeout_ms(struct engine *eng, int cap)
+static int sleep_timeout_ms(struct engine *eng)
 {
 	uint64_t d = eng->next_deadline;
-	int ms;
 
 	if (!d)
-		return cap;
+		return -1;
 	if (d <= eng->now)
 		return 0;
-	ms = (int)((d - eng->now + 999999) / 1000000);
-	return cap >= 0 && cap < ms ? cap : ms;
+	return (int)((d - eng->now + 999999) / 1000000);
 }
 
 /*
  * The device thread: receives (packets, EPOLLOUT of full links), timers,
  * kicks of the control path. Doorbells run on the threads that ring them.
  *
- * While the application polls (POLL doorbells keep coming), its own traps
- * do the receive work, and a device thread woken by every packet would only
- * take a CPU from it (two cores, two pollers): the device thread then
- * sleeps "quietly" (wake-ups and new connections only), for at most
- * POLLING_MS, and reads the links itself when it wakes. Otherwise it
- * sleeps in epoll on everything.
+ * While the application polls its CQ (POLL doorbells keep coming), its own
+ * traps do the receive work, and a device thread woken by every packet
+ * would only take a CPU from it and contend for dev->lock (two cores, two
+ * pollers). The device thread then sleeps "quietly" (wake-ups and new
+ * connections only) until POLLING_NS after the last POLL doorbell, reads
+ * the links itself, and if no POLL doorbell came meanwhile, the application
+ * stopped polling (it waits for an event, or spins on memory as
+ * ib_write_lat does): it sleeps in epoll on everything again.
  */
 static void *engine_main(void *arg)
 {
 	struct engine *eng = arg;
 	struct sim_dev *dev = eng->dev;
-	bool quiet = false;
+	uint64_t last_poll, quiet_ns = 0;
 	sigset_t all;
 	int timeout = 0;
 
@@ -1671,27 +1670,38 @@ static void *engine_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 
 	while (!atomic_load(&eng->stop)) {
-		if (timeout) {
+		if (timeout || quiet_ns) {
 			if (!fabric_sleep_prepare(eng->port)) {
 				timeout = 0;
+				quiet_ns = 0;
 			} else if (!dbq_empty(&eng->dbq) ||
 				   atomic_load(&eng->kick_pending)) {
 				fabric_sleep_cancel(eng->port);
 				timeout = 0;
+				quiet_ns = 0;
 			}
 		}
-		if (quiet)
-			fabric_wait_quiet(eng->port, timeout);
+		if (quiet_ns)
+			fabric_wait_quiet(eng->port, quiet_ns);
 		else
 			fabric_wait(eng->port, timeout);
 		pthread_mutex_lock(&dev->lock);
-		if (engine_round(eng, quiet)) {
+		if (engine_round(eng, quiet_ns != 0)) {
 			timeout = 0;
+			quiet_ns = 0;
 		} else {
-			quiet = eng->now - atomic_load_explicit(
-					&eng->last_poll_ns,
-					memory_order_relaxed) < POLLING_NS;
-			timeout = sleep_timeout_ms(eng, quiet ? POLLING_MS : -1);
+			timeout = sleep_timeout_ms(eng);
+			last_poll = atomic_load_explicit(&eng->last_poll_ns,
+							 memory_order_relaxed);
+			quiet_ns = 0;
+			if (eng->now - last_poll < POLLING_NS) {
+				quiet_ns = last_poll + POLLING_NS - eng->now;
+				if (timeout >= 0 &&
+				    (uint64_t)timeout * 1000000ull < quiet_ns)
+					quiet_ns = timeout ?
+						   (uint64_t)timeout * 1000000ull :
+						   0;
+			}
 		}
 		pthread_mutex_unlock(&dev->lock);
 	}

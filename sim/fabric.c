@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fabric.h"
@@ -758,17 +759,21 @@ int fabric_wait(struct fab_port *port, int timeout_ms)
 	return port->nev;
 }
 
-int fabric_wait_quiet(struct fab_port *port, int timeout_ms)
+int fabric_wait_quiet(struct fab_port *port, uint64_t timeout_ns)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = port->evfd, .events = POLLIN },
 		{ .fd = port->listen_fd, .events = POLLIN },
 	};
+	struct timespec ts = {
+		.tv_sec = (time_t)(timeout_ns / 1000000000ull),
+		.tv_nsec = (long)(timeout_ns % 1000000000ull),
+	};
 	int n, i;
 
 	if (atomic_load(&port->inq_nonempty))
-		timeout_ms = 0;
-	n = poll(pfd, port->listen_fd >= 0 ? 2 : 1, timeout_ms);
+		ts.tv_sec = ts.tv_nsec = 0;
+	n = ppoll(pfd, port->listen_fd >= 0 ? 2 : 1, &ts, NULL);
 	atomic_store(&port->sleeping, 0);
 	port->nev = 0;
 	for (i = 0; n > 0 && i < 2; i++) {

@@ -119,9 +119,10 @@ bool fabric_send(struct fab_port *port, struct fab_link *link,
  * callers that own no lock (tools, benchmarks).
  */
 int fabric_wait(struct fab_port *port, int timeout_ms);
-/* fabric_wait() that ignores the links: only wake-ups and new
- * connections end it (links are then read with fabric_rx_poll()). */
-int fabric_wait_quiet(struct fab_port *port, int timeout_ms);
+/* fabric_wait() that ignores the links: only wake-ups, new connections
+ * and the timeout (in ns) end it; the links are then read with
+ * fabric_rx_poll(). */
+int fabric_wait_quiet(struct fab_port *port, uint64_t timeout_ns);
 int fabric_deliver(struct fab_port *port);
 int fabric_rx_poll(struct fab_port *port);
 int fabric_poll(struct fab_port *port, int timeout_ms);
