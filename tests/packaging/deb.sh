@@ -3,7 +3,8 @@
 # copy of the tree, checks their contents, metadata and lintian, installs
 # them and shows that libibverbs, left to itself, gives a pvrdma-sim adapter
 # to libpvrdma while ibverbs-provider-pvrdma is installed and to the
-# upstream vmw_pvrdma provider again once it is removed.
+# upstream vmw_pvrdma provider again once it is removed, and that a program
+# built with the installed libpvrdma-dev (pkg-config) calls pvrdmadv.
 set -eu
 src=$1
 work=$2
@@ -20,6 +21,8 @@ dpkg-query -W -f='${Status}\n' ibverbs-providers 2>/dev/null |
 ma=$(multiarch)
 arch=$(dpkg --print-architecture)
 provider=ibverbs-provider-pvrdma
+lib=libpvrdma1
+dev=libpvrdma-dev
 upstream_driver=/etc/libibverbs.d/vmw_pvrdma.driver
 parked_driver=/etc/ibverbs-provider-pvrdma/vmw_pvrdma.driver
 
@@ -38,8 +41,11 @@ echo "dpkg-buildpackage OK (log: $work/build.log)"
 
 provider_deb=$work/${provider}_${version}_$arch.deb
 sim_deb=$work/pvrdma-sim_${version}_$arch.deb
-[ -f "$provider_deb" ] || fail "no $provider_deb"
-[ -f "$sim_deb" ] || fail "no $sim_deb"
+lib_deb=$work/${lib}_${version}_$arch.deb
+dev_deb=$work/${dev}_${version}_$arch.deb
+for deb in "$provider_deb" "$sim_deb" "$lib_deb" "$dev_deb"; do
+	[ -f "$deb" ] || fail "no $deb"
+done
 
 # --- contents --------------------------------------------------------------
 deb_files()
@@ -67,6 +73,26 @@ EOT
 deb_files "$sim_deb" >"$work/sim.actual"
 same_list "pvrdma-sim" "$work/sim.expected" "$work/sim.actual"
 
+cat >"$work/lib.expected" <<EOT
+usr/lib/$ma/libpvrdma.so.1
+usr/lib/$ma/libpvrdma.so.1.0.0
+usr/share/doc/$lib/changelog.gz
+usr/share/doc/$lib/copyright
+EOT
+deb_files "$lib_deb" >"$work/lib.actual"
+same_list "$lib" "$work/lib.expected" "$work/lib.actual"
+
+cat >"$work/dev.expected" <<EOT
+usr/include/infiniband/pvrdmadv.h
+usr/lib/$ma/libpvrdma.so
+usr/lib/$ma/pkgconfig/libpvrdma.pc
+usr/share/doc/$dev/changelog.gz
+usr/share/doc/$dev/copyright
+usr/share/man/man3/pvrdmadv.3.gz
+EOT
+deb_files "$dev_deb" >"$work/dev.actual"
+same_list "$dev" "$work/dev.expected" "$work/dev.actual"
+
 # --- metadata --------------------------------------------------------------
 depends=$(dpkg-deb -f "$provider_deb" Depends)
 echo "$provider Depends: $depends"
@@ -79,6 +105,30 @@ for script in preinst postrm; do
 		fail "$provider $script does not handle the diversion"
 done
 
+# libpvrdma1: programs built against it depend on it through its symbols
+# file, which lists the pvrdmadv API, the version node included; libpvrdma1
+# and libpvrdma-dev are co-installable for several architectures.
+dpkg-deb -I "$lib_deb" shlibs | grep -qx "libpvrdma 1 $lib (>= $version)" ||
+	fail "$lib has no shlibs line for libpvrdma.so.1"
+dpkg-deb -I "$lib_deb" symbols >"$work/lib.symbols" ||
+	fail "$lib has no symbols file"
+for sym in PVRDMA_1.0 pvrdmadv_is_supported pvrdmadv_query_counters \
+	   pvrdmadv_query_device; do
+	grep -q "^ $sym@PVRDMA_1.0 " "$work/lib.symbols" ||
+		fail "$lib symbols file lacks $sym@PVRDMA_1.0"
+done
+for deb in "$provider_deb" "$lib_deb" "$dev_deb"; do
+	[ "$(dpkg-deb -f "$deb" Multi-Arch)" = same ] ||
+		fail "$(dpkg-deb -f "$deb" Package) is not Multi-Arch: same"
+done
+dpkg-deb -f "$dev_deb" Depends | grep -q "$lib (= $version)" ||
+	fail "$dev does not depend on $lib (= $version)"
+dpkg-deb -f "$dev_deb" Depends | grep -q 'libibverbs-dev' ||
+	fail "$dev does not depend on libibverbs-dev (pvrdmadv.h includes verbs.h)"
+if dpkg-deb -f "$lib_deb" Depends | grep -q libibverbs; then
+	fail "$lib depends on libibverbs, which libpvrdma.so.1 does not link"
+fi
+
 # The provider is bound to libibverbs' private ABI 34 by symbol version:
 # with another ABI the dynamic loader refuses it instead of crashing.
 dpkg-deb -x "$provider_deb" "$work/x"
@@ -90,16 +140,16 @@ objdump -p "$so" | grep -q 'NEEDED.*libibverbs\.so\.1' ||
 
 # --- lintian ---------------------------------------------------------------
 changes=$(ls "$work"/libpvrdma_"${version}"_*.changes)
-lintian --fail-on error \
+lintian --fail-on error,warning \
 	"$changes" >"$work/lintian.log" 2>&1 ||
-	{ cat "$work/lintian.log" >&2; fail "lintian reports errors"; }
+	{ cat "$work/lintian.log" >&2; fail "lintian reports errors or warnings"; }
 cat "$work/lintian.log"
-echo "lintian: no errors"
+echo "lintian: no errors, no warnings"
 
 # --- install, choose, remove -----------------------------------------------
 cleanup()
 {
-	dpkg -P "$provider" pvrdma-sim >/dev/null 2>&1 || true
+	dpkg -P "$dev" "$lib" "$provider" pvrdma-sim >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
@@ -120,7 +170,8 @@ probe_under_launcher()
 		/usr/bin/pvrdma-sim --rundir "$work/run" "$@" -- "$probe"
 }
 
-dpkg -i "$provider_deb" "$sim_deb" >"$work/dpkg.log" 2>&1 ||
+dpkg -i "$provider_deb" "$sim_deb" "$lib_deb" "$dev_deb" \
+	>"$work/dpkg.log" 2>&1 ||
 	{ cat "$work/dpkg.log" >&2; fail "dpkg -i"; }
 # Installing over itself is an upgrade: the diversion must survive it.
 dpkg -i "$provider_deb" >>"$work/dpkg.log" 2>&1 ||
@@ -150,6 +201,11 @@ for p in pvrdma:libpvrdma-rdmav34.so vmw_pvrdma:libvmw_pvrdma-rdmav34.so; do
 		fail "pvrdma-sim --provider ${p%%:*} gave '$out'"
 done
 
+# An application of the pvrdmadv API, built with the installed
+# libpvrdma-dev and run by the installed launcher.
+sh "$(dirname "$0")/pvrdmadv_consumer.sh" / /usr/bin/pvrdma-sim \
+	"$work/consumer" || fail "pvrdmadv application on the installed packages"
+
 dpkg -r "$provider" >>"$work/dpkg.log" 2>&1 ||
 	{ cat "$work/dpkg.log" >&2; fail "dpkg -r"; }
 [ -z "$(dpkg-divert --listpackage "$upstream_driver")" ] ||
@@ -162,5 +218,6 @@ echo "removed: $out"
 [ "$out" = "vmw_pvrdma0 libvmw_pvrdma-rdmav34.so" ] ||
 	fail "upstream vmw_pvrdma is not back: '$out'"
 
-dpkg -P "$provider" pvrdma-sim >>"$work/dpkg.log" 2>&1 || fail "dpkg -P"
+dpkg -P "$dev" "$lib" "$provider" pvrdma-sim >>"$work/dpkg.log" 2>&1 ||
+	fail "dpkg -P"
 echo "deb OK"

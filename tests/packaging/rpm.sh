@@ -9,7 +9,8 @@ work=$2
 version=$3
 . "$(dirname "$0")/lib.sh"
 
-need_tools rpmbuild:rpm rpmspec:rpm
+need_tools rpmbuild:rpm rpmspec:rpm rpm2cpio:rpm cpio:cpio \
+	pkg-config:pkgconf
 spec=$src/redhat/libpvrdma.spec
 spec_version=$(rpmspec -q --srpm --qf '%{VERSION}' "$spec" 2>/dev/null ||
 	sed -n 's/^Version:[[:space:]]*//p' "$spec")
@@ -36,6 +37,7 @@ libdir=$(rpm --eval '%{_libdir}')
 rpmdir=$top/RPMS/$arch
 provider_rpm=$(ls "$rpmdir"/libpvrdma-"$version"-*."$arch".rpm)
 sim_rpm=$(ls "$rpmdir"/pvrdma-sim-"$version"-*."$arch".rpm)
+devel_rpm=$(ls "$rpmdir"/libpvrdma-devel-"$version"-*."$arch".rpm)
 
 # Files as the spec lists them: man pages without the compression suffix
 # (brp-compress picks it per distribution, %files matches it with a glob),
@@ -52,6 +54,8 @@ rpm_files()
 cat >"$work/provider.expected" <<EOT
 /etc/libibverbs.d/pvrdma.driver
 $libdir/libibverbs/libpvrdma-rdmav34.so
+$libdir/libpvrdma.so.1
+$libdir/libpvrdma.so.1.0.0
 /usr/share/man/man7/pvrdma.7
 /usr/share/licenses/libpvrdma/COPYING
 EOT
@@ -67,6 +71,24 @@ EOT
 rpm_files "$sim_rpm" >"$work/sim.actual"
 same_list "pvrdma-sim rpm" "$work/sim.expected" "$work/sim.actual"
 
+cat >"$work/devel.expected" <<EOT
+/usr/include/infiniband/pvrdmadv.h
+$libdir/libpvrdma.so
+$libdir/pkgconfig/libpvrdma.pc
+/usr/share/man/man3/pvrdmadv.3
+EOT
+rpm_files "$devel_rpm" >"$work/devel.actual"
+same_list "libpvrdma-devel rpm" "$work/devel.expected" "$work/devel.actual"
+
+# The .pc file of the RPM names the RPM's library directory.
+rpm2cpio "$devel_rpm" | (mkdir -p "$work/devel" && cd "$work/devel" &&
+	cpio -idm --quiet ".$libdir/pkgconfig/libpvrdma.pc") ||
+	fail "cannot extract libpvrdma.pc"
+pc_libdir=$(pkg-config --variable=libdir \
+	"$work/devel$libdir/pkgconfig/libpvrdma.pc")
+[ "$pc_libdir" = "$libdir" ] ||
+	fail "libpvrdma.pc of the RPM: libdir $pc_libdir, not $libdir"
+
 rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$provider_rpm" |
 	grep -qx '/etc/libibverbs.d/pvrdma.driver cn' ||
 	fail "pvrdma.driver is not %config(noreplace)"
@@ -77,6 +99,38 @@ echo "$requires" | grep -q 'libibverbs.so.1(IBVERBS_PRIVATE_34)(64bit)' ||
 $requires"
 echo "$requires" | grep -q '^libibverbs.* >= 39' ||
 	fail "no requirement on libibverbs >= 39"
+
+# libpvrdma.so.1 is found by its SONAME and its version node; the devel
+# package pulls in the library of the same build and, through libpvrdma.pc,
+# the libibverbs headers pvrdmadv.h includes.
+provides=$(rpm -qp --provides "$provider_rpm")
+for cap in 'libpvrdma.so.1()(64bit)' 'libpvrdma.so.1(PVRDMA_1.0)(64bit)'; do
+	echo "$provides" | grep -qxF "$cap" ||
+		fail "libpvrdma does not provide $cap:
+$provides"
+done
+rpm -qp --provides "$devel_rpm" | grep -q '^pkgconfig(libpvrdma) = ' ||
+	fail "libpvrdma-devel does not provide pkgconfig(libpvrdma)"
+devel_requires=$(rpm -qp --requires "$devel_rpm")
+echo "$devel_requires" | grep -qx "libpvrdma(x86-64) = $version-[^ ]*" ||
+	fail "libpvrdma-devel does not require libpvrdma(x86-64) = $version:
+$devel_requires"
+echo "$devel_requires" | grep -qx 'pkgconfig(libibverbs)' ||
+	fail "libpvrdma-devel does not require pkgconfig(libibverbs):
+$devel_requires"
+
+# The linker cache: %post and %postun run %ldconfig where the distribution
+# defines it (glibc without file triggers), and nothing where it does not.
+post_prog=$(rpmspec -q --define 'ldconfig /sbin/ldconfig' \
+	--qf '%{NAME} %{POSTINPROG}\n' "$spec" | sed -n 's/^libpvrdma //p')
+[ "$post_prog" = /sbin/ldconfig ] ||
+	fail "with %ldconfig, %post of libpvrdma runs '$post_prog'"
+rpmspec -q --define 'ldconfig /sbin/ldconfig' --qf '%{NAME}\n%{POSTUN}\n' \
+	"$spec" | sed -n '/^libpvrdma$/,/^libpvrdma-devel$/p' |
+	grep -qx /sbin/ldconfig ||
+	fail "with %ldconfig, %postun of libpvrdma does not run it"
+[ -z "$(rpm -qp --qf '%{POSTINPROG}' "$provider_rpm" | sed '/^(none)$/d')" ] ||
+	fail "without %ldconfig, libpvrdma has a %post"
 
 # --- scriptlets ------------------------------------------------------------
 # The scriptlets name /etc/libibverbs.d; run them on a scratch copy.
