@@ -213,6 +213,7 @@ static bool dbq_empty(struct db_queue *q)
 
 static void poll_hint(struct engine *eng);
 static int drain_queued(struct engine *eng);
+static void dev_unlock(struct engine *eng, struct sim_dev *dev);
 static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			 uint32_t offset, uint32_t value, bool late);
 static void acks_flush(struct engine *eng);
@@ -256,17 +257,39 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	/*
 	 * The trapping thread executes the doorbell itself, the way a
 	 * hypervisor handles an MMIO exit on the vCPU that took it: no
-	 * hand-off to the device thread, no wake-up, and, above all, the
-	 * doorbell takes effect before the store instruction retires. That
-	 * is what makes a CQ arm exact: CQEs are written under dev->lock
-	 * too, so each one is either before the arm (the consumer's poll
-	 * after arming finds it) or after it (it raises the event).
+	 * hand-off to the device thread, no wake-up.
+	 *
+	 * A QP or SRQ doorbell only says "look at the ring": it is queued,
+	 * and executed by whoever holds dev->lock, this thread if it is free.
+	 * A holder drains the queue before it lets the lock go and again
+	 * after (dev_unlock()); the device thread drains it every round and
+	 * is woken if it sleeps: a queued doorbell is never stranded, and a
+	 * sender never sleeps on the lock while the device is busy.
+	 */
+	if (offset != PVRDMA_UAR_CQ_OFFSET) {
+		dbq_push(&eng->dbq, uctx, offset, value);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (pthread_mutex_trylock(&dev->lock)) {
+			fabric_wake(eng->port);
+			return;
+		}
+		eng->now = now_ns();
+		drain_queued(eng);
+		acks_flush(eng);
+		dev_unlock(eng, dev);
+		return;
+	}
+	/*
+	 * A CQ arm must be in force when the store instruction retires: CQEs
+	 * are written under dev->lock too, so each one is either before the
+	 * arm (the consumer's poll after arming finds it) or after it (it
+	 * raises the event). So the trap waits for the lock.
 	 *
 	 * The application holds no sim lock at a doorbell, except when a
 	 * signal handler of its own rings one while the thread is inside
 	 * the sim (dev->lock is an error-checking mutex: EDEADLK). Only then
-	 * the doorbell is queued for the device thread, which applies it
-	 * with the rules of a late arm (arm_late()).
+	 * the arm is queued, and applied with the rules of a late arm
+	 * (arm_late()).
 	 */
 	if (pthread_mutex_lock(&dev->lock)) {
 		dbq_push(&eng->dbq, uctx, offset, value);
@@ -277,7 +300,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	drain_queued(eng);	/* older doorbells first */
 	doorbell_run(dev, uctx, offset, value, false);
 	acks_flush(eng);
-	pthread_mutex_unlock(&dev->lock);
+	dev_unlock(eng, dev);
 }
 
 /* ---- completions ---- */
@@ -1425,6 +1448,7 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	}
 	/* Resend from the oldest unacknowledged request; look the peer up
 	 * again, it may have come back. */
+	stat_add(&qp->uctx->dev->stats.retransmits, e->out_sent);
 	e->out_sent = 0;
 	if (!fabric_link_alive(e->link))
 		e->need_resolve = true;
@@ -1567,6 +1591,25 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 	stat_add(&dev->stats.db_bad, 1);
 }
 
+/*
+ * Releases dev->lock without stranding a doorbell queued by a trap that
+ * found the lock taken: the trap queued, then tried the lock; we unlock,
+ * then look at the queue (full fences between, Dekker style): one of the
+ * two sees the other.
+ */
+static void dev_unlock(struct engine *eng, struct sim_dev *dev)
+{
+	for (;;) {
+		pthread_mutex_unlock(&dev->lock);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (dbq_empty(&eng->dbq) || pthread_mutex_trylock(&dev->lock))
+			return;
+		eng->now = now_ns();
+		drain_queued(eng);
+		acks_flush(eng);
+	}
+}
+
 /* Doorbells queued by traps that could not run them (dev->lock held). */
 static int drain_queued(struct engine *eng)
 {
@@ -1628,7 +1671,7 @@ static void poll_hint(struct engine *eng)
 	engine_round(eng, true);
 	atomic_store_explicit(&eng->last_poll_ns, eng->now,
 			      memory_order_relaxed);
-	pthread_mutex_unlock(&dev->lock);
+	dev_unlock(eng, dev);
 }
 
 /* ---- the device thread ---- */
@@ -1703,7 +1746,7 @@ static void *engine_main(void *arg)
 						   0;
 			}
 		}
-		pthread_mutex_unlock(&dev->lock);
+		dev_unlock(eng, dev);
 	}
 	return NULL;
 }

@@ -86,6 +86,7 @@ struct sim_stats {
 	atomic_ulong bytes_tx;
 	atomic_ulong bytes_rx;
 	atomic_ulong error_cqes;
+	atomic_ulong retransmits;	/* RC requests sent again (timeouts) */
 	atomic_ulong comp_events;
 	atomic_ulong async_events;
 };

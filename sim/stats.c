@@ -30,6 +30,7 @@ static const struct {
 	STAT(bytes_tx),
 	STAT(bytes_rx),
 	STAT(error_cqes),
+	STAT(retransmits),
 	STAT(comp_events),
 	STAT(async_events),
 };

@@ -9,9 +9,13 @@
  *   - an arm the device can only apply late (a doorbell rung while the
  *     thread is inside the sim) fires at once for CQEs still pending;
  *   - retry_cnt 7 is seven retries: a vanished peer ends in RETRY_EXC_ERR;
- *   - waiting out RNR NAKs does not spend the ACK-timeout retry count.
+ *   - waiting out RNR NAKs does not spend the ACK-timeout retry count;
+ *   - a send doorbell never waits for a busy device: it is queued and run
+ *     by whoever holds dev->lock.
  */
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -250,6 +254,46 @@ static void test_rnr_waits_spend_no_ack_retries(void **unused)
 	assert_int_equal(c.status, PVRDMA_WC_SUCCESS);
 }
 
+static atomic_bool posted;
+static atomic_bool holder_gave_up;
+static atomic_bool holding;
+
+/* Holds dev->lock until the main thread says it posted (or 5 s). */
+static void *hold_lock(void *unused)
+{
+	int i;
+
+	harness_lock(&H);
+	atomic_store(&holding, true);
+	for (i = 0; i < 5000 && !atomic_load(&posted); i++)
+		usleep(1000);
+	if (!atomic_load(&posted))
+		atomic_store(&holder_gave_up, true);
+	harness_unlock(&H);
+	return NULL;
+}
+
+static void test_send_doorbell_never_waits_for_the_device(void **unused)
+{
+	struct pvrdma_cqe c;
+	pthread_t t;
+
+	atomic_store(&posted, false);
+	atomic_store(&holder_gave_up, false);
+	atomic_store(&holding, false);
+	assert_int_equal(pthread_create(&t, NULL, hold_lock, NULL), 0);
+	while (!atomic_load(&holding))
+		usleep(100);
+	write_a_to_b(10, 0);		/* must return with the lock taken */
+	atomic_store(&posted, true);
+	pthread_join(t, NULL);
+	assert_false(atomic_load(&holder_gave_up));
+	/* The holder (or the device thread) ran it. */
+	poll_one(&H.a.cq, &c);
+	assert_int_equal(c.wr_id, 10);
+	assert_int_equal(c.status, PVRDMA_WC_SUCCESS);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -260,6 +304,7 @@ int main(void)
 		T(test_late_solicited_arm_needs_a_solicited_cqe),
 		T(test_retry_cnt_7_is_not_infinite),
 		T(test_rnr_waits_spend_no_ack_retries),
+		T(test_send_doorbell_never_waits_for_the_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
