@@ -92,6 +92,7 @@ static struct pvrdma_cq *cq_create(struct ibv_context *context, int cqe,
 					     PVRDMA_UAR_CQ_OFFSET);
 	cq->empty_run = 0;
 	cq->next_poll_db = ctx->cq_poll_db_interval;
+	pvrdma_cq_init_fast(cq);
 
 	cmd.drv.buf_addr = (uintptr_t)cq->buf.addr;
 	cmd.drv.buf_size = (uint32_t)cq->buf.size;
@@ -179,10 +180,9 @@ int pvrdma_destroy_cq(struct ibv_cq *ibcq)
  * The part of an empty poll that is not a counter bump: the first empty
  * poll of a run restarts the back-off, and the Nth one nudges the device
  * (see the top of this file). Out of line: it runs once per run and per
- * doorbell, not per poll.
+ * doorbell, not per poll. CQ lock held.
  */
-static void __attribute__((noinline)) empty_run_event(struct pvrdma_cq *cq,
-						      uint32_t run)
+static void empty_run_event(struct pvrdma_cq *cq, uint32_t run)
 {
 	if (run == 1)
 		cq->next_poll_db = cq->ctx->cq_poll_db_interval;
@@ -196,80 +196,138 @@ static void __attribute__((noinline)) empty_run_event(struct pvrdma_cq *cq,
 }
 
 /* An empty poll. CQ lock held. */
-static inline void cq_empty_poll(struct pvrdma_cq *cq)
+void pvrdma_cq_empty_poll(struct pvrdma_cq *cq)
 {
 	uint32_t run = ++cq->empty_run;
 
 	pvrdma_stat_add(&cq->counters.empty_polls, 1);
-	if (__builtin_expect(run == 1 || run == cq->next_poll_db, 0))
+	if (run == 1 || run == cq->next_poll_db)
 		empty_run_event(cq, run);
 }
 
-void pvrdma_cq_empty_poll(struct pvrdma_cq *cq)
+/* The ends of poll_cq that are not the common case, as tail calls from it
+ * (so that it calls nothing and saves no registers). Lock held; they let
+ * go of it. */
+static int __attribute__((noinline)) poll_empty_event(struct pvrdma_cq *cq,
+						      uint32_t run)
 {
-	cq_empty_poll(cq);
+	empty_run_event(cq, run);
+	pvrdma_cq_unlock(cq);
+	return 0;
+}
+
+static int __attribute__((noinline)) poll_found_none(struct pvrdma_cq *cq)
+{
+	/* only CQEs of no QP: an empty poll */
+	pvrdma_cq_empty_poll(cq);
+	pvrdma_cq_unlock(cq);
+	return 0;
+}
+
+static int __attribute__((noinline)) poll_corrupt(struct pvrdma_cq *cq)
+{
+	pvrdma_cq_unlock(cq);
+	return -EIO;	/* not indices the device can have written */
 }
 
 /*
  * One acquire load of the device's index decides an empty poll. With
  * CQEs: one pass over [head, tail) as seen at that load, the QP of each
  * found by one masked index into the table, and ONE release store of
- * cons_head for the whole call.
+ * cons_head for the whole call. Compiled once per lock kind (locked), and
+ * calls nothing but the tail calls above: no registers to save.
  */
-int pvrdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+static inline __attribute__((always_inline)) int
+poll_cq_fast(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
+	     bool locked)
 {
-	struct pvrdma_cq *cq = to_pcq(ibcq);
-	uint32_t head, tail, mask, slot_mask;
+	const struct pvrdma_cqe *cqes;
 	struct pvrdma_qp *_Atomic *table;
-	uint32_t table_mask;
-	int polled = 0;
+	uint32_t head, tail, mask, slot_mask, slot, n, run;
+	struct ibv_wc *out = wc;
 
-	if (__builtin_expect(num_entries < 0, 0))
-		return -EINVAL;
+	/* room for none: nothing to look at (and the CQ is left as it is) */
+	if (__builtin_expect(num_entries <= 0, 0))
+		return num_entries ? -EINVAL : 0;
 
-	pvrdma_cq_lock(cq);
+	if (locked)
+		pvrdma_spin_lock(&cq->lock);
 	head = pvrdma_ring_load_own(&cq->ring->cons_head);
 	/* acquire: CQE contents are read only after this load */
 	tail = pvrdma_ring_load_acquire(&cq->ring->prod_tail);
 	if (head == tail) {
-		cq_empty_poll(cq);
-		pvrdma_cq_unlock(cq);
+		run = ++cq->empty_run;
+		pvrdma_stat_add(&cq->counters.empty_polls, 1);
+		if (__builtin_expect(run == 1 || run == cq->next_poll_db, 0))
+			return poll_empty_event(cq, run);
+		if (locked)
+			pvrdma_spin_unlock(&cq->lock);
 		return 0;
 	}
 	mask = cq->idx_mask;
-	if (__builtin_expect((head | tail) & ~mask, 0)) {
-		pvrdma_cq_unlock(cq);
-		return -EIO;	/* not indices the device can have written */
-	}
+	if (__builtin_expect((head | tail) > mask, 0))
+		return poll_corrupt(cq);
 
+	/* as many as there are and fit: the loop counts down, and keeps the
+	 * slot rather than the index (the index moves once, after it) */
+	n = (tail - head) & mask;
+	if (n > (uint32_t)num_entries)
+		n = (uint32_t)num_entries;
+	head = (head + n) & mask;
+	cqes = cq->cqes;
 	slot_mask = cq->cqe_cnt - 1;
-	table = cq->ctx->qp_table;
-	table_mask = cq->ctx->qp_table_mask;
-	while (polled < num_entries && head != tail) {
-		const struct pvrdma_cqe *cqe = &cq->cqes[head & slot_mask];
-		struct pvrdma_qp *qp =
-			__atomic_load_n(&table[(uint32_t)cqe->qp & table_mask],
-					__ATOMIC_ACQUIRE);
+	slot = (head - n) & slot_mask;
+	table = cq->qp_table;
+	do {
+		const struct pvrdma_cqe *cqe = &cqes[slot];
+		struct pvrdma_qp *qp = __atomic_load_n(
+			&table[(uint32_t)cqe->qp & cq->qp_table_mask],
+			__ATOMIC_ACQUIRE);
 
-		head = (head + 1) & mask;
+		slot = (slot + 1) & slot_mask;
 		/* a CQE of no live QP of ours (cannot happen unless the
 		 * device misbehaves): drop it rather than wedge the CQ */
-		if (__builtin_expect(!qp, 0))
-			continue;
-		pvrdma_cqe_decode(cqe, qp->ibv_qp.qp_num, &wc[polled++]);
-	}
+		if (__builtin_expect(!!qp, 1))
+			pvrdma_cqe_decode(cqe, qp->ibv_qp.qp_num, out++);
+	} while (--n);
 	/* release: the device may reuse the slots once it sees this */
 	pvrdma_ring_store_release(&cq->ring->cons_head, head);
 
-	if (__builtin_expect(polled > 0, 1)) {
-		pvrdma_stat_add(&cq->counters.found_polls, 1);
-		pvrdma_stat_add(&cq->counters.cqes, (uint64_t)polled);
-		pvrdma_cq_found(cq);
-	} else {
-		cq_empty_poll(cq);	/* num_entries 0, or only strays */
-	}
-	pvrdma_cq_unlock(cq);
-	return polled;
+	if (__builtin_expect(out == wc, 0))
+		return poll_found_none(cq);
+	pvrdma_stat_add(&cq->counters.found_polls, 1);
+	pvrdma_stat_add(&cq->counters.cqes, (uint64_t)(out - wc));
+	pvrdma_cq_found(cq);
+	if (locked)
+		pvrdma_spin_unlock(&cq->lock);
+	return (int)(out - wc);
+}
+
+static int poll_cq_locked(struct pvrdma_cq *cq, int num_entries,
+			  struct ibv_wc *wc)
+{
+	return poll_cq_fast(cq, num_entries, wc, true);
+}
+
+static int poll_cq_td(struct pvrdma_cq *cq, int num_entries,
+		      struct ibv_wc *wc)
+{
+	return poll_cq_fast(cq, num_entries, wc, false);
+}
+
+int pvrdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct pvrdma_cq *cq = to_pcq(ibcq);
+
+	return cq->poll(cq, num_entries, wc);
+}
+
+/* The per-CQ facts poll_cq decides on. Lock and context are set. */
+void pvrdma_cq_init_fast(struct pvrdma_cq *cq)
+{
+	cq->poll = cq->lock.single_thread ? poll_cq_td : poll_cq_locked;
+	cq->qp_table = cq->ctx->qp_table;
+	cq->qp_table_mask = cq->ctx->qp_table_mask;
 }
 
 int pvrdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)

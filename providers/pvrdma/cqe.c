@@ -5,19 +5,6 @@
  */
 #include "cqe.h"
 
-/* The opcodes pvrdma_wc_opcode does not pass through as they are. */
-enum ibv_wc_opcode pvrdma_wc_opcode_other(uint32_t op)
-{
-	switch (op) {
-	case PVRDMA_WC_LSO:		return IBV_WC_TSO;
-	case PVRDMA_WC_LOCAL_INV:	return IBV_WC_LOCAL_INV;
-	default:
-		/* masked atomics, fast-reg: kernel-only, never from a user QP;
-		 * keep the receive/send side visible */
-		return (op & PVRDMA_WC_RECV) ? IBV_WC_RECV : IBV_WC_SEND;
-	}
-}
-
 #define PVRDMA_WC_FLAGS(f)						\
 	(((f) & PVRDMA_WC_GRH ? IBV_WC_GRH : 0) |			\
 	 ((f) & PVRDMA_WC_WITH_IMM ? IBV_WC_WITH_IMM : 0) |		\

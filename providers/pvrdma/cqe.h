@@ -7,13 +7,14 @@
  * has an explicit mapping, but where the two coincide the mapping is the
  * identity, checked at compile time and applied with no table: status
  * (identity up to GENERAL_ERR; anything else is reported as
- * GENERAL_ERR), and opcode 0..BIND_MW and RECV/RECV_RDMA_WITH_IMM (the
- * others go out of line). wc_flags bits 2 and 3 are swapped: a 16-entry
+ * GENERAL_ERR), and opcode 0..BIND_MW and RECV/RECV_RDMA_WITH_IMM. wc_flags bits 2 and 3 are swapped: a 16-entry
  * table. Values the device should never produce map to the closest
  * error rather than to whatever number happens to match.
  */
 #ifndef PVRDMA_CQE_H
 #define PVRDMA_CQE_H
+
+#include <stddef.h>
 
 #include "pvrdma.h"
 
@@ -60,7 +61,6 @@ _Static_assert(PVRDMA_SAME_OPCODE(SEND) && PVRDMA_SAME_OPCODE(RDMA_WRITE) &&
 	       "CQE opcodes 0..BIND_MW, RECV, RECV_RDMA_WITH_IMM are verbs'");
 #undef PVRDMA_SAME_OPCODE
 
-enum ibv_wc_opcode pvrdma_wc_opcode_other(uint32_t op);
 /* [wc_flags & 15]: GRH, WITH_IMM, WITH_INVALIDATE, IP_CSUM_OK; the
  * higher device flags (SMAC, VLAN, network type) have no ibv_wc flag */
 extern const uint8_t pvrdma_wc_flags_map[16];
@@ -70,9 +70,45 @@ static inline enum ibv_wc_opcode pvrdma_wc_opcode(uint32_t op)
 	if (__builtin_expect(op <= PVRDMA_WC_BIND_MW ||
 			     op - PVRDMA_WC_RECV <= 1, 1))
 		return (enum ibv_wc_opcode)op;
-	return pvrdma_wc_opcode_other(op);
+	/* in line, not a call: a call would make poll_cq save registers */
+	if (op == PVRDMA_WC_LSO)
+		return IBV_WC_TSO;
+	if (op == PVRDMA_WC_LOCAL_INV)
+		return IBV_WC_LOCAL_INV;
+	/* masked atomics, fast-reg: kernel-only, never from a user QP;
+	 * keep the receive/send side visible */
+	return (op & PVRDMA_WC_RECV) ? IBV_WC_RECV : IBV_WC_SEND;
 }
 
+/* The word moves below: fields that sit next to each other in both. */
+_Static_assert(offsetof(struct pvrdma_cqe, imm_data) ==
+	       offsetof(struct pvrdma_cqe, byte_len) + 4 &&
+	       offsetof(struct ibv_wc, imm_data) ==
+	       offsetof(struct ibv_wc, byte_len) + 4 &&
+	       offsetof(struct pvrdma_cqe, slid) ==
+	       offsetof(struct pvrdma_cqe, pkey_index) + 2 &&
+	       offsetof(struct ibv_wc, slid) ==
+	       offsetof(struct ibv_wc, pkey_index) + 2 &&
+	       offsetof(struct pvrdma_cqe, dlid_path_bits) ==
+	       offsetof(struct pvrdma_cqe, sl) + 1 &&
+	       offsetof(struct ibv_wc, dlid_path_bits) ==
+	       offsetof(struct ibv_wc, sl) + 1,
+	       "CQE and ibv_wc field pairs");
+
+typedef uint64_t __attribute__((may_alias, aligned(1))) pvrdma_u64_any;
+typedef uint32_t __attribute__((may_alias, aligned(1))) pvrdma_u32_any;
+typedef uint16_t __attribute__((may_alias, aligned(1))) pvrdma_u16_any;
+
+#define PVRDMA_MOVE(type, dst, dfield, src, sfield)			\
+	(*(type *)((char *)(dst) + offsetof(struct ibv_wc, dfield)) =	\
+	 *(const type *)((const char *)(src) +				\
+			 offsetof(struct pvrdma_cqe, sfield)))
+
+/*
+ * Pairs of fields adjacent in both layouts move as one word (byte_len +
+ * imm_data, pkey_index + slid, sl + dlid_path_bits): 13 fields in 10
+ * moves.
+ */
 static inline void pvrdma_cqe_decode(const struct pvrdma_cqe *cqe,
 				     uint32_t qp_num, struct ibv_wc *wc)
 {
@@ -83,15 +119,15 @@ static inline void pvrdma_cqe_decode(const struct pvrdma_cqe *cqe,
 					  status : IBV_WC_GENERAL_ERR);
 	wc->opcode = pvrdma_wc_opcode(cqe->opcode);
 	wc->vendor_err = cqe->vendor_err;
-	wc->byte_len = cqe->byte_len;
-	wc->imm_data = cqe->imm_data;		/* big-endian on both sides */
+	/* imm_data is big-endian on both sides */
+	PVRDMA_MOVE(pvrdma_u64_any, wc, byte_len, cqe, byte_len);
 	wc->qp_num = qp_num;
 	wc->src_qp = cqe->src_qp;
 	wc->wc_flags = pvrdma_wc_flags_map[cqe->wc_flags & 15];
-	wc->pkey_index = cqe->pkey_index;
-	wc->slid = cqe->slid;
-	wc->sl = cqe->sl;
-	wc->dlid_path_bits = cqe->dlid_path_bits;
+	PVRDMA_MOVE(pvrdma_u32_any, wc, pkey_index, cqe, pkey_index);
+	PVRDMA_MOVE(pvrdma_u16_any, wc, sl, cqe, sl);
 }
+
+#undef PVRDMA_MOVE
 
 #endif /* PVRDMA_CQE_H */

@@ -27,14 +27,6 @@ static inline void *wq_slot(const struct pvrdma_wq *wq, uint64_t prod)
 	       ((size_t)((uint32_t)prod & (wq->wqe_cnt - 1)) << wq->wqe_shift);
 }
 
-/* The per-QP facts the fast path decides on. Type, atomic capability and
- * the SQ lock are set. */
-void pvrdma_qp_init_fast(struct pvrdma_qp *qp)
-{
-	qp->send_opcodes = pvrdma_send_opcodes(qp->ibv_qp.qp_type,
-					       qp->atomic_cap);
-}
-
 void pvrdma_wq_init(struct pvrdma_wq *wq, struct pvrdma_ring *ring,
 		    uint8_t *wqes, uint32_t cnt, uint32_t wqe_size,
 		    uint32_t max_sge, bool single_thread)
@@ -98,75 +90,119 @@ static inline void wq_finish(struct pvrdma_wq *wq, uint64_t prod)
 	}
 }
 
-/* The refused WR (slow path): its errno, or 0 when it is good but needs
- * more than a copy (inline data). */
-static int send_slow(struct pvrdma_qp *qp, struct pvrdma_sq_wqe_hdr *hdr,
-		     uint64_t prod, const struct ibv_send_wr *wr, bool ud)
+/*
+ * Everything post_send does, for any WR and any state of the ring: the
+ * fast path hands over here at the first WR it does not take (full ring,
+ * inline data, or a WR to refuse). Lock held; the WQEs from sq->prod to
+ * prod are built but not published. Publishes and unlocks.
+ */
+static int __attribute__((noinline))
+post_send_general(struct pvrdma_qp *qp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad_wr, uint64_t prod)
 {
-	int ret = pvrdma_check_send_wr(qp, wr);
-	uint32_t slot = (uint32_t)prod & (qp->sq.wqe_cnt - 1);
+	struct pvrdma_wq *sq = &qp->sq;
+	bool ud = qp->ibv_qp.qp_type == IBV_QPT_UD;
+	int ret = 0;
 
-	if (ret)
-		return ret;
-	pvrdma_encode_send(hdr, wr, ud);
-	if (wr->send_flags & IBV_SEND_INLINE) {
-		/* no slots: max_inline_data 0, the WR is empty */
-		if (qp->inl.slots)
-			pvrdma_encode_inline(hdr, pvrdma_inline_slot(qp, slot),
-					     qp->inl.lkey, wr->sg_list,
-					     wr->num_sge);
-		else
-			hdr->num_sge = 0;
-		pvrdma_stat_add(&qp->sq.counters.inline_wqes, 1);
+	for (; wr; wr = wr->next) {
+		struct pvrdma_sq_wqe_hdr *hdr;
+
+		/* check first: a bad WR is EINVAL even on a full ring */
+		ret = pvrdma_check_send_wr(qp, wr);
+		if (!ret && prod == sq->room_end)
+			ret = pvrdma_wq_refill(sq, prod);
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+		hdr = wq_slot(sq, prod);
+		pvrdma_encode_send(hdr, wr, ud, wr->send_flags &
+				   ~(unsigned int)IBV_SEND_INLINE);
+		if (wr->send_flags & IBV_SEND_INLINE) {
+			/* no slots: max_inline_data 0, the WR is empty */
+			if (qp->inl.slots)
+				pvrdma_encode_inline(hdr, pvrdma_inline_slot(qp,
+						(uint32_t)prod &
+						(sq->wqe_cnt - 1)),
+						qp->inl.lkey, wr->sg_list,
+						wr->num_sge);
+			else
+				hdr->num_sge = 0;
+			pvrdma_stat_add(&sq->counters.inline_wqes, 1);
+		}
+		prod++;
 	}
-	return 0;
+	wq_finish(sq, prod);
+	return ret;
 }
 
-int pvrdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		     struct ibv_send_wr **bad_wr)
+/*
+ * post_send, compiled once per QP type (ud) and lock kind (locked) so that
+ * neither is tested at run time. It takes plain WRs (see
+ * pvrdma_send_wr_plain) while the ring has room as far as it knows, and
+ * passes anything else to post_send_general as a tail call: no call is
+ * made on this path, so it needs no callee-saved registers.
+ */
+static inline __attribute__((always_inline)) int
+post_send_fast(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+	       struct ibv_send_wr **bad_wr, bool ud, bool locked)
 {
 	struct pvrdma_qp *qp = to_pqp(ibqp);
 	struct pvrdma_wq *sq = &qp->sq;
-	bool ud = ibqp->qp_type == IBV_QPT_UD;
 	uint64_t prod;
-	int ret = 0;
 
 	/* Before RTS the device would only flush; refuse up front. */
 	if (__builtin_expect((unsigned int)ibqp->state < IBV_QPS_RTS, 0)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
-
-	pvrdma_wq_lock(sq);
+	if (locked)
+		pvrdma_spin_lock(&sq->lock);
 	prod = sq->prod;
-	for (; wr; wr = wr->next) {
-		struct pvrdma_sq_wqe_hdr *hdr;
-
-		if (__builtin_expect(prod == sq->room_end, 0)) {
-			/* check first: a bad WR is EINVAL even on a full
-			 * ring */
-			ret = pvrdma_check_send_wr(qp, wr);
-			if (!ret)
-				ret = pvrdma_wq_refill(sq, prod);
-			if (ret) {
-				*bad_wr = wr;
-				break;
-			}
-		}
-		hdr = wq_slot(sq, prod);
-		if (__builtin_expect(pvrdma_send_wr_plain(qp, wr, ud), 1)) {
-			pvrdma_encode_send(hdr, wr, ud);
-		} else {
-			ret = send_slow(qp, hdr, prod, wr, ud);
-			if (ret) {
-				*bad_wr = wr;
-				break;
-			}
-		}
+	if (__builtin_expect(!wr, 0))
+		return post_send_general(qp, wr, bad_wr, prod);
+	do {
+		if (__builtin_expect(prod == sq->room_end ||
+				     !pvrdma_send_wr_plain(qp, wr, ud), 0))
+			return post_send_general(qp, wr, bad_wr, prod);
+		pvrdma_encode_send(wq_slot(sq, prod), wr, ud, wr->send_flags);
 		prod++;
-	}
-	wq_finish(sq, prod);
-	return ret;
+		wr = wr->next;
+	} while (wr);
+	wq_publish(sq, prod);
+	if (locked)
+		pvrdma_spin_unlock(&sq->lock);
+	return 0;
+}
+
+static int post_send_rc(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			struct ibv_send_wr **bad_wr)
+{
+	return post_send_fast(qp, wr, bad_wr, false, true);
+}
+
+static int post_send_rc_td(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr)
+{
+	return post_send_fast(qp, wr, bad_wr, false, false);
+}
+
+static int post_send_ud(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			struct ibv_send_wr **bad_wr)
+{
+	return post_send_fast(qp, wr, bad_wr, true, true);
+}
+
+static int post_send_ud_td(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr)
+{
+	return post_send_fast(qp, wr, bad_wr, true, false);
+}
+
+int pvrdma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr)
+{
+	return to_pqp(ibqp)->post_send(ibqp, wr, bad_wr);
 }
 
 /* Shared by a QP's own RQ and an SRQ. */
@@ -241,4 +277,18 @@ void pvrdma_wq_reset(struct pvrdma_wq *wq)
 	wq->ring->cons_head = 0;
 	pvrdma_ring_store_release(&wq->ring->prod_tail, 0);
 	pvrdma_wq_unlock_idle(wq);
+}
+
+/* The per-QP facts the fast path decides on. Type, atomic capability and
+ * the SQ lock are set. */
+void pvrdma_qp_init_fast(struct pvrdma_qp *qp)
+{
+	bool ud = qp->ibv_qp.qp_type == IBV_QPT_UD;
+
+	qp->send_opcodes = pvrdma_send_opcodes(qp->ibv_qp.qp_type,
+					       qp->atomic_cap);
+	if (qp->sq.lock.single_thread)
+		qp->post_send = ud ? post_send_ud_td : post_send_rc_td;
+	else
+		qp->post_send = ud ? post_send_ud : post_send_rc;
 }

@@ -94,7 +94,8 @@ int pvrdma_check_send_wr(const struct pvrdma_qp *qp,
 void pvrdma_encode_send_wqe(void *wqe, enum ibv_qp_type type,
 			    const struct ibv_send_wr *wr)
 {
-	pvrdma_encode_send(wqe, wr, type == IBV_QPT_UD);
+	pvrdma_encode_send(wqe, wr, type == IBV_QPT_UD,
+			   wr->send_flags & ~(unsigned int)IBV_SEND_INLINE);
 }
 
 int pvrdma_check_recv_wr(const struct pvrdma_wq *rq,

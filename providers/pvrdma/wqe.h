@@ -58,6 +58,16 @@ _Static_assert(offsetof(struct pvrdma_sq_wqe_hdr, num_sge) == 8 &&
 	       offsetof(struct pvrdma_rq_wqe_hdr, total_len) == 12,
 	       "SQ/RQ WQE header layout");
 
+/* The device numbers the user opcodes as verbs does: no mapping. */
+#define PVRDMA_SAME_WR(o) ((int)PVRDMA_WR_##o == (int)IBV_WR_##o)
+_Static_assert(PVRDMA_SAME_WR(RDMA_WRITE) &&
+	       PVRDMA_SAME_WR(RDMA_WRITE_WITH_IMM) && PVRDMA_SAME_WR(SEND) &&
+	       PVRDMA_SAME_WR(SEND_WITH_IMM) && PVRDMA_SAME_WR(RDMA_READ) &&
+	       PVRDMA_SAME_WR(ATOMIC_CMP_AND_SWP) &&
+	       PVRDMA_SAME_WR(ATOMIC_FETCH_AND_ADD),
+	       "WR opcodes of user QPs are the verbs opcodes");
+#undef PVRDMA_SAME_WR
+
 /* Opcodes the device executes for user QPs, as bits of ibv_wr_opcode. */
 #define PVRDMA_WR_BIT(op)	(1u << (op))
 #define PVRDMA_WR_SEND_OPS	(PVRDMA_WR_BIT(IBV_WR_SEND) | \
@@ -111,17 +121,24 @@ static inline void pvrdma_copy_sges(void *dst, const struct ibv_sge *src,
 	const pvrdma_dword *s = (const pvrdma_dword *)src;
 	uint32_t i;
 
+	/* one SGE is the common case: no loop for it */
+	if (__builtin_expect(n == 1, 1)) {
+		d[0] = s[0];
+		return;
+	}
 	for (i = 0; i < n; i++)
 		d[i] = s[i];
 }
 
 /*
  * Header and SGEs of a checked WR. UD is known per QP (ud), the remote
- * fields depend on the opcode class. Inline data is not handled here (see
- * pvrdma_encode_inline): the device has no inline format.
+ * fields depend on the opcode class; flags are the WR's send flags less
+ * IBV_SEND_INLINE: the device has no inline format (inline data is the
+ * caller's, see pvrdma_encode_inline).
  */
 static inline void pvrdma_encode_send(struct pvrdma_sq_wqe_hdr *hdr,
-				      const struct ibv_send_wr *wr, bool ud)
+				      const struct ibv_send_wr *wr, bool ud,
+				      unsigned int flags)
 {
 	pvrdma_word *w = (pvrdma_word *)hdr;
 	uint32_t op = (uint32_t)wr->opcode;
@@ -132,9 +149,8 @@ static inline void pvrdma_encode_send(struct pvrdma_sq_wqe_hdr *hdr,
 		imm = wr->imm_data;		/* already big-endian */
 	w[0] = wr->wr_id;
 	w[1] = (uint32_t)wr->num_sge;		/* total_len 0 */
-	w[2] = pvrdma_wr_opcode_to_dev[op] |
-	       (uint64_t)(wr->send_flags & ~(unsigned int)IBV_SEND_INLINE)
-	       << 32;
+	w[2] = op |		/* = the device's opcode (asserted above) */
+	       (uint64_t)flags << 32;
 	w[3] = imm;				/* reserved 0 */
 	if (ud) {
 		const struct pvrdma_av *av = &((const struct pvrdma_ah *)

@@ -41,6 +41,7 @@ static struct fake_cq *fake_cq_new(uint32_t poll_db_interval)
 	f->cq.ctx = &f->ctx;
 	f->cq.next_poll_db = poll_db_interval;
 	pvrdma_lock_init(&f->cq.lock, false);
+	pvrdma_cq_init_fast(&f->cq);
 
 	f->qp_a.qp_handle = 3;
 	f->qp_a.ibv_qp.qp_num = 0x300;

@@ -259,6 +259,7 @@ static struct fake_cqx *fake_cqx_new(void)
 	f->cq.doorbell = &f->doorbell;
 	f->cq.ctx = &f->ctx;
 	pvrdma_lock_init(&f->cq.lock, false);
+	pvrdma_cq_init_fast(&f->cq);
 	f->qp.qp_handle = 3;
 	f->qp.ibv_qp.qp_num = 0x300;
 	assert_int_equal(pvrdma_qp_table_add(&f->ctx, &f->qp), 0);
