@@ -216,35 +216,126 @@ static int __attribute__((noinline)) poll_empty_event(struct pvrdma_cq *cq,
 	return 0;
 }
 
-static int __attribute__((noinline)) poll_found_none(struct pvrdma_cq *cq)
+/*
+ * poll_cq for any CQE: mapped fields, CQEs of no QP (dropped), indices
+ * that cannot be (EIO). The fast path hands over here, as a tail call,
+ * when a CQE is not a plain one; it has changed nothing shared yet, so
+ * this starts over from cons_head. Lock held; lets go of it.
+ */
+static int __attribute__((noinline))
+poll_cq_general(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc)
 {
-	/* only CQEs of no QP: an empty poll */
-	pvrdma_cq_empty_poll(cq);
-	pvrdma_cq_unlock(cq);
-	return 0;
-}
+	uint32_t n = cq->cqe_cnt;
+	uint32_t head = pvrdma_ring_load_own(&cq->ring->cons_head);
+	uint32_t tail = pvrdma_ring_load_acquire(&cq->ring->prod_tail);
+	int polled = 0;
 
-static int __attribute__((noinline)) poll_corrupt(struct pvrdma_cq *cq)
-{
+	if (!pvrdma_ring_idx_valid(head, n) ||
+	    !pvrdma_ring_idx_valid(tail, n)) {
+		pvrdma_cq_unlock(cq);
+		return -EIO;	/* not indices the device can have written */
+	}
+	while (polled < num_entries && head != tail) {
+		const struct pvrdma_cqe *cqe =
+			&cq->cqes[pvrdma_ring_slot(head, n)];
+		struct pvrdma_qp *qp = pvrdma_qp_lookup(cq->ctx, cqe->qp);
+
+		head = pvrdma_ring_next(head, n);
+		/* a CQE of no live QP of ours (cannot happen unless the
+		 * device misbehaves): drop it rather than wedge the CQ */
+		if (!qp)
+			continue;
+		pvrdma_cqe_decode(cqe, qp->ibv_qp.qp_num, &wc[polled++]);
+	}
+	/* release: the device may reuse the slots once it sees this */
+	pvrdma_ring_store_release(&cq->ring->cons_head, head);
+	if (polled) {
+		pvrdma_stat_add(&cq->counters.found_polls, 1);
+		pvrdma_stat_add(&cq->counters.cqes, (uint64_t)polled);
+		pvrdma_cq_found(cq);
+	} else {
+		pvrdma_cq_empty_poll(cq);	/* only CQEs of no QP */
+	}
 	pvrdma_cq_unlock(cq);
-	return -EIO;	/* not indices the device can have written */
+	return polled;
 }
 
 /*
- * One acquire load of the device's index decides an empty poll. With
- * CQEs: one pass over [head, tail) as seen at that load, the QP of each
- * found by one masked index into the table, and ONE release store of
- * cons_head for the whole call. Compiled once per lock kind (locked), and
- * calls nothing but the tail calls above: no registers to save.
+ * The CQEs of a poll: one pass over as many as there are and fit (the
+ * index moves once, after the pass),
+ * the QP of each found by one masked index into the table, and ONE release
+ * store of cons_head for the whole call. Anything but plain CQEs of live
+ * QPs with sane indices, not wrapping around the array, goes to
+ * poll_cq_general. Lock held; lets go of it.
+ */
+static inline __attribute__((always_inline)) int
+poll_cqes(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
+	  uint32_t head, uint32_t tail, bool locked)
+{
+	const struct pvrdma_cqe *cqe;
+	uint32_t mask = cq->idx_mask, n, slot, new_head;
+	struct ibv_wc *out, *end;
+
+	if (__builtin_expect((head | tail) > mask, 0))
+		return poll_cq_general(cq, num_entries, wc);	/* EIO */
+	n = (tail - head) & mask;
+	if (n > (uint32_t)num_entries)
+		n = (uint32_t)num_entries;
+	/* a pass that wraps around the end of the array (once per lap of
+	 * the ring) is the general path's: the cursor needs no wrap test */
+	slot = head & (cq->cqe_cnt - 1);
+	if (__builtin_expect(n > cq->cqe_cnt - slot, 0))
+		return poll_cq_general(cq, num_entries, wc);
+	new_head = (head + n) & mask;
+
+	cqe = &cq->cqes[slot];
+	out = wc;
+	end = wc + n;
+	do {
+		struct pvrdma_qp *qp = __atomic_load_n(
+			&cq->qp_table[(uint32_t)cqe->qp & cq->qp_table_mask],
+			__ATOMIC_ACQUIRE);
+
+		if (__builtin_expect(!qp || !pvrdma_cqe_decode_plain(
+				cqe, qp->ibv_qp.qp_num, out), 0))
+			return poll_cq_general(cq, num_entries, wc);
+		cqe++;
+	} while (++out != end);
+	/* release: the device may reuse the slots once it sees this */
+	pvrdma_ring_store_release(&cq->ring->cons_head, new_head);
+
+	pvrdma_stat_add(&cq->counters.found_polls, 1);
+	pvrdma_stat_add(&cq->counters.cqes, n);
+	pvrdma_cq_found(cq);
+	if (locked)
+		pvrdma_spin_unlock(&cq->lock);
+	return (int)n;
+}
+
+static int __attribute__((noinline))
+poll_cqes_locked(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
+		 uint32_t head, uint32_t tail)
+{
+	return poll_cqes(cq, num_entries, wc, head, tail, true);
+}
+
+static int __attribute__((noinline))
+poll_cqes_td(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
+	     uint32_t head, uint32_t tail)
+{
+	return poll_cqes(cq, num_entries, wc, head, tail, false);
+}
+
+/*
+ * One acquire load of the device's index decides an empty poll, which
+ * then costs a few instructions (no registers saved: the CQEs are handled
+ * by a tail call). Compiled once per lock kind (locked).
  */
 static inline __attribute__((always_inline)) int
 poll_cq_fast(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
 	     bool locked)
 {
-	const struct pvrdma_cqe *cqes;
-	struct pvrdma_qp *_Atomic *table;
-	uint32_t head, tail, mask, slot_mask, slot, n, run;
-	struct ibv_wc *out = wc;
+	uint32_t head, tail, run;
 
 	/* room for none: nothing to look at (and the CQ is left as it is) */
 	if (__builtin_expect(num_entries <= 0, 0))
@@ -255,52 +346,16 @@ poll_cq_fast(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
 	head = pvrdma_ring_load_own(&cq->ring->cons_head);
 	/* acquire: CQE contents are read only after this load */
 	tail = pvrdma_ring_load_acquire(&cq->ring->prod_tail);
-	if (head == tail) {
-		run = ++cq->empty_run;
-		pvrdma_stat_add(&cq->counters.empty_polls, 1);
-		if (__builtin_expect(run == 1 || run == cq->next_poll_db, 0))
-			return poll_empty_event(cq, run);
-		if (locked)
-			pvrdma_spin_unlock(&cq->lock);
-		return 0;
-	}
-	mask = cq->idx_mask;
-	if (__builtin_expect((head | tail) > mask, 0))
-		return poll_corrupt(cq);
-
-	/* as many as there are and fit: the loop counts down, and keeps the
-	 * slot rather than the index (the index moves once, after it) */
-	n = (tail - head) & mask;
-	if (n > (uint32_t)num_entries)
-		n = (uint32_t)num_entries;
-	head = (head + n) & mask;
-	cqes = cq->cqes;
-	slot_mask = cq->cqe_cnt - 1;
-	slot = (head - n) & slot_mask;
-	table = cq->qp_table;
-	do {
-		const struct pvrdma_cqe *cqe = &cqes[slot];
-		struct pvrdma_qp *qp = __atomic_load_n(
-			&table[(uint32_t)cqe->qp & cq->qp_table_mask],
-			__ATOMIC_ACQUIRE);
-
-		slot = (slot + 1) & slot_mask;
-		/* a CQE of no live QP of ours (cannot happen unless the
-		 * device misbehaves): drop it rather than wedge the CQ */
-		if (__builtin_expect(!!qp, 1))
-			pvrdma_cqe_decode(cqe, qp->ibv_qp.qp_num, out++);
-	} while (--n);
-	/* release: the device may reuse the slots once it sees this */
-	pvrdma_ring_store_release(&cq->ring->cons_head, head);
-
-	if (__builtin_expect(out == wc, 0))
-		return poll_found_none(cq);
-	pvrdma_stat_add(&cq->counters.found_polls, 1);
-	pvrdma_stat_add(&cq->counters.cqes, (uint64_t)(out - wc));
-	pvrdma_cq_found(cq);
+	if (__builtin_expect(head != tail, 1))
+		return locked ? poll_cqes_locked(cq, num_entries, wc, head, tail)
+			      : poll_cqes_td(cq, num_entries, wc, head, tail);
+	run = ++cq->empty_run;
+	pvrdma_stat_add(&cq->counters.empty_polls, 1);
+	if (__builtin_expect(run == 1 || run == cq->next_poll_db, 0))
+		return poll_empty_event(cq, run);
 	if (locked)
 		pvrdma_spin_unlock(&cq->lock);
-	return (int)(out - wc);
+	return 0;
 }
 
 static int poll_cq_locked(struct pvrdma_cq *cq, int num_entries,
