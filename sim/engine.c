@@ -124,7 +124,7 @@ static struct engine engines[SIM_MAX_ADAPTERS];
 /* An application that rang a POLL doorbell this recently is polling: the
  * trapping thread does the receive work, the device thread stays off the
  * sockets (a wake-up per packet would take a CPU from a poller). */
-#define POLLING_NS	100000ull
+#define POLLING_NS	30000ull
 
 static uint64_t now_ns(void)
 {
