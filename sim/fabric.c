@@ -333,6 +333,22 @@ static struct fab_link *link_new(struct fab_port *port, int fd,
 	return link;
 }
 
+static bool link_send(struct fab_port *port, struct fab_link *link,
+		      const struct fab_hdr *hdr, const struct iovec *iov,
+		      int iovcnt);
+
+/* Tells the accepting port who we are: one link per pair of ports carries
+ * both directions (half the sockets for the receive paths to read). */
+static void link_hello(struct fab_port *port, struct fab_link *link)
+{
+	struct fab_hdr h = { .magic = FAB_MAGIC, .type = FAB_HELLO };
+	struct iovec v = { .iov_base = port->sock_path };
+
+	v.iov_len = strlen(port->sock_path) + 1;
+	h.len = (uint32_t)v.iov_len;
+	link_send(port, link, &h, &v, 1);
+}
+
 bool fabric_link_alive(const struct fab_link *link)
 {
 	return link && !link->dead;
@@ -379,7 +395,10 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
 		sys_close(fd);
 		return NULL;
 	}
-	return link_new(port, fd, sa.sun_path);
+	link = link_new(port, fd, sa.sun_path);
+	if (link)
+		link_hello(port, link);
+	return link;
 }
 
 static void link_want_out(struct fab_link *link, bool want)
@@ -498,6 +517,13 @@ static bool send_local(struct fab_port *from, struct fab_port *to,
 bool fabric_send(struct fab_port *port, struct fab_link *link,
 		 const struct fab_hdr *hdr, const struct iovec *iov,
 		 int iovcnt)
+{
+	return link_send(port, link, hdr, iov, iovcnt);
+}
+
+static bool link_send(struct fab_port *port, struct fab_link *link,
+		      const struct fab_hdr *hdr, const struct iovec *iov,
+		      int iovcnt)
 {
 	struct iovec v[FAB_MAX_IOV];
 	struct msghdr msg = { .msg_iov = v };
@@ -670,6 +696,20 @@ static void rx_discard(struct fab_rx *rx)
 	}
 }
 
+/* An accepted link learns the socket path of the port that connected:
+ * fabric_resolve() of that port's GIDs finds it from now on. */
+static void link_hello_rx(struct fab_link *link, struct fab_rx *rx)
+{
+	char path[sizeof(link->path)];
+	struct iovec v = { .iov_base = path, .iov_len = sizeof(path) - 1 };
+
+	memset(path, 0, sizeof(path));
+	if (link->path[0] || rx->left >= sizeof(path) ||
+	    !fab_rx_read(rx, &v, 1))
+		return;
+	memcpy(link->path, path, sizeof(path));
+}
+
 static int link_receive(struct fab_port *port, struct fab_link *link)
 {
 	struct fab_hdr hdr;
@@ -703,7 +743,10 @@ static int link_receive(struct fab_port *port, struct fab_link *link)
 		}
 		rx = (struct fab_rx){ .port = port, .link = link,
 				      .left = hdr.len };
-		engine_rx(port->dev, link, &hdr, &rx);
+		if (hdr.type == FAB_HELLO)
+			link_hello_rx(link, &rx);
+		else
+			engine_rx(port->dev, link, &hdr, &rx);
 		rx_discard(&rx);
 		count++;
 	}

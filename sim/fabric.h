@@ -33,6 +33,9 @@ enum fab_type {
 	FAB_READ_RESP,		/* RC: read data for request psn */
 	FAB_ATOMIC_RESP,	/* RC: original value in atomic_a */
 	FAB_UD_SEND,		/* UD datagram */
+	FAB_HELLO,		/* first on a link: the connecting port's
+				 * socket path, so the accepting side sends
+				 * back over the same link (fabric only) */
 };
 
 enum fab_nak {

@@ -5,7 +5,8 @@
  *
  *   - a stream of packets of mixed sizes, sent as fast as the socket takes
  *     them, arrives complete, in order and intact (partial writes, the
- *     out-queue, headers read ahead with payloads or arriving in part);
+ *     out-queue, headers read ahead with payloads or arriving in part),
+ *     and the receiver answers over the same link (one per pair);
  *   - a peer killed with SIGKILL: its link dies, its stale registry entry
  *     answers "unreachable" at once, and a later adapter owning the same
  *     GID takes the entry over and is reached.
@@ -133,6 +134,17 @@ static pid_t spawn_peer(uint8_t id, uint32_t n)
 		_exit(2);
 	while (n ? rx_count < n && !rx_bad : true)
 		fabric_poll(port, 1000);
+	if (n && !rx_bad && rx_from) {
+		uint8_t parent[16] = { 0xfe, 0x80, [15] = 1 };
+
+		/* One link per pair of ports: the one the parent opened. */
+		pthread_mutex_lock(&dev.lock);
+		if (fabric_resolve(port, parent) != rx_from) {
+			fprintf(stderr, "peer: a second link to the parent\n");
+			rx_bad = true;
+		}
+		pthread_mutex_unlock(&dev.lock);
+	}
 	if (!rx_bad && rx_from) {
 		struct fab_hdr a = { .magic = FAB_MAGIC, .type = FAB_ACK };
 		int i;
