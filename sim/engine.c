@@ -227,17 +227,17 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 
 	switch (offset) {
 	case PVRDMA_UAR_QP_OFFSET:
-		if (value & PVRDMA_UAR_QP_SEND)
+		if (value & SIM_UAR_QP_SEND)
 			stat_add(&st->db_qp_send, 1);
-		if (value & PVRDMA_UAR_QP_RECV)
+		if (value & SIM_UAR_QP_RECV)
 			stat_add(&st->db_qp_recv, 1);
 		break;
 	case PVRDMA_UAR_CQ_OFFSET:
-		if (value & PVRDMA_UAR_CQ_ARM)
+		if (value & SIM_UAR_CQ_ARM)
 			stat_add(&st->db_cq_arm, 1);
-		if (value & PVRDMA_UAR_CQ_ARM_SOL)
+		if (value & SIM_UAR_CQ_ARM_SOL)
 			stat_add(&st->db_cq_arm_sol, 1);
-		if (value & PVRDMA_UAR_CQ_POLL)
+		if (value & SIM_UAR_CQ_POLL)
 			stat_add(&st->db_cq_poll, 1);
 		break;
 	case PVRDMA_UAR_SRQ_OFFSET:
@@ -250,7 +250,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	if (!eng)
 		return;
 	if (offset == PVRDMA_UAR_CQ_OFFSET &&
-	    !(value & (PVRDMA_UAR_CQ_ARM | PVRDMA_UAR_CQ_ARM_SOL))) {
+	    !(value & (SIM_UAR_CQ_ARM | SIM_UAR_CQ_ARM_SOL))) {
 		poll_hint(eng);
 		return;
 	}
@@ -1563,9 +1563,9 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 		qp = sim_table_get(&dev->qp_by_qp_handle, h);
 		if (!qp || qp->uctx != uctx || !qp->engine)
 			break;
-		if (value & PVRDMA_UAR_QP_SEND)
+		if (value & SIM_UAR_QP_SEND)
 			sq_progress(qp->engine);
-		if ((value & PVRDMA_UAR_QP_RECV) &&
+		if ((value & SIM_UAR_QP_RECV) &&
 		    qp->attr.state == IBV_QPS_ERR)
 			qp_flush(qp->engine);
 		return;
@@ -1573,9 +1573,9 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 		cq = find_by_num(&dev->cqs, h, offsetof(struct sim_cq, cqn));
 		if (!cq || cq->uctx != uctx)
 			break;
-		if (value & PVRDMA_UAR_CQ_ARM)
+		if (value & SIM_UAR_CQ_ARM)
 			cq->armed = SIM_CQ_ARM_NEXT;
-		else if ((value & PVRDMA_UAR_CQ_ARM_SOL) &&
+		else if ((value & SIM_UAR_CQ_ARM_SOL) &&
 			 cq->armed == SIM_CQ_ARM_NONE)
 			cq->armed = SIM_CQ_ARM_SOLICITED;
 		if (late && cq->armed != SIM_CQ_ARM_NONE)

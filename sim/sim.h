@@ -29,6 +29,18 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/vmw_pvrdma-abi.h>
 
+/*
+ * The doorbell bits of <rdma/vmw_pvrdma-abi.h> as unsigned values: the
+ * header spells bit 31 as (1 << 31), which overflows int (undefined
+ * behaviour wherever it is evaluated). The sim uses these.
+ */
+#define SIM_UAR_QP_SEND		(1u << 30)
+#define SIM_UAR_QP_RECV		(1u << 31)
+#define SIM_UAR_CQ_ARM_SOL	(1u << 29)
+#define SIM_UAR_CQ_ARM		(1u << 30)
+#define SIM_UAR_CQ_POLL		(1u << 31)
+#define SIM_UAR_SRQ_RECV	(1u << 30)
+
 #define SIM_MAX_ADAPTERS	4
 #define SIM_GID_TABLE_LEN	6
 #define SIM_PAGE_SIZE		4096u

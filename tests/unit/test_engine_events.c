@@ -63,10 +63,6 @@ static int setup(void **unused)
 
 static int teardown(void **unused)
 {
-	harness_lock(&H);
-	engine_cq_destroy(&H.a.cq.cq);
-	engine_cq_destroy(&H.b.cq.cq);
-	harness_unlock(&H);
 	harness_fini(&H);
 	close(chan_a.fd_user);
 	close(chan_a.fd_dev);
@@ -141,7 +137,7 @@ static void test_arm_is_in_force_when_the_store_returns(void **unused)
 {
 	struct pvrdma_cqe c;
 
-	arm(&H.a.cq, PVRDMA_UAR_CQ_ARM);
+	arm(&H.a.cq, SIM_UAR_CQ_ARM);
 	/* No hand-off to a device thread: the arm is already there. */
 	harness_lock(&H);
 	assert_int_equal(H.a.cq.cq.armed, SIM_CQ_ARM_NEXT);
@@ -164,7 +160,7 @@ static void test_every_arm_gets_its_event(void **unused)
 
 	/* The rc_pingpong -e loop: arm, find nothing, wait, poll. */
 	for (i = 0; i < 200; i++) {
-		arm(&H.a.cq, PVRDMA_UAR_CQ_ARM);
+		arm(&H.a.cq, SIM_UAR_CQ_ARM);
 		assert_true(cq_empty(&H.a.cq));
 		write_a_to_b(100 + i, 0);
 		wait_event(user_a, 0xaaaa);
@@ -182,7 +178,7 @@ static void test_late_arm_fires_for_a_pending_cqe(void **unused)
 	wait_cqe_pending(&H.a.cq);
 	/* The CQE was written before the arm took effect and no later CQE
 	 * comes: only the device noticing the pending one wakes a waiter. */
-	arm_while_in_sim(&H.a.cq, PVRDMA_UAR_CQ_ARM);
+	arm_while_in_sim(&H.a.cq, SIM_UAR_CQ_ARM);
 	wait_event(user_a, 0xaaaa);
 	poll_one(&H.a.cq, &c);
 	assert_int_equal(c.wr_id, 3);
@@ -195,7 +191,7 @@ static void test_late_solicited_arm_needs_a_solicited_cqe(void **unused)
 	/* A send completion is not solicited: no event. */
 	write_a_to_b(4, 0);
 	wait_cqe_pending(&H.a.cq);
-	arm_while_in_sim(&H.a.cq, PVRDMA_UAR_CQ_ARM_SOL);
+	arm_while_in_sim(&H.a.cq, SIM_UAR_CQ_ARM_SOL);
 	flush_queued_doorbells();
 	assert_int_equal(events_pending(user_a), 0);
 	poll_one(&H.a.cq, &c);
@@ -210,7 +206,7 @@ static void test_late_solicited_arm_needs_a_solicited_cqe(void **unused)
 		.wr_id = 6, .opcode = PVRDMA_WR_SEND, .addr = H.buf_a,
 		.len = 8, .lkey = H.mr_a.lkey, .flags = IBV_SEND_SOLICITED });
 	wait_cqe_pending(&H.b.cq);
-	arm_while_in_sim(&H.b.cq, PVRDMA_UAR_CQ_ARM_SOL);
+	arm_while_in_sim(&H.b.cq, SIM_UAR_CQ_ARM_SOL);
 	wait_event(user_b, 0xbbbb);
 	poll_one(&H.b.cq, &c);
 	assert_int_equal(c.wr_id, 5);

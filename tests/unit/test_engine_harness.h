@@ -212,6 +212,7 @@ static inline void harness_fini(struct harness *h)
 	harness_lock(h);
 	for (i = 0; i < 2; i++) {
 		engine_qp_destroy(&q[i]->qp);
+		engine_cq_destroy(&q[i]->cq.cq);
 		sim_table_del(&h->dev->qp_by_qp_handle, q[i]->qp.qp_handle);
 		sim_table_del(&h->dev->cqs, q[i]->cq.cq.cqn);
 		free(q[i]->sq_elems);
@@ -274,7 +275,7 @@ static inline void post_send(struct h_qp *q, const struct send_args *a)
 	sge->lkey = a->lkey;
 	sim_ring_store(&q->rs.tx.prod_tail, sim_ring_idx_next(tail, H_SQ_N));
 	engine_doorbell(qp->uctx, PVRDMA_UAR_QP_OFFSET,
-			PVRDMA_UAR_QP_SEND | qp->qp_handle);
+			SIM_UAR_QP_SEND | qp->qp_handle);
 }
 
 static inline void post_recv(struct h_qp *q, uint64_t wr_id, uint8_t *addr,
@@ -293,7 +294,7 @@ static inline void post_recv(struct h_qp *q, uint64_t wr_id, uint8_t *addr,
 	sge->lkey = lkey;
 	sim_ring_store(&q->rs.rx.prod_tail, sim_ring_idx_next(tail, H_RQ_N));
 	engine_doorbell(qp->uctx, PVRDMA_UAR_QP_OFFSET,
-			PVRDMA_UAR_QP_RECV | qp->qp_handle);
+			SIM_UAR_QP_RECV | qp->qp_handle);
 }
 
 static inline bool cq_empty(struct h_cq *c)
