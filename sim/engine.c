@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The device: one thread per adapter executes the work the driver and the
- * application hand it.
+ * The device. Its work runs on whichever thread holds dev->lock:
  *
- *   doorbells   trapped UAR stores arrive through a lock-free MPSC queue
- *               (engine_doorbell runs in a signal handler) and are
- *               processed in order;
+ *   doorbells   run on the application thread that trapped them, as a
+ *               hypervisor handles an MMIO exit on the vCPU that took it
+ *               (engine_doorbell: a CQ arm is in force when the store
+ *               retires; QP/SRQ doorbells are queued and run by the lock
+ *               holder, so a sender never waits for a busy device);
+ *   POLL        an application polling an empty CQ runs a round of device
+ *               work itself (receives), so its CQE needs no wake-up;
+ *   the thread  one per adapter: receives when no application polls,
+ *               EPOLLOUT of full links, RNR and ACK timers, kicks of the
+ *               control path;
  *   requester   reads SQ WQEs from the user ring, checks local memory,
  *               sends requests over the fabric, keeps them until the
  *               responder acknowledges, retries on RNR NAKs and timeouts;
@@ -15,8 +21,6 @@
  *
  * Everything except the doorbell queue runs with dev->lock held, so the
  * control path (uverbs) sees objects either before or after a unit of work.
- * The thread spins briefly when idle, then sleeps in epoll until a
- * doorbell, a packet or a timer needs it.
  */
 #include <errno.h>
 #include <sched.h>

@@ -344,7 +344,11 @@ bool sim_qp_transition_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 /* ---- engine.c: the device (each call with dev->lock held unless noted) -- */
 int engine_start(struct sim_dev *dev);
 void engine_stop(struct sim_dev *dev);
-/* Async-signal-safe, lock-free: a trapped doorbell store. */
+/* A trapped doorbell store, run on the trapping thread (a signal
+ * handler): takes dev->lock (never held by that thread at a doorbell;
+ * an error-checking mutex catches the exception and the doorbell is then
+ * queued for the device thread). Executes the doorbell, or for a POLL
+ * doorbell a round of device work if the device is idle. */
 void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		     uint32_t value);
 int engine_qp_create(struct sim_qp *qp);
