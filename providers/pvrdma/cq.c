@@ -261,49 +261,28 @@ poll_cq_general(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc)
 }
 
 /*
- * The CQEs of a poll: one pass over as many as there are and fit (the
- * index moves once, after the pass),
- * the QP of each found by one masked index into the table, and ONE release
- * store of cons_head for the whole call. Anything but plain CQEs of live
- * QPs with sane indices, not wrapping around the array, goes to
- * poll_cq_general. Lock held; lets go of it.
+ * The QP of a CQE, by one masked index into the context's table, and the
+ * CQE decoded into wc if it is a plain one (pvrdma_cqe_decode_plain).
+ * False, having written part of wc, for a CQE of no QP or any other kind:
+ * the caller hands the whole poll to poll_cq_general.
  */
-static inline __attribute__((always_inline)) int
-poll_cqes(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
-	  uint32_t head, uint32_t tail, bool locked)
+static inline __attribute__((always_inline)) bool
+poll_plain(const struct pvrdma_cq *cq, const struct pvrdma_cqe *cqe,
+	   struct ibv_wc *wc)
 {
-	const struct pvrdma_cqe *cqe;
-	uint32_t mask = cq->idx_mask, n, slot, new_head;
-	struct ibv_wc *out, *end;
+	struct pvrdma_qp *qp = __atomic_load_n(
+		&cq->qp_table[(uint32_t)cqe->qp & cq->qp_table_mask],
+		__ATOMIC_ACQUIRE);
 
-	if (__builtin_expect((head | tail) > mask, 0))
-		return poll_cq_general(cq, num_entries, wc);	/* EIO */
-	n = (tail - head) & mask;
-	if (n > (uint32_t)num_entries)
-		n = (uint32_t)num_entries;
-	/* a pass that wraps around the end of the array (once per lap of
-	 * the ring) is the general path's: the cursor needs no wrap test */
-	slot = head & (cq->cqe_cnt - 1);
-	if (__builtin_expect(n > cq->cqe_cnt - slot, 0))
-		return poll_cq_general(cq, num_entries, wc);
-	new_head = (head + n) & mask;
+	return qp && pvrdma_cqe_decode_plain(cqe, qp->ibv_qp.qp_num, wc);
+}
 
-	cqe = &cq->cqes[slot];
-	out = wc;
-	end = wc + n;
-	do {
-		struct pvrdma_qp *qp = __atomic_load_n(
-			&cq->qp_table[(uint32_t)cqe->qp & cq->qp_table_mask],
-			__ATOMIC_ACQUIRE);
-
-		if (__builtin_expect(!qp || !pvrdma_cqe_decode_plain(
-				cqe, qp->ibv_qp.qp_num, out), 0))
-			return poll_cq_general(cq, num_entries, wc);
-		cqe++;
-	} while (++out != end);
+/* A poll found n CQEs, published up to new_head. Lock held; lets go. */
+static inline __attribute__((always_inline)) int
+poll_found(struct pvrdma_cq *cq, uint32_t new_head, uint32_t n, bool locked)
+{
 	/* release: the device may reuse the slots once it sees this */
 	pvrdma_ring_store_release(&cq->ring->cons_head, new_head);
-
 	pvrdma_stat_add(&cq->counters.found_polls, 1);
 	pvrdma_stat_add(&cq->counters.cqes, n);
 	pvrdma_cq_found(cq);
@@ -312,24 +291,62 @@ poll_cqes(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
 	return (int)n;
 }
 
-static int __attribute__((noinline))
-poll_cqes_locked(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
-		 uint32_t head, uint32_t tail)
+/*
+ * A poll with room for more than one CQE: one pass over as many as there
+ * are and fit, then ONE release store of cons_head. A pass that would
+ * wrap around the end of the array (once per lap of the ring) goes to
+ * poll_cq_general, so the cursor needs no wrap test. The loop keeps only
+ * its cursors live; the rest is read again from the CQ afterwards
+ * (cons_head is ours: nobody else writes it). Lock held; lets go of it.
+ */
+static inline __attribute__((always_inline)) int
+poll_batch(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
+	   uint32_t head, uint32_t tail, bool locked)
 {
-	return poll_cqes(cq, num_entries, wc, head, tail, true);
+	const struct pvrdma_cqe *cqe;
+	struct ibv_wc *out, *end;
+	uint32_t n, slot;
+
+	n = (tail - head) & cq->idx_mask;
+	if (n > (uint32_t)num_entries)
+		n = (uint32_t)num_entries;
+	slot = head & (cq->cqe_cnt - 1);
+	if (__builtin_expect(n > cq->cqe_cnt - slot, 0))
+		return poll_cq_general(cq, num_entries, wc);
+
+	cqe = &cq->cqes[slot];
+	out = wc;
+	end = wc + n;
+	do {
+		if (__builtin_expect(!poll_plain(cq, cqe, out), 0))
+			return poll_cq_general(cq, num_entries, wc);
+		cqe++;
+	} while (++out != end);
+	n = (uint32_t)(end - wc);
+	head = pvrdma_ring_load_own(&cq->ring->cons_head);
+	return poll_found(cq, (head + n) & cq->idx_mask, n, locked);
 }
 
 static int __attribute__((noinline))
-poll_cqes_td(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
-	     uint32_t head, uint32_t tail)
+poll_batch_locked(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
+		  uint32_t head, uint32_t tail)
 {
-	return poll_cqes(cq, num_entries, wc, head, tail, false);
+	return poll_batch(cq, num_entries, wc, head, tail, true);
+}
+
+static int __attribute__((noinline))
+poll_batch_td(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
+	      uint32_t head, uint32_t tail)
+{
+	return poll_batch(cq, num_entries, wc, head, tail, false);
 }
 
 /*
  * One acquire load of the device's index decides an empty poll, which
- * then costs a few instructions (no registers saved: the CQEs are handled
- * by a tail call). Compiled once per lock kind (locked).
+ * then costs a few instructions. A poll with room for one CQE (the
+ * common busy-polling call) is a straight line in here: one CQE cannot
+ * wrap around the array. Neither saves a register: bigger polls and
+ * anything unusual are tail calls. Compiled once per lock kind (locked).
  */
 static inline __attribute__((always_inline)) int
 poll_cq_fast(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
@@ -346,9 +363,19 @@ poll_cq_fast(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
 	head = pvrdma_ring_load_own(&cq->ring->cons_head);
 	/* acquire: CQE contents are read only after this load */
 	tail = pvrdma_ring_load_acquire(&cq->ring->prod_tail);
-	if (__builtin_expect(head != tail, 1))
-		return locked ? poll_cqes_locked(cq, num_entries, wc, head, tail)
-			      : poll_cqes_td(cq, num_entries, wc, head, tail);
+	if (__builtin_expect(head != tail, 1)) {
+		if (__builtin_expect((head | tail) > cq->idx_mask, 0))
+			return poll_cq_general(cq, num_entries, wc); /* EIO */
+		if (num_entries != 1)
+			return locked ? poll_batch_locked(cq, num_entries, wc,
+							  head, tail)
+				      : poll_batch_td(cq, num_entries, wc,
+						      head, tail);
+		if (__builtin_expect(!poll_plain(cq, &cq->cqes[head &
+					(cq->cqe_cnt - 1)], wc), 0))
+			return poll_cq_general(cq, num_entries, wc);
+		return poll_found(cq, (head + 1) & cq->idx_mask, 1, locked);
+	}
 	run = ++cq->empty_run;
 	pvrdma_stat_add(&cq->counters.empty_polls, 1);
 	if (__builtin_expect(run == 1 || run == cq->next_poll_db, 0))

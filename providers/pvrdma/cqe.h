@@ -129,36 +129,40 @@ static inline void pvrdma_cqe_decode(const struct pvrdma_cqe *cqe,
 }
 
 /*
- * The common CQE, decoded with no mapping at all: status and opcode both
- * identities (they move as one word, swapped), no wc_flags but GRH and
- * WITH_IMM (the only ones whose bits coincide; the device's SMAC, VLAN and
- * network-type flags have no ibv_wc flag and are dropped). Returns false,
- * having written part of wc, for any other CQE: the caller decodes that
- * one with pvrdma_cqe_decode.
+ * The common CQE, decoded with no mapping at all: a successful completion
+ * (status SUCCESS, 0) whose opcode is an identity (0..BIND_MW, RECV,
+ * RECV_RDMA_WITH_IMM), with no wc_flags but GRH and WITH_IMM (the only
+ * ones whose bits coincide; the device's SMAC, VLAN and network-type flags
+ * have no ibv_wc flag and are dropped). Status and opcode are read as one
+ * word, so one compare checks both. Returns false, having written part of
+ * wc, for any other CQE (errors included): the caller decodes that one
+ * with pvrdma_cqe_decode.
  */
 _Static_assert(offsetof(struct pvrdma_cqe, status) ==
 	       offsetof(struct pvrdma_cqe, opcode) + 4 &&
 	       offsetof(struct ibv_wc, opcode) ==
 	       offsetof(struct ibv_wc, status) + 4,
 	       "status and opcode are a word in both (in swapped order)");
+_Static_assert(PVRDMA_WC_SUCCESS == 0 && IBV_WC_SUCCESS == 0,
+	       "success is 0 on both sides");
 
 static inline bool pvrdma_cqe_decode_plain(const struct pvrdma_cqe *cqe,
 					   uint32_t qp_num, struct ibv_wc *wc)
 {
-	/* opcode | status << 32 */
+	/* opcode | status << 32: <= BIND_MW or RECV/RECV_RDMA_WITH_IMM
+	 * only with status 0 */
 	uint64_t op_status = *(const pvrdma_u64_any *)&cqe->opcode;
-	uint32_t op = (uint32_t)op_status;
 	uint32_t flags = cqe->wc_flags;
 
-	if (cqe->status > PVRDMA_WC_GENERAL_ERR)
-		return false;
-	if (__builtin_expect(op > PVRDMA_WC_BIND_MW, 0) &&
-	    op - PVRDMA_WC_RECV > 1)
+	if (__builtin_expect(op_status > PVRDMA_WC_BIND_MW, 0) &&
+	    op_status - PVRDMA_WC_RECV > PVRDMA_WC_RECV_RDMA_WITH_IMM -
+					 PVRDMA_WC_RECV)
 		return false;
 	if (flags & (PVRDMA_WC_WITH_INVALIDATE | PVRDMA_WC_IP_CSUM_OK))
 		return false;
 	wc->wr_id = cqe->wr_id;
-	*(pvrdma_u64_any *)&wc->status = op_status >> 32 | op_status << 32;
+	/* status (0) in the low word, opcode in the high one */
+	*(pvrdma_u64_any *)&wc->status = op_status << 32;
 	wc->vendor_err = cqe->vendor_err;
 	PVRDMA_MOVE(pvrdma_u64_any, wc, byte_len, cqe, byte_len);
 	wc->qp_num = qp_num;

@@ -97,16 +97,39 @@ static void test_poll_in_order_with_wrap(void **state)
 	fake_cq_free(f);
 }
 
+static void assert_same_wc(const struct ibv_wc *got,
+			   const struct ibv_wc *want)
+{
+	assert_int_equal(got->wr_id, want->wr_id);
+	assert_int_equal(got->status, want->status);
+	assert_int_equal(got->opcode, want->opcode);
+	assert_int_equal(got->vendor_err, want->vendor_err);
+	assert_int_equal(got->byte_len, want->byte_len);
+	assert_int_equal(got->imm_data, want->imm_data);
+	assert_int_equal(got->qp_num, want->qp_num);
+	assert_int_equal(got->src_qp, want->src_qp);
+	assert_int_equal(got->wc_flags, want->wc_flags);
+	assert_int_equal(got->pkey_index, want->pkey_index);
+	assert_int_equal(got->slid, want->slid);
+	assert_int_equal(got->sl, want->sl);
+	assert_int_equal(got->dlid_path_bits, want->dlid_path_bits);
+}
+
 /* poll_cq's fast decoding of common CQEs and its general one for the rest
- * give exactly what the full mapping gives, field for field. */
+ * give exactly what the full mapping gives, field for field: one CQE per
+ * call (the single-entry path) and several per call (the batch path). */
 static void test_poll_decodes_as_cqe_to_wc(void **state)
 {
 	static const struct { uint32_t op, status, flags; } c[] = {
 		{ PVRDMA_WC_SEND, PVRDMA_WC_SUCCESS, 0 },
+		{ PVRDMA_WC_RDMA_WRITE, PVRDMA_WC_SUCCESS, PVRDMA_WC_GRH },
 		{ PVRDMA_WC_RECV, PVRDMA_WC_SUCCESS,
 		  PVRDMA_WC_GRH | PVRDMA_WC_WITH_IMM | PVRDMA_WC_WITH_SMAC },
+		{ PVRDMA_WC_RECV_RDMA_WITH_IMM, PVRDMA_WC_SUCCESS,
+		  PVRDMA_WC_WITH_IMM | PVRDMA_WC_WITH_NETWORK_HDR_TYPE },
 		{ PVRDMA_WC_RECV_RDMA_WITH_IMM, PVRDMA_WC_WR_FLUSH_ERR,
 		  PVRDMA_WC_WITH_IMM },
+		{ PVRDMA_WC_SEND, PVRDMA_WC_LOC_LEN_ERR, 0 },
 		{ PVRDMA_WC_LSO, PVRDMA_WC_SUCCESS, PVRDMA_WC_IP_CSUM_OK },
 		{ PVRDMA_WC_LOCAL_INV, PVRDMA_WC_SUCCESS,
 		  PVRDMA_WC_WITH_INVALIDATE },
@@ -114,51 +137,79 @@ static void test_poll_decodes_as_cqe_to_wc(void **state)
 		{ PVRDMA_WC_MASKED_FETCH_ADD, PVRDMA_WC_GENERAL_ERR, 0 },
 		{ PVRDMA_WC_BIND_MW, PVRDMA_WC_REM_ACCESS_ERR,
 		  PVRDMA_WC_WITH_VLAN },
+		{ PVRDMA_WC_RECV + 2, PVRDMA_WC_SUCCESS, 0 },	/* unknown op */
 	};
 	const int n = sizeof(c) / sizeof(c[0]);
 	size_t i;
+	int batch;
 
 	for (i = 0; i < (size_t)n; i++) {
-		struct fake_cq *f = fake_cq_new(0);
-		struct pvrdma_cqe cqe = {
-			.wr_id = 1000 + i, .qp = 3, .opcode = c[i].op,
-			.status = c[i].status, .byte_len = 17,
-			.imm_data = 0x01020304, .src_qp = 0x99,
-			.wc_flags = c[i].flags, .vendor_err = 5,
-			.pkey_index = 6, .slid = 7, .sl = 8,
-			.dlid_path_bits = 9,
-		};
-		struct ibv_wc got, want;
+		for (batch = 0; batch < 2; batch++) {
+			struct fake_cq *f = fake_cq_new(0);
+			struct pvrdma_cqe cqe = {
+				.wr_id = 1000 + i, .qp = 3, .opcode = c[i].op,
+				.status = c[i].status, .byte_len = 17,
+				.imm_data = 0x01020304, .src_qp = 0x99,
+				.wc_flags = c[i].flags, .vendor_err = 5,
+				.pkey_index = 6, .slid = 7, .sl = 8,
+				.dlid_path_bits = 9,
+			};
+			struct ibv_wc got[4], want;
 
-		/* slot 2 and 3 of 8: no wrap */
-		f->rs.rx.prod_tail = f->rs.rx.cons_head = 2;
-		f->cqes[2] = cqe;
-		f->cqes[3] = cqe;
-		f->cqes[3].wr_id++;
-		f->rs.rx.prod_tail = 4;
-		memset(&got, 0xee, sizeof(got));
-		memset(&want, 0xee, sizeof(want));
-		pvrdma_cqe_to_wc(&cqe, 0x300, &want);
-		assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, &got), 1);
-		assert_int_equal(got.wr_id, want.wr_id);
-		assert_int_equal(got.status, want.status);
-		assert_int_equal(got.opcode, want.opcode);
-		assert_int_equal(got.vendor_err, want.vendor_err);
-		assert_int_equal(got.byte_len, want.byte_len);
-		assert_int_equal(got.imm_data, want.imm_data);
-		assert_int_equal(got.qp_num, want.qp_num);
-		assert_int_equal(got.src_qp, want.src_qp);
-		assert_int_equal(got.wc_flags, want.wc_flags);
-		assert_int_equal(got.pkey_index, want.pkey_index);
-		assert_int_equal(got.slid, want.slid);
-		assert_int_equal(got.sl, want.sl);
-		assert_int_equal(got.dlid_path_bits, want.dlid_path_bits);
-		assert_int_equal(f->rs.rx.cons_head, 3);
-		assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, &got), 1);
-		assert_int_equal(got.wr_id, want.wr_id + 1);
-		assert_int_equal(fake_cq_stats(&f->cq).cqes, 2);
-		fake_cq_free(f);
+			/* slot 2 and 3 of 8: no wrap */
+			f->rs.rx.prod_tail = f->rs.rx.cons_head = 2;
+			f->cqes[2] = cqe;
+			f->cqes[3] = cqe;
+			f->cqes[3].wr_id++;
+			f->rs.rx.prod_tail = 4;
+			memset(got, 0xee, sizeof(got));
+			memset(&want, 0xee, sizeof(want));
+			pvrdma_cqe_to_wc(&cqe, 0x300, &want);
+			if (batch) {
+				assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq,
+								4, got), 2);
+			} else {
+				assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq,
+								1, got), 1);
+				assert_int_equal(f->rs.rx.cons_head, 3);
+				assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq,
+								1, &got[1]),
+						 1);
+			}
+			assert_same_wc(&got[0], &want);
+			want.wr_id++;
+			assert_same_wc(&got[1], &want);
+			assert_int_equal(f->rs.rx.cons_head, 4);
+			assert_int_equal(fake_cq_stats(&f->cq).cqes, 2);
+			assert_int_equal(fake_cq_stats(&f->cq).polls,
+					 batch ? 1 : 2);
+			fake_cq_free(f);
+		}
 	}
+}
+
+/* A batch whose later CQE is not a plain one is decoded from its start by
+ * the general path: the plain CQEs before it come out once, in order. */
+static void test_poll_mixed_batch(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+	struct ibv_wc wc[4], want;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		produce(f, 3, 20 + i);
+	f->cqes[1].status = PVRDMA_WC_WR_FLUSH_ERR;
+	f->cqes[2].opcode = PVRDMA_WC_LOCAL_INV;
+	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 4, wc), 3);
+	for (i = 0; i < 3; i++) {
+		pvrdma_cqe_to_wc(&f->cqes[i], 0x300, &want);
+		assert_same_wc(&wc[i], &want);
+	}
+	assert_int_equal(wc[1].status, IBV_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc[2].opcode, IBV_WC_LOCAL_INV);
+	assert_int_equal(f->rs.rx.cons_head, 3);
+	assert_int_equal(fake_cq_stats(&f->cq).cqes, 3);
+	fake_cq_free(f);
 }
 
 static void test_cqe_of_unknown_qp_is_dropped(void **state)
@@ -345,6 +396,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_poll_in_order_with_wrap),
 		cmocka_unit_test(test_poll_decodes_as_cqe_to_wc),
+		cmocka_unit_test(test_poll_mixed_batch),
 		cmocka_unit_test(test_cqe_of_unknown_qp_is_dropped),
 		cmocka_unit_test(test_remove_qp_keeps_others_in_order),
 		cmocka_unit_test(test_remove_all_and_none),
