@@ -70,9 +70,11 @@ static struct pvrdma_cq *cq_create(struct ibv_context *context, int cqe,
 		return NULL;
 	}
 
-	cq = calloc(1, sizeof(*cq));
-	if (!cq)
-		return NULL;	/* errno = ENOMEM */
+	cq = pvrdma_calloc_aligned(_Alignof(struct pvrdma_cq), sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	ret = pvrdma_lock_init(&cq->lock, pvrdma_pd_td(pd) != NULL);
 	if (ret)
 		goto err_free;
@@ -90,8 +92,6 @@ static struct pvrdma_cq *cq_create(struct ibv_context *context, int cqe,
 	cq->ctx = ctx;
 	cq->doorbell = (volatile uint32_t *)((uint8_t *)ctx->uar +
 					     PVRDMA_UAR_CQ_OFFSET);
-	cq->empty_run = 0;
-	cq->next_poll_db = ctx->cq_poll_db_interval;
 	pvrdma_cq_init_fast(cq);
 
 	cmd.drv.buf_addr = (uintptr_t)cq->buf.addr;
@@ -177,41 +177,61 @@ int pvrdma_destroy_cq(struct ibv_cq *ibcq)
 }
 
 /*
- * The part of an empty poll that is not a counter bump: the first empty
- * poll of a run restarts the back-off, and the Nth one nudges the device
- * (see the top of this file). Out of line: it runs once per run and per
- * doorbell, not per poll. CQ lock held.
+ * A run of empty polls is told apart by the counters alone, so that a
+ * poll that finds completions resets nothing: the run began at the first
+ * empty poll after found_polls last moved (run_mark), and the poll whose
+ * empty_polls count is db_at rings POLL. The empty path only compares;
+ * what happens at the first poll of a run and at a doorbell is here, out
+ * of line. empty: counters.empty_polls, this poll counted. Lock held.
  */
-static void empty_run_event(struct pvrdma_cq *cq, uint32_t run)
+static void empty_run_event(struct pvrdma_cq *cq, uint64_t empty)
 {
-	if (run == 1)
-		cq->next_poll_db = cq->ctx->cq_poll_db_interval;
-	if (run != cq->next_poll_db || !cq->next_poll_db)
+	uint64_t found = pvrdma_stat_read(&cq->counters.found_polls);
+	uint32_t interval = cq->ctx->cq_poll_db_interval;
+
+	if (found != cq->run_mark) {	/* first empty poll of a run */
+		cq->run_mark = found;
+		cq->run_start = empty - 1;
+		cq->db_at = interval ? cq->run_start + interval : 0;
+	}
+	if (empty != cq->db_at || !cq->db_at)
 		return;
-	/* next one after twice the run; saturate rather than wrap to 0 */
-	cq->next_poll_db = cq->next_poll_db << 1 ? cq->next_poll_db << 1 :
-						   UINT32_MAX;
+	/* next one after twice the run (64 bits: cannot wrap in practice) */
+	cq->db_at = cq->run_start + 2 * (empty - cq->run_start);
 	pvrdma_ring_doorbell(cq->doorbell, cq->cqn | PVRDMA_DB_CQ_POLL);
 	pvrdma_stat_add(&cq->counters.db_poll, 1);
+}
+
+/* Counts an empty poll; true if it begins a run or rings POLL
+ * (empty_run_event's business). Lock held. */
+static inline __attribute__((always_inline)) bool
+empty_poll_count(struct pvrdma_cq *cq, uint64_t *empty)
+{
+	*empty = pvrdma_stat_read(&cq->counters.empty_polls) + 1;
+	__atomic_store_n(&cq->counters.empty_polls, *empty, __ATOMIC_RELAXED);
+	return pvrdma_stat_read(&cq->counters.found_polls) != cq->run_mark ||
+	       *empty == cq->db_at;
 }
 
 /* An empty poll. CQ lock held. */
 void pvrdma_cq_empty_poll(struct pvrdma_cq *cq)
 {
-	uint32_t run = ++cq->empty_run;
+	uint64_t empty;
 
-	pvrdma_stat_add(&cq->counters.empty_polls, 1);
-	if (run == 1 || run == cq->next_poll_db)
-		empty_run_event(cq, run);
+	if (empty_poll_count(cq, &empty))
+		empty_run_event(cq, empty);
 }
 
 /* The ends of poll_cq that are not the common case, as tail calls from it
- * (so that it calls nothing and saves no registers). Lock held; they let
- * go of it. */
-static int __attribute__((noinline)) poll_empty_event(struct pvrdma_cq *cq,
-						      uint32_t run)
+ * (so that it calls nothing and saves no registers). Like cq->poll they
+ * take the verbs object, the pointer poll_cq was given, so handing over
+ * needs no pointer arithmetic. Lock held; they let go of it. */
+static int __attribute__((noinline)) poll_empty_event(struct ibv_cq *ibcq,
+						      uint64_t empty)
 {
-	empty_run_event(cq, run);
+	struct pvrdma_cq *cq = to_pcq(ibcq);
+
+	empty_run_event(cq, empty);
 	pvrdma_cq_unlock(cq);
 	return 0;
 }
@@ -223,8 +243,9 @@ static int __attribute__((noinline)) poll_empty_event(struct pvrdma_cq *cq,
  * this starts over from cons_head. Lock held; lets go of it.
  */
 static int __attribute__((noinline))
-poll_cq_general(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc)
+poll_cq_general(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
+	struct pvrdma_cq *cq = to_pcq(ibcq);
 	uint32_t n = cq->cqe_cnt;
 	uint32_t head = pvrdma_ring_load_own(&cq->ring->cons_head);
 	uint32_t tail = pvrdma_ring_load_acquire(&cq->ring->prod_tail);
@@ -252,7 +273,6 @@ poll_cq_general(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc)
 	if (polled) {
 		pvrdma_stat_add(&cq->counters.found_polls, 1);
 		pvrdma_stat_add(&cq->counters.cqes, (uint64_t)polled);
-		pvrdma_cq_found(cq);
 	} else {
 		pvrdma_cq_empty_poll(cq);	/* only CQEs of no QP */
 	}
@@ -285,7 +305,6 @@ poll_found(struct pvrdma_cq *cq, uint32_t new_head, uint32_t n, bool locked)
 	pvrdma_ring_store_release(&cq->ring->cons_head, new_head);
 	pvrdma_stat_add(&cq->counters.found_polls, 1);
 	pvrdma_stat_add(&cq->counters.cqes, n);
-	pvrdma_cq_found(cq);
 	if (locked)
 		pvrdma_spin_unlock(&cq->lock);
 	return (int)n;
@@ -312,14 +331,14 @@ poll_batch(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
 		n = (uint32_t)num_entries;
 	slot = head & (cq->cqe_cnt - 1);
 	if (__builtin_expect(n > cq->cqe_cnt - slot, 0))
-		return poll_cq_general(cq, num_entries, wc);
+		return poll_cq_general(&cq->ibv_cq, num_entries, wc);
 
 	cqe = &cq->cqes[slot];
 	out = wc;
 	end = wc + n;
 	do {
 		if (__builtin_expect(!poll_plain(cq, cqe, out), 0))
-			return poll_cq_general(cq, num_entries, wc);
+			return poll_cq_general(&cq->ibv_cq, num_entries, wc);
 		cqe++;
 	} while (++out != end);
 	n = (uint32_t)(end - wc);
@@ -328,17 +347,17 @@ poll_batch(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
 }
 
 static int __attribute__((noinline))
-poll_batch_locked(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
+poll_batch_locked(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc,
 		  uint32_t head, uint32_t tail)
 {
-	return poll_batch(cq, num_entries, wc, head, tail, true);
+	return poll_batch(to_pcq(ibcq), num_entries, wc, head, tail, true);
 }
 
 static int __attribute__((noinline))
-poll_batch_td(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
+poll_batch_td(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc,
 	      uint32_t head, uint32_t tail)
 {
-	return poll_batch(cq, num_entries, wc, head, tail, false);
+	return poll_batch(to_pcq(ibcq), num_entries, wc, head, tail, false);
 }
 
 /*
@@ -352,7 +371,8 @@ static inline __attribute__((always_inline)) int
 poll_cq_fast(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
 	     bool locked)
 {
-	uint32_t head, tail, run;
+	uint32_t head, tail;
+	uint64_t empty;
 
 	/* room for none: nothing to look at (and the CQ is left as it is) */
 	if (__builtin_expect(num_entries <= 0, 0))
@@ -365,43 +385,41 @@ poll_cq_fast(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc,
 	tail = pvrdma_ring_load_acquire(&cq->ring->prod_tail);
 	if (__builtin_expect(head != tail, 1)) {
 		if (__builtin_expect((head | tail) > cq->idx_mask, 0))
-			return poll_cq_general(cq, num_entries, wc); /* EIO */
+			return poll_cq_general(&cq->ibv_cq, num_entries, wc); /* EIO */
 		if (num_entries != 1)
-			return locked ? poll_batch_locked(cq, num_entries, wc,
+			return locked ? poll_batch_locked(&cq->ibv_cq,
+							  num_entries, wc,
 							  head, tail)
-				      : poll_batch_td(cq, num_entries, wc,
+				      : poll_batch_td(&cq->ibv_cq,
+						      num_entries, wc,
 						      head, tail);
 		if (__builtin_expect(!poll_plain(cq, &cq->cqes[head &
 					(cq->cqe_cnt - 1)], wc), 0))
-			return poll_cq_general(cq, num_entries, wc);
+			return poll_cq_general(&cq->ibv_cq, num_entries, wc);
 		return poll_found(cq, (head + 1) & cq->idx_mask, 1, locked);
 	}
-	run = ++cq->empty_run;
-	pvrdma_stat_add(&cq->counters.empty_polls, 1);
-	if (__builtin_expect(run == 1 || run == cq->next_poll_db, 0))
-		return poll_empty_event(cq, run);
+	if (__builtin_expect(empty_poll_count(cq, &empty), 0))
+		return poll_empty_event(&cq->ibv_cq, empty);
 	if (locked)
 		pvrdma_spin_unlock(&cq->lock);
 	return 0;
 }
 
-static int poll_cq_locked(struct pvrdma_cq *cq, int num_entries,
+static int poll_cq_locked(struct ibv_cq *ibcq, int num_entries,
 			  struct ibv_wc *wc)
 {
-	return poll_cq_fast(cq, num_entries, wc, true);
+	return poll_cq_fast(to_pcq(ibcq), num_entries, wc, true);
 }
 
-static int poll_cq_td(struct pvrdma_cq *cq, int num_entries,
+static int poll_cq_td(struct ibv_cq *ibcq, int num_entries,
 		      struct ibv_wc *wc)
 {
-	return poll_cq_fast(cq, num_entries, wc, false);
+	return poll_cq_fast(to_pcq(ibcq), num_entries, wc, false);
 }
 
 int pvrdma_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
-	struct pvrdma_cq *cq = to_pcq(ibcq);
-
-	return cq->poll(cq, num_entries, wc);
+	return to_pcq(ibcq)->poll(ibcq, num_entries, wc);
 }
 
 /* The per-CQ facts poll_cq decides on. Lock and context are set. */
@@ -410,6 +428,11 @@ void pvrdma_cq_init_fast(struct pvrdma_cq *cq)
 	cq->poll = cq->lock.single_thread ? poll_cq_td : poll_cq_locked;
 	cq->qp_table = cq->ctx->qp_table;
 	cq->qp_table_mask = cq->ctx->qp_table_mask;
+	/* no run of empty polls yet: the first one rings at interval */
+	cq->run_mark = pvrdma_stat_read(&cq->counters.found_polls);
+	cq->run_start = pvrdma_stat_read(&cq->counters.empty_polls);
+	cq->db_at = cq->ctx->cq_poll_db_interval ?
+		    cq->run_start + cq->ctx->cq_poll_db_interval : 0;
 }
 
 int pvrdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)

@@ -89,7 +89,6 @@ static int cq_ex_start_poll(struct ibv_cq_ex *cqx,
 		return ret;
 	}
 	pvrdma_stat_add(&cq->counters.found_polls, 1);
-	pvrdma_cq_found(cq);
 	return 0;
 }
 

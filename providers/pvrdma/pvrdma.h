@@ -27,6 +27,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <infiniband/pvrdma_verbs_provider.h>
 #include <rdma/vmw_pvrdma-abi.h>
@@ -240,31 +242,46 @@ struct pvrdma_wq {
 	struct pvrdma_wq_counters counters;
 };
 
+/*
+ * Layout for poll_cq: it reads one cache line of the CQ (the hot block;
+ * the CQ is allocated line-aligned, pvrdma_calloc_aligned) and writes the
+ * counters, the next line; poll sits in front of the verbs object, in the
+ * line libibverbs reads anyway (ibv_poll_cq loads cq->context).
+ */
 struct pvrdma_cq {
+	/* poll_cq for this CQ's lock kind: pvrdma_cq_init_fast. It takes
+	 * the verbs object, as the caller has it: no pointer adjustment. */
+	int (*poll)(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 	union {
 		struct ibv_cq ibv_cq;
 		struct ibv_cq_ex ibv_cq_ex;	/* created by create_cq_ex */
 	};
-	struct pvrdma_lock lock;
+
+	/* What every poll reads. */
+	struct pvrdma_lock lock __attribute__((aligned(64)));
 	struct pvrdma_ring *ring;	/* rx: device produces, we consume */
 	struct pvrdma_cqe *cqes;
+	/* the context's QP table (fixed for the context's life) at hand */
+	struct pvrdma_qp *_Atomic *qp_table;
 	uint32_t cqe_cnt;		/* power of two */
+	uint32_t idx_mask;		/* 2 * cqe_cnt - 1 */
+	uint32_t qp_table_mask;
+	/* The run of empty polls (cq.c, empty_run_event): counters.found_polls
+	 * when it began, and the counters.empty_polls of the poll that rings
+	 * POLL next (0: none). */
+	uint64_t run_mark;
+	uint64_t db_at;
+	/* What every poll writes. */
+	struct pvrdma_cq_counters counters;
+
+	uint64_t run_start;		/* counters.empty_polls before the run */
 	uint32_t cqn;
 	volatile uint32_t *doorbell;
-	uint32_t empty_run;		/* consecutive empty polls */
-	uint32_t next_poll_db;		/* empty_run that rings POLL */
-	uint32_t idx_mask;		/* 2 * cqe_cnt - 1 */
-	/* poll_cq for this CQ's lock kind, and the context's QP table (fixed
-	 * for the context's life) at hand: pvrdma_cq_init_fast */
-	int (*poll)(struct pvrdma_cq *cq, int num_entries, struct ibv_wc *wc);
-	struct pvrdma_qp *_Atomic *qp_table;
-	uint32_t qp_table_mask;
 	/* 0, PVRDMA_DB_CQ_ARM_SOL or PVRDMA_DB_CQ_ARM: what the device was
 	 * last asked, until an event of this CQ is consumed */
 	uint32_t armed;
 	struct pvrdma_context *ctx;
 	struct pvrdma_buf buf;
-	struct pvrdma_cq_counters counters;
 	struct pvrdma_list node;	/* ctx->cqs */
 
 	/* Extended polling (between start_poll and end_poll). */
@@ -468,6 +485,20 @@ static inline void pvrdma_ring_doorbell(volatile uint32_t *reg, uint32_t val)
 	*reg = val;
 }
 
+_Static_assert(offsetof(struct pvrdma_cq, counters) ==
+	       offsetof(struct pvrdma_cq, lock) + 64,
+	       "what poll_cq reads of a CQ is one cache line");
+
+/* Zeroed memory for an object with an alignment beyond malloc's (a CQ). */
+static inline void *pvrdma_calloc_aligned(size_t align, size_t size)
+{
+	void *p;
+
+	if (posix_memalign(&p, align, size))
+		return NULL;
+	return memset(p, 0, size);
+}
+
 static inline uint32_t pvrdma_roundup_pow2(uint32_t v)
 {
 	return v <= 1 ? 1 : 1u << (32 - __builtin_clz(v - 1));
@@ -595,14 +626,9 @@ int pvrdma_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 void pvrdma_cq_init_fast(struct pvrdma_cq *cq);
 int pvrdma_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 void pvrdma_cq_event(struct ibv_cq *cq);
+/* Counts an empty poll (the back-off of POLL doorbells). A poll that
+ * found completions counts found_polls, which ends a run of empty ones. */
 void pvrdma_cq_empty_poll(struct pvrdma_cq *cq);
-/* A poll found completions: the run of empty polls is over (the first
- * empty poll of the next run restarts the back-off: only the empty path
- * pays for it). */
-static inline void pvrdma_cq_found(struct pvrdma_cq *cq)
-{
-	cq->empty_run = 0;
-}
 struct ibv_cq_ex *pvrdma_create_cq_ex(struct ibv_context *context,
 				      struct ibv_cq_init_attr_ex *attr);
 int pvrdma_cq_ex_check(const struct ibv_cq_init_attr_ex *attr);

@@ -22,7 +22,8 @@ struct fake_ctx {
 
 static struct fake_ctx *fake_ctx_new(void)
 {
-	struct fake_ctx *f = calloc(1, sizeof(*f));
+	struct fake_ctx *f = pvrdma_calloc_aligned(_Alignof(struct fake_ctx),
+						   sizeof(*f));
 
 	f->dev.page_size = 4096;
 	f->ctx.vctx.context.device = &f->dev.vdev.device;

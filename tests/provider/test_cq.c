@@ -26,7 +26,8 @@ struct fake_cq {
 
 static struct fake_cq *fake_cq_new(uint32_t poll_db_interval)
 {
-	struct fake_cq *f = calloc(1, sizeof(*f));
+	struct fake_cq *f = pvrdma_calloc_aligned(_Alignof(struct fake_cq),
+						  sizeof(*f));
 
 	f->ctx.qp_table = (struct pvrdma_qp *_Atomic *)f->table;
 	f->ctx.qp_table_mask = 15;
@@ -39,7 +40,6 @@ static struct fake_cq *fake_cq_new(uint32_t poll_db_interval)
 	f->cq.cqn = 5;
 	f->cq.doorbell = &f->doorbell;
 	f->cq.ctx = &f->ctx;
-	f->cq.next_poll_db = poll_db_interval;
 	pvrdma_lock_init(&f->cq.lock, false);
 	pvrdma_cq_init_fast(&f->cq);
 

@@ -246,7 +246,8 @@ struct fake_cqx {
 
 static struct fake_cqx *fake_cqx_new(void)
 {
-	struct fake_cqx *f = calloc(1, sizeof(*f));
+	struct fake_cqx *f = pvrdma_calloc_aligned(_Alignof(struct fake_cqx),
+						   sizeof(*f));
 
 	f->ctx.qp_table = (struct pvrdma_qp *_Atomic *)f->table;
 	f->ctx.qp_table_mask = 15;
