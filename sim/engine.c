@@ -109,6 +109,7 @@ struct engine {
 	atomic_bool stop;
 	atomic_bool kick_pending;
 	_Atomic uint64_t last_poll_ns;	/* the last POLL doorbell */
+	atomic_bool dev_set;		/* dev is known (before the start) */
 	struct eqp *qpn_hash[QPN_HASH];
 	struct eqp *all;
 	struct eqp *kicks;
@@ -253,6 +254,13 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	}
 	if (!eng)
 		return;
+	/* A doorbell may come before the first QP started the device (an
+	 * SRQ filled, a CQ armed): the queue's consumer needs the adapter. */
+	if (!atomic_load_explicit(&eng->dev_set, memory_order_acquire)) {
+		eng->dev = dev;
+		atomic_store_explicit(&eng->dev_set, true,
+				      memory_order_release);
+	}
 	if (offset == PVRDMA_UAR_CQ_OFFSET &&
 	    !(value & (SIM_UAR_CQ_ARM | SIM_UAR_CQ_ARM_SOL))) {
 		poll_hint(eng);
@@ -1777,6 +1785,7 @@ int engine_start(struct sim_dev *dev)
 	if (eng->started)
 		return 0;
 	eng->dev = dev;
+	atomic_store(&eng->dev_set, true);
 	dev->engine = eng;
 	eng->port = fabric_open(dev);
 	if (!eng->port)
