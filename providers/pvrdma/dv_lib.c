@@ -8,6 +8,7 @@
  * the provider's struct verbs_device_ops, which libpvrdma follows with its
  * own table (dv_ops.h). Contexts of other providers get EOPNOTSUPP.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 
@@ -15,17 +16,25 @@
 
 #define PVRDMADV_EXPORT __attribute__((visibility("default")))
 
+/*
+ * Ours only if the device's ops are the object libpvrdma-rdmav34.so exports
+ * as verbs_provider_pvrdma. The ops name alone cannot tell: rdma-core's
+ * vmw_pvrdma names its ops "pvrdma" too, and reading our table past the end
+ * of another provider's ops would read memory that is not ours.
+ */
 static const struct pvrdma_dv_ops *dv_ops(struct ibv_context *ctx)
 {
 	const struct pvrdma_device_ops_ext *ext;
 	const struct verbs_device *vdev;
+	Dl_info info;
 
 	if (!ctx || !ctx->device)
 		return NULL;
 	/* every libibverbs device (PABI 34) is a struct verbs_device */
 	vdev = (const struct verbs_device *)ctx->device;
-	if (!vdev->ops || !vdev->ops->name ||
-	    strcmp(vdev->ops->name, PVRDMA_DV_PROVIDER_NAME))
+	if (!vdev->ops || !dladdr(vdev->ops, &info) || !info.dli_sname ||
+	    info.dli_saddr != (const void *)vdev->ops ||
+	    strcmp(info.dli_sname, PVRDMA_DV_OPS_SYMBOL))
 		return NULL;
 	ext = (const struct pvrdma_device_ops_ext *)vdev->ops;
 	if (ext->dv.magic != PVRDMA_DV_MAGIC ||

@@ -17,6 +17,8 @@
 
 #define PVRDMA_DV_MAGIC 0x70766476u	/* "pvdv" */
 #define PVRDMA_DV_PROVIDER_NAME "pvrdma"
+/* the dynamic symbol of our verbs_device_ops (main.c) */
+#define PVRDMA_DV_OPS_SYMBOL "verbs_provider_pvrdma"
 
 struct pvrdma_dv_ops {
 	uint32_t magic;
