@@ -239,11 +239,10 @@ struct sim_ucontext {
 	bool closing;
 };
 
-/* Handle table of one object kind: slot i holds handle i, NULL = free. */
+/* Number table of one object kind: slot i holds number i, NULL = free. */
 struct sim_table {
 	void **slot;
 	uint32_t size;
-	uint32_t first;			/* lowest handle ever returned */
 };
 
 /* One simulated adapter. */
@@ -368,7 +367,9 @@ void sim_stats_dump(void);
 
 /* ---- helpers shared by all parts ---- */
 void *sim_table_get(struct sim_table *t, uint32_t handle);
-int sim_table_add(struct sim_table *t, void *obj, uint32_t *handle);
+int sim_table_put(struct sim_table *t, uint32_t idx, void *obj);
+int sim_table_alloc(struct sim_table *t, uint32_t first, uint32_t last,
+		    uint32_t *next, void *obj, uint32_t *idx);
 void sim_table_del(struct sim_table *t, uint32_t handle);
 
 #endif /* PVRDMA_SIM_H */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Handle tables: the kernel's idr, as the uverbs objects need it. */
+/* Number tables: the kernel's idr and the device's object numbers. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -12,42 +12,55 @@ void *sim_table_get(struct sim_table *t, uint32_t handle)
 	return t->slot[handle];
 }
 
-/* Takes the lowest free handle at or above t->first. */
-int sim_table_add(struct sim_table *t, void *obj, uint32_t *handle)
+/* Files obj under number idx, growing the table as needed. */
+int sim_table_put(struct sim_table *t, uint32_t idx, void *obj)
 {
-	uint32_t i;
+	if (idx >= t->size) {
+		uint32_t n = t->size ? t->size : 64;
+		void **s;
+		uint32_t i;
 
-	for (i = t->first; i < t->size; i++) {
-		if (!t->slot[i]) {
-			t->slot[i] = obj;
-			*handle = i;
+		while (n <= idx)
+			n *= 2;
+		s = realloc(t->slot, (size_t)n * sizeof(*s));
+		if (!s)
+			return ENOMEM;
+		for (i = t->size; i < n; i++)
+			s[i] = NULL;
+		t->slot = s;
+		t->size = n;
+	}
+	if (t->slot[idx])
+		return EEXIST;
+	t->slot[idx] = obj;
+	return 0;
+}
+
+/*
+ * Takes the next free number at or after *next in [first, last], wrapping,
+ * so a number just freed is not handed out again at once (as a device's
+ * allocator does).
+ */
+int sim_table_alloc(struct sim_table *t, uint32_t first, uint32_t last,
+		    uint32_t *next, void *obj, uint32_t *idx)
+{
+	uint32_t n = *next, tries;
+
+	if (n < first || n > last)
+		n = first;
+	for (tries = 0; tries <= last - first; tries++) {
+		if (!sim_table_get(t, n)) {
+			int ret = sim_table_put(t, n, obj);
+
+			if (ret)
+				return ret;
+			*idx = n;
+			*next = n == last ? first : n + 1;
 			return 0;
 		}
+		n = n == last ? first : n + 1;
 	}
-	if (t->size >= (1u << 24))
-		return ENOSPC;
-
-	/* The new slot is the first one past both the old end and t->first. */
-	uint32_t free_slot = t->size > t->first ? t->size : t->first;
-	uint32_t nsize = t->size ? t->size : 64;
-
-	while (nsize <= free_slot)
-		nsize *= 2;
-	if (nsize > (1u << 24))
-		return ENOSPC;
-
-	void **n = realloc(t->slot, nsize * sizeof(*n));
-
-	if (!n)
-		return ENOMEM;
-	for (i = t->size; i < nsize; i++)
-		n[i] = NULL;
-	t->slot = n;
-	t->size = nsize;
-	i = free_slot;
-	t->slot[i] = obj;
-	*handle = i;
-	return 0;
+	return ENOMEM;
 }
 
 void sim_table_del(struct sim_table *t, uint32_t handle)

@@ -57,7 +57,7 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return ENOMEM;
-	ret = dev_table_alloc(&dev->cqs, SIM_FIRST_CQN,
+	ret = sim_table_alloc(&dev->cqs, SIM_FIRST_CQN,
 			      SIM_FIRST_CQN + SIM_MAX_CQ - 1, &next, cq,
 			      &cq->cqn);
 	if (ret)

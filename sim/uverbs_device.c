@@ -147,7 +147,7 @@ int uverbs_alloc_pd(struct uverbs_call *c)
 		return ENOMEM;
 	pd->uctx = c->f->uctx;
 	/* The driver counts PDs against the device's max_pd. */
-	ret = dev_table_alloc(&dev->pds, SIM_FIRST_PDN,
+	ret = sim_table_alloc(&dev->pds, SIM_FIRST_PDN,
 			      SIM_FIRST_PDN + SIM_MAX_PD - 1, &next, pd,
 			      &pd->pdn);
 	if (ret)
@@ -254,7 +254,7 @@ int uverbs_reg_mr(struct uverbs_call *c)
 	mr->access = (int)cmd.access_flags;
 	if (!dev->next_key)
 		dev->next_key = SIM_FIRST_KEY;
-	ret = dev_table_alloc(&dev->mrs, SIM_FIRST_KEY,
+	ret = sim_table_alloc(&dev->mrs, SIM_FIRST_KEY,
 			      SIM_FIRST_KEY + SIM_MAX_MR - 1, &dev->next_key,
 			      mr, &key);
 	if (ret)

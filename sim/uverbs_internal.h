@@ -94,9 +94,6 @@ int uobj_add(struct sim_file *f, enum uobj_type type, void *obj,
 void *uobj_get(struct sim_file *f, enum uobj_type type, uint32_t handle);
 void uobj_del(struct sim_file *f, uint32_t handle);
 /* Device tables: place an object at a chosen number. */
-int dev_table_put(struct sim_table *t, uint32_t idx, void *obj);
-int dev_table_alloc(struct sim_table *t, uint32_t first, uint32_t last,
-		    uint32_t *next, void *obj, uint32_t *idx);
 struct uverbs_channel *uverbs_channel_find(struct sim_file *f, int fd);
 
 /* events.c: events not yet read by the application when their object

@@ -175,18 +175,18 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	{
 		uint32_t next = first_handle;
 
-		ret = dev_table_alloc(&dev->qp_by_qp_handle, first_handle,
+		ret = sim_table_alloc(&dev->qp_by_qp_handle, first_handle,
 				      SIM_MAX_QP - 1, &next, qp,
 				      &qp->qp_handle);
 		if (ret)
 			goto err_free;
 	}
 	if (dev->cfg.namespaces) {
-		ret = dev_table_alloc(&dev->qps, SIM_FIRST_NS_QPN, SIM_MAX_QPN,
+		ret = sim_table_alloc(&dev->qps, SIM_FIRST_NS_QPN, SIM_MAX_QPN,
 				      &dev->next_qpn, qp, &qp->qpn);
 	} else {
 		qp->qpn = qp->qp_handle;
-		ret = dev_table_put(&dev->qps, qp->qpn, qp);
+		ret = sim_table_put(&dev->qps, qp->qpn, qp);
 	}
 	if (ret)
 		goto err_handle;

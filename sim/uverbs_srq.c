@@ -56,7 +56,7 @@ int uverbs_create_srq(struct uverbs_call *c)
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return ENOMEM;
-	ret = dev_table_alloc(&dev->srqs, SIM_FIRST_SRQN,
+	ret = sim_table_alloc(&dev->srqs, SIM_FIRST_SRQN,
 			      SIM_FIRST_SRQN + SIM_MAX_SRQ - 1, &next, srq,
 			      &srq->srqn);
 	if (ret)

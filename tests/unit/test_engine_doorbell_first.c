@@ -25,7 +25,7 @@ static uint8_t srq_elems[16 * 128];
 
 static void test_doorbells_before_the_first_qp(void **unused)
 {
-	uint32_t handle;
+	uint32_t handle, next = 1;
 
 	sim_dev_lock_init(&dev);
 	dev.index = 1;
@@ -40,9 +40,9 @@ static void test_doorbells_before_the_first_qp(void **unused)
 				      .elems = srq_elems, .nelems = 16,
 				      .elem_size = 128, .max_sge = 4 };
 	pthread_mutex_lock(&dev.lock);
-	assert_int_equal(sim_table_add(&dev.cqs, &cq, &handle), 0);
+	assert_int_equal(sim_table_alloc(&dev.cqs, 1, 1000, &next, &cq, &handle), 0);
 	cq.cqn = handle;
-	assert_int_equal(sim_table_add(&dev.srqs, &srq, &handle), 0);
+	assert_int_equal(sim_table_alloc(&dev.srqs, 1, 1000, &next, &srq, &handle), 0);
 	srq.srqn = handle;
 	pthread_mutex_unlock(&dev.lock);
 

@@ -65,6 +65,15 @@ struct harness {
 /* One adapter per test program, like one per process. */
 static struct sim_dev h_dev;
 
+/* Numbers objects from 1 up, lowest free first, as the driver model does. */
+static inline int harness_table_add(struct sim_table *t, void *obj,
+				    uint32_t *num)
+{
+	uint32_t next = 1;
+
+	return sim_table_alloc(t, 1, 1u << 20, &next, obj, num);
+}
+
 static inline void harness_lock(struct harness *h)
 {
 	pthread_mutex_lock(&h->dev->lock);
@@ -78,7 +87,6 @@ static inline void harness_unlock(struct harness *h)
 static inline void harness_init(struct harness *h)
 {
 	static bool dev_ready;
-	uint32_t handle;
 
 	memset(h, 0, sizeof(*h));
 	if (!dev_ready) {
@@ -113,10 +121,11 @@ static inline void harness_init(struct harness *h)
 	h->mr_b.lkey = 0x2000;
 	h->mr_b.rkey = 0x2001;
 	harness_lock(h);
-	sim_table_add(&h->dev->mrs, &h->mr_a, &handle);
-	h->mr_a.handle = handle;
-	sim_table_add(&h->dev->mrs, &h->mr_b, &handle);
-	h->mr_b.handle = handle;
+	/* as the driver model files them: under their lkey */
+	h->mr_a.handle = h->mr_a.lkey;
+	sim_table_put(&h->dev->mrs, h->mr_a.handle, &h->mr_a);
+	h->mr_b.handle = h->mr_b.lkey;
+	sim_table_put(&h->dev->mrs, h->mr_b.handle, &h->mr_b);
 	harness_unlock(h);
 }
 
@@ -130,7 +139,7 @@ static inline void h_cq_init(struct harness *h, struct h_cq *c)
 	c->cq.ring.elems = (uint8_t *)c->cqes;
 	c->cq.ring.nelems = H_CQ_N;
 	c->cq.ring.elem_size = sizeof(struct pvrdma_cqe);
-	sim_table_add(&h->dev->cqs, &c->cq, &handle);
+	harness_table_add(&h->dev->cqs, &c->cq, &handle);
 	c->cq.cqn = handle;
 }
 
@@ -154,7 +163,7 @@ static inline void h_qp_init(struct harness *h, struct h_qp *q,
 	qp->rq = (struct sim_ring){ .state = &q->rs.rx, .elems = q->rq_elems,
 				    .nelems = H_RQ_N, .elem_size = H_RQ_ELEM,
 				    .max_sge = 4 };
-	sim_table_add(&h->dev->qp_by_qp_handle, qp, &handle);
+	harness_table_add(&h->dev->qp_by_qp_handle, qp, &handle);
 	qp->qp_handle = handle;
 	qp->qpn = handle + 0x100;	/* the wire number differs */
 	qp->attr.state = IBV_QPS_RESET;

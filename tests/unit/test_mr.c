@@ -17,8 +17,6 @@ static struct sim_mr mr_rw, mr_ro;
 
 static int setup(void **unused)
 {
-	uint32_t h;
-
 	memset(&dev, 0, sizeof(dev));
 	dev.index = 0;
 	mr_rw = (struct sim_mr){
@@ -31,10 +29,10 @@ static int setup(void **unused)
 		.pd = &pd1, .addr = (uintptr_t)buf + 2048, .iova = 0x20000,
 		.length = 1024, .lkey = 0x101, .rkey = 0x201, .access = 0,
 	};
-	assert_int_equal(sim_table_add(&dev.mrs, &mr_rw, &h), 0);
-	mr_rw.handle = h;
-	assert_int_equal(sim_table_add(&dev.mrs, &mr_ro, &h), 0);
-	mr_ro.handle = h;
+	mr_rw.handle = mr_rw.lkey;
+	assert_int_equal(sim_table_put(&dev.mrs, mr_rw.handle, &mr_rw), 0);
+	mr_ro.handle = mr_ro.lkey;
+	assert_int_equal(sim_table_put(&dev.mrs, mr_ro.handle, &mr_ro), 0);
 	return 0;
 }
 

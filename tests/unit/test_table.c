@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Handle tables: lowest free handle, a floor for the first one, growth. */
+/* Number tables: explicit numbers, growth, and the rotating allocator. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,59 +8,61 @@
 
 #include "sim.h"
 
-static void test_lowest_free_and_reuse(void **state)
+static void test_put_get_del(void **state)
 {
 	struct sim_table t = { 0 };
-	int a, b, c;
-	uint32_t h;
+	int a, b;
 
-	assert_int_equal(sim_table_add(&t, &a, &h), 0);
-	assert_int_equal(h, 0);
-	assert_int_equal(sim_table_add(&t, &b, &h), 0);
-	assert_int_equal(h, 1);
-	sim_table_del(&t, 0);
-	assert_null(sim_table_get(&t, 0));
-	assert_int_equal(sim_table_add(&t, &c, &h), 0);
-	assert_int_equal(h, 0);
-	assert_ptr_equal(sim_table_get(&t, 0), &c);
-	assert_ptr_equal(sim_table_get(&t, 1), &b);
-	assert_null(sim_table_get(&t, 12345));
+	assert_int_equal(sim_table_put(&t, 5, &a), 0);
+	assert_int_equal(sim_table_put(&t, 5, &b), EEXIST);
+	assert_ptr_equal(sim_table_get(&t, 5), &a);
+	assert_null(sim_table_get(&t, 4));
+	assert_null(sim_table_get(&t, 123456));
+	sim_table_del(&t, 5);
+	assert_null(sim_table_get(&t, 5));
 	free(t.slot);
 }
 
-static void test_first_beyond_initial_size(void **state)
+static void test_put_grows_and_keeps_objects(void **state)
 {
-	struct sim_table t = { .first = 100 };
-	int a;
-	uint32_t h;
-
-	assert_int_equal(sim_table_add(&t, &a, &h), 0);
-	assert_int_equal(h, 100);
-	assert_ptr_equal(sim_table_get(&t, 100), &a);
-	free(t.slot);
-}
-
-static void test_growth_keeps_objects(void **state)
-{
-	struct sim_table t = { .first = 2 };
+	struct sim_table t = { 0 };
 	static int obj[300];
-	uint32_t h;
 
-	for (int i = 0; i < 300; i++) {
-		assert_int_equal(sim_table_add(&t, &obj[i], &h), 0);
-		assert_int_equal(h, (uint32_t)i + 2);
-	}
-	for (int i = 0; i < 300; i++)
-		assert_ptr_equal(sim_table_get(&t, (uint32_t)i + 2), &obj[i]);
+	for (uint32_t i = 0; i < 300; i++)
+		assert_int_equal(sim_table_put(&t, i * 7, &obj[i]), 0);
+	for (uint32_t i = 0; i < 300; i++)
+		assert_ptr_equal(sim_table_get(&t, i * 7), &obj[i]);
+	free(t.slot);
+}
+
+static void test_alloc_rotates_and_wraps(void **state)
+{
+	struct sim_table t = { 0 };
+	uint32_t next = 0, idx;
+	int a, b, c, d;
+
+	assert_int_equal(sim_table_alloc(&t, 2, 4, &next, &a, &idx), 0);
+	assert_int_equal(idx, 2);
+	assert_int_equal(sim_table_alloc(&t, 2, 4, &next, &b, &idx), 0);
+	assert_int_equal(idx, 3);
+	/* a number just freed is not handed out again at once */
+	sim_table_del(&t, 2);
+	assert_int_equal(sim_table_alloc(&t, 2, 4, &next, &c, &idx), 0);
+	assert_int_equal(idx, 4);
+	/* wraps to the freed number, then the range is full */
+	assert_int_equal(sim_table_alloc(&t, 2, 4, &next, &d, &idx), 0);
+	assert_int_equal(idx, 2);
+	assert_int_equal(sim_table_alloc(&t, 2, 4, &next, &d, &idx), ENOMEM);
+	assert_ptr_equal(sim_table_get(&t, 3), &b);
 	free(t.slot);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_lowest_free_and_reuse),
-		cmocka_unit_test(test_first_beyond_initial_size),
-		cmocka_unit_test(test_growth_keeps_objects),
+		cmocka_unit_test(test_put_get_del),
+		cmocka_unit_test(test_put_grows_and_keeps_objects),
+		cmocka_unit_test(test_alloc_rotates_and_wraps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
