@@ -73,6 +73,7 @@ struct fab_port {
 	int evfd;
 	int listen_fd;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	pid_t owner;			/* the process that made sock_path */
 	atomic_int sleeping;
 	struct fab_link self;		/* how others in this process reach us */
 	struct fab_link *links;		/* socket links */
@@ -241,6 +242,7 @@ static int port_listen(struct fab_port *port)
 		return -1;
 	}
 	port->listen_fd = fd;
+	port->owner = getpid();
 	epoll_add(port, fd, EPOLLIN, &port->listen_fd);
 	registry_publish(port);
 	return 0;
@@ -285,7 +287,9 @@ void fabric_close(struct fab_port *port)
 	if (port->dev->index < SIM_MAX_ADAPTERS &&
 	    local_ports[port->dev->index] == port)
 		local_ports[port->dev->index] = NULL;
-	if (port->sock_path[0]) {
+	/* A forked child's exit must not take its parent's socket and
+	 * registry entries off the fabric. */
+	if (port->sock_path[0] && port->owner == getpid()) {
 		registry_withdraw(port);
 		unlink(port->sock_path);
 	}

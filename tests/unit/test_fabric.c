@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,6 +278,38 @@ static void test_killed_peer_and_stale_registry(void **unused)
 	fabric_close(port);
 }
 
+/* A forked child that closes the port (its atexit does) leaves the
+ * parent on the fabric: the registry entry and socket stay. */
+static void test_forked_child_close_keeps_parent(void **unused)
+{
+	char path[512], hex[33];
+	uint8_t gid[16];
+	struct stat st;
+	int status, i;
+	pid_t pid;
+
+	port_open(1);
+	gid_of(1, gid);
+	for (i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", gid[i]);
+	snprintf(path, sizeof(path), "%s/gid/%s", sim_global.rundir, hex);
+	assert_int_equal(stat(path, &st), 0);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		fabric_close(port);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	/* stat() follows the link: both the entry and the socket exist. */
+	assert_int_equal(stat(path, &st), 0);
+
+	fabric_close(port);
+	assert_int_not_equal(lstat(path, &st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +317,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_killed_peer_and_stale_registry, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_forked_child_close_keeps_parent, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
