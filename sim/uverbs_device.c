@@ -307,6 +307,31 @@ int uverbs_dereg_mr(struct uverbs_call *c)
 	return 0;
 }
 
+/*
+ * The kernel frees a channel when its last user (the fd, a CQ) goes; the
+ * sim does not see the application's close(), so channels whose user end
+ * is gone and that no CQ uses are let go here, before a new one is made:
+ * a program that makes and destroys channels does not pile up sockets.
+ */
+static void channels_prune(struct sim_file *f)
+{
+	struct uverbs_channel **pp = &f->channels, *ch;
+	struct stat st;
+
+	while ((ch = *pp)) {
+		if (ch->ch.refs || (!ch->ch.user_closed &&
+				    !fstat(ch->ch.fd_user, &st) &&
+				    st.st_dev == ch->st_dev &&
+				    st.st_ino == ch->st_ino)) {
+			pp = &ch->next;
+			continue;
+		}
+		*pp = ch->next;
+		close(ch->ch.fd_dev);
+		free(ch);
+	}
+}
+
 int uverbs_create_comp_channel(struct uverbs_call *c)
 {
 	struct ib_uverbs_create_comp_channel cmd;
@@ -317,6 +342,7 @@ int uverbs_create_comp_channel(struct uverbs_call *c)
 	ret = uverbs_request(c, &cmd, sizeof(cmd));
 	if (ret)
 		return ret;
+	channels_prune(c->f);
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return ENOMEM;

@@ -4,6 +4,7 @@
  * out as libibverbs lays them out: headers, sizes, errnos, handles and
  * the vendor udata of vmw_pvrdma.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -806,6 +807,49 @@ static void test_uar_mmap(void **state)
 	uverbs_close(f);
 }
 
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* A channel the application destroyed (closed its fd) and no CQ uses is
+ * let go: making and destroying channels does not leak the sim's ends. */
+static void test_comp_channel_churn(void **state)
+{
+	struct ib_uverbs_create_comp_channel cc = { 0 };
+	struct ib_uverbs_create_comp_channel_resp ccr;
+	struct sim_file *f;
+	int i, before, kept;
+	uint32_t h;
+
+	dev_setup(18, false);
+	f = open_ctx();
+	/* One channel stays in use by a CQ with its fd closed: kept. */
+	assert_int_equal(cmd(f, IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL, &cc,
+			     sizeof(cc), NULL, 0, &ccr, sizeof(ccr)),
+			 8 + sizeof(cc));
+	kept = (int)ccr.fd;
+	assert_int_equal(create_cq(f, 4, kept, 2, &h, NULL, NULL), 0);
+	close(kept);
+	before = open_fds();
+	for (i = 0; i < 100; i++) {
+		assert_int_equal(cmd(f, IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL,
+				     &cc, sizeof(cc), NULL, 0, &ccr,
+				     sizeof(ccr)), 8 + sizeof(cc));
+		close((int)ccr.fd);
+	}
+	assert_true(open_fds() <= before + 1);
+	uverbs_close(f);
+	close(last_async_fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -819,6 +863,7 @@ int main(void)
 		cmocka_unit_test(test_qp_modify_query_destroy),
 		cmocka_unit_test(test_srq),
 		cmocka_unit_test(test_uar_mmap),
+		cmocka_unit_test(test_comp_channel_churn),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
