@@ -45,7 +45,7 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	ret = uverbs_user_range_ok(ucmd.buf_addr, ucmd.buf_size);
 	if (ret)
 		return ret;
-	if ((ucmd.buf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE >
+	if (((uint64_t)ucmd.buf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE >
 	    SIM_PAGE_DIR_MAX_PAGES)
 		return EINVAL;
 	/* The device lays the ring out on the pages it was given: the state

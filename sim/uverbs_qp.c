@@ -133,8 +133,9 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 		if (ucmd.rbuf_size < rq_bytes)
 			return EINVAL;
 	}
-	if ((ucmd.sbuf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE +
-	    (srq ? 0 : (ucmd.rbuf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE) >
+	if (((uint64_t)ucmd.sbuf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE +
+	    (srq ? 0 : ((uint64_t)ucmd.rbuf_size + SIM_PAGE_SIZE - 1) /
+		       SIM_PAGE_SIZE) >
 	    SIM_PAGE_DIR_MAX_PAGES)
 		return EINVAL;
 

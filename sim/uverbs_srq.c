@@ -39,7 +39,7 @@ int uverbs_create_srq(struct uverbs_call *c)
 	ret = uverbs_user_range_ok(ucmd.buf_addr, ucmd.buf_size);
 	if (ret)
 		return ret;
-	if ((ucmd.buf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE >
+	if (((uint64_t)ucmd.buf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE >
 	    SIM_PAGE_DIR_MAX_PAGES)
 		return EINVAL;
 	/* The device: the limit must be below the queue's size, the buffer

@@ -850,6 +850,35 @@ static void test_comp_channel_churn(void **state)
 	close(last_async_fd);
 }
 
+/* A ring buffer of almost 4 GiB needs more pages than the page directory
+ * holds: refused, not wrapped around to a small page count. */
+static void test_ring_size_no_wrap(void **state)
+{
+	struct ib_uverbs_create_cq c = { .cqe = 4, .comp_channel = -1 };
+	struct pvrdma_create_cq u = { 0 };
+	struct {
+		struct ib_uverbs_create_cq_resp r;
+		struct pvrdma_create_cq_resp u;
+	} resp;
+	const size_t len = 0x100000000ull;
+	struct sim_file *f;
+	void *p;
+
+	dev_setup(18, false);
+	f = open_ctx();
+	p = mmap(NULL, len, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(p != MAP_FAILED);
+	u.buf_addr = (uintptr_t)p;
+	u.buf_size = 0xffffffffu;
+	assert_int_equal(cmd(f, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c),
+			     &u, sizeof(u), &resp, sizeof(resp)), -1);
+	assert_int_equal(errno, EINVAL);
+	munmap(p, len);
+	uverbs_close(f);
+	close(last_async_fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -864,6 +893,7 @@ int main(void)
 		cmocka_unit_test(test_srq),
 		cmocka_unit_test(test_uar_mmap),
 		cmocka_unit_test(test_comp_channel_churn),
+		cmocka_unit_test(test_ring_size_no_wrap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
