@@ -69,6 +69,8 @@ int pvrdma_buf_alloc(struct pvrdma_buf *buf, struct pvrdma_pd *pd,
 			memset(p, 0, size);
 			buf->addr = p;
 			buf->custom = pd;
+			/* its free() is called at destroy: keep it alive */
+			__atomic_add_fetch(&pd->refs, 1, __ATOMIC_ACQ_REL);
 			return 0;
 		}
 	}
@@ -85,6 +87,7 @@ void pvrdma_buf_free(struct pvrdma_buf *buf)
 		buf->custom->free(&buf->custom->ibv_pd,
 				  buf->custom->pd_context, buf->addr,
 				  buf->resource_type);
+		__atomic_sub_fetch(&buf->custom->refs, 1, __ATOMIC_ACQ_REL);
 	} else {
 		pvrdma_free_ring_buf(buf->addr, buf->size);
 	}

@@ -204,6 +204,10 @@ struct pvrdma_pd {
 	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
 		     uint64_t resource_type);
 	void *pd_context;
+	/* What still needs this PD (atomic): for a PD, the parent domains
+	 * wrapping it (they carry its handle); for a parent domain, the
+	 * buffers its free() must give back. Dealloc is EBUSY until 0. */
+	int refs;
 };
 
 /* Memory shared with the device, and who must give it back. */

@@ -77,6 +77,7 @@ struct ibv_pd *pvrdma_alloc_parent_domain(
 	pd->ibv_pd.handle = prot->ibv_pd.handle;
 	pd->pdn = prot->pdn;
 	pd->protection = prot;
+	__atomic_add_fetch(&prot->refs, 1, __ATOMIC_ACQ_REL);
 	if (attr->td) {
 		pd->td = to_ptd(attr->td);
 		__atomic_add_fetch(&pd->td->refs, 1, __ATOMIC_ACQ_REL);

@@ -77,7 +77,12 @@ int pvrdma_dealloc_pd(struct ibv_pd *pd)
 	struct pvrdma_pd *ppd = to_ppd(pd);
 	int ret;
 
+	/* parent domains on it, or buffers its allocator gave */
+	if (__atomic_load_n(&ppd->refs, __ATOMIC_ACQUIRE))
+		return EBUSY;
 	if (ppd->protection) {		/* a parent domain: ours alone */
+		__atomic_sub_fetch(&ppd->protection->refs, 1,
+				   __ATOMIC_ACQ_REL);
 		if (ppd->td)
 			__atomic_sub_fetch(&ppd->td->refs, 1,
 					   __ATOMIC_ACQ_REL);
