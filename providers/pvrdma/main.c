@@ -99,6 +99,10 @@ struct pvrdma_get_context_resp {
 	struct pvrdma_alloc_ucontext_resp drv;
 };
 
+_Static_assert(offsetof(struct pvrdma_get_context_resp, drv) ==
+	       sizeof(struct ib_uverbs_get_context_resp),
+	       "get_context udata follows the core response");
+
 static int query_limits(struct pvrdma_context *ctx)
 {
 	struct ibv_context *ibctx = &ctx->vctx.context;
