@@ -417,8 +417,17 @@ static struct out_wqe *out_at(struct eqp *e, uint32_t i)
 	return &e->out[(e->out_head + i) % e->out_cap];
 }
 
+/*
+ * The oldest WQE in flight retires: only now does its SQ slot go back to
+ * the producer. The device keeps a fetched RC WQE in the ring until it is
+ * done with everything the WQE names, since a resend (RNR, timeout) or a
+ * send waiting for the socket reads its buffers again, and a provider may
+ * reuse what a slot points at (inline data bounce buffers) once cons_head
+ * has passed it.
+ */
 static void out_pop(struct eqp *e)
 {
+	sim_ring_consume(&e->qp->sq);
 	e->out_head = (e->out_head + 1) % e->out_cap;
 	e->out_count--;
 	if (e->out_sent)
@@ -751,7 +760,8 @@ static void sq_progress(struct eqp *e)
 		return;
 
 	while (state == IBV_QPS_RTS && e->out_count < e->out_cap) {
-		rs = sim_ring_peek(&qp->sq, &elem);
+		/* past the WQEs in flight, which stay in the ring (out_pop) */
+		rs = sim_ring_peek_at(&qp->sq, e->out_count, &elem);
 		if (rs == SIM_RING_INVALID) {
 			qp_fatal(e);
 			return;
@@ -761,10 +771,11 @@ static void sq_progress(struct eqp *e)
 		o = out_at(e, e->out_count);
 		memset(o, 0, offsetof(struct out_wqe, wr.sge));
 		st = sim_wqe_decode_send(&qp->sq, elem, qp->type, &o->wr);
-		sim_ring_consume(&qp->sq);
 		stat_add(&dev->stats.send_wqes, 1);
 		o->local_err = st;
 		if (qp->type == IBV_QPT_UD) {
+			/* a datagram leaves at once: nothing to keep */
+			sim_ring_consume(&qp->sq);
 			if (!st)
 				st = ud_send(e, &o->wr);
 			complete_send(e, &o->wr, st);

@@ -89,12 +89,15 @@ static inline void *sim_ring_elem(const struct sim_ring *r, uint32_t idx)
 }
 
 /*
- * Consumer side (the device reading WQEs): the element at cons_head, if
- * the producer published one. The element may be read only after this
- * returned SIM_RING_READY (acquire on prod_tail).
+ * Consumer side (the device reading WQEs): the element skip places past
+ * cons_head, if the producer published it. A device that keeps WQEs it
+ * already fetched (in flight, not yet retired) looks past them this way
+ * and leaves cons_head where it is, so the producer cannot reuse their
+ * slots. The element may be read only after this returned SIM_RING_READY
+ * (acquire on prod_tail).
  */
-static inline enum sim_ring_status sim_ring_peek(const struct sim_ring *r,
-						 void **elem)
+static inline enum sim_ring_status sim_ring_peek_at(const struct sim_ring *r,
+						    uint32_t skip, void **elem)
 {
 	uint32_t tail = sim_ring_load(&r->state->prod_tail);
 	uint32_t head = __atomic_load_n(&r->state->cons_head,
@@ -103,10 +106,17 @@ static inline enum sim_ring_status sim_ring_peek(const struct sim_ring *r,
 	if (!sim_ring_idx_valid(tail, r->nelems) ||
 	    !sim_ring_idx_valid(head, r->nelems))
 		return SIM_RING_INVALID;
-	if (sim_ring_is_empty(tail, head))
+	if (sim_ring_used(tail, head, r->nelems) <= skip)
 		return SIM_RING_NONE;
-	*elem = sim_ring_elem(r, head);
+	*elem = sim_ring_elem(r, head + skip);
 	return SIM_RING_READY;
+}
+
+/* The element at cons_head itself. */
+static inline enum sim_ring_status sim_ring_peek(const struct sim_ring *r,
+						 void **elem)
+{
+	return sim_ring_peek_at(r, 0, elem);
 }
 
 /* Elements the producer has published and the consumer not yet taken;

@@ -268,6 +268,8 @@ static void test_recv_too_small(void **unused)
 static void test_rnr_then_recv_arrives(void **unused)
 {
 	struct pvrdma_cqe c;
+	uint32_t head0 = __atomic_load_n(&H.a.qp.sq.state->cons_head,
+					 __ATOMIC_ACQUIRE);
 
 	/* No receive yet: the requester retries until one is posted. */
 	harness_lock(&H);
@@ -278,6 +280,10 @@ static void test_rnr_then_recv_arrives(void **unused)
 		.len = 32, .lkey = H.mr_a.lkey, .flags = IBV_SEND_SIGNALED });
 	wait_rnr_naks(&H, 2);
 	assert_true(cq_empty(&H.a.cq));
+	/* The device still reads the WQE's buffers at each resend, so its
+	 * SQ slot is not handed back to the provider yet. */
+	assert_int_equal(__atomic_load_n(&H.a.qp.sq.state->cons_head,
+					 __ATOMIC_ACQUIRE), head0);
 	post_recv(&H.b, 19, H.buf_b, 64, H.mr_b.lkey);
 	poll_one(&H.b.cq, &c);
 	assert_int_equal(c.status, PVRDMA_WC_SUCCESS);
@@ -285,6 +291,10 @@ static void test_rnr_then_recv_arrives(void **unused)
 	poll_one(&H.a.cq, &c);
 	assert_int_equal(c.status, PVRDMA_WC_SUCCESS);
 	assert_int_equal(c.wr_id, 18);
+	/* retired: the slot is the provider's again */
+	assert_int_equal(__atomic_load_n(&H.a.qp.sq.state->cons_head,
+					 __ATOMIC_ACQUIRE),
+			 sim_ring_idx_next(head0, H.a.qp.sq.nelems));
 }
 
 static void test_rnr_retry_exceeded(void **unused)
