@@ -11,7 +11,7 @@
  *   write                              uverbs commands
  *   ioctl                              ENOTTY: libibverbs keeps to write()
  *   mmap/munmap                        the UAR page
- *   close, dup*                        the file's lifetime
+ *   close, dup*, fcntl(F_DUPFD*)       the file's lifetime
  *   socket(AF_NETLINK, NETLINK_RDMA)   unsupported: libibverbs scans sysfs
  *   sigaction/signal(SIGSEGV)          recorded for the doorbell trap
  *
@@ -117,6 +117,8 @@ REAL(int, close, int)
 REAL(int, dup, int)
 REAL(int, dup2, int, int)
 REAL(int, dup3, int, int, int)
+REAL(int, fcntl, int, int, ...)
+REAL(int, fcntl64, int, int, ...)
 REAL(int, socket, int, int, int)
 REAL(int, sigaction, int, const struct sigaction *, struct sigaction *)
 REAL(sighandler_t, signal, int, sighandler_t)
@@ -854,6 +856,41 @@ int dup2(int oldfd, int newfd)
 int dup3(int oldfd, int newfd, int flags)
 {
 	return dup_track(oldfd, get_dup3()(oldfd, newfd, flags));
+}
+
+/*
+ * fcntl's third argument is an int or a pointer depending on cmd; like
+ * glibc, take it as a pointer-sized word and pass it on unchanged.
+ */
+#define FCNTL_ARG(last)							\
+	({								\
+		va_list ap_;						\
+		void *a_;						\
+		va_start(ap_, last);					\
+		a_ = va_arg(ap_, void *);				\
+		va_end(ap_);						\
+		a_;							\
+	})
+
+static bool fcntl_dups(int cmd)
+{
+	return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC;
+}
+
+int fcntl(int fd, int cmd, ...)
+{
+	void *arg = FCNTL_ARG(cmd);
+	int ret = get_fcntl()(fd, cmd, arg);
+
+	return fcntl_dups(cmd) ? dup_track(fd, ret) : ret;
+}
+
+int fcntl64(int fd, int cmd, ...)
+{
+	void *arg = FCNTL_ARG(cmd);
+	int ret = get_fcntl64()(fd, cmd, arg);
+
+	return fcntl_dups(cmd) ? dup_track(fd, ret) : ret;
 }
 
 /* As on a kernel without RDMA netlink: libibverbs then reads sysfs. */
