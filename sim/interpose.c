@@ -11,7 +11,7 @@
  *   write                              uverbs commands
  *   ioctl                              ENOTTY: libibverbs keeps to write()
  *   mmap/munmap                        the UAR page
- *   close, dup*, fcntl(F_DUPFD*)       the file's lifetime
+ *   close*, dup*, fcntl(F_DUPFD*)      the file's lifetime
  *   socket(AF_NETLINK, NETLINK_RDMA)   unsupported: libibverbs scans sysfs
  *   sigaction/signal(SIGSEGV)          recorded for the doorbell trap
  *
@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/close_range.h>
 #include <linux/netlink.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -114,6 +115,8 @@ REAL(void *, mmap, void *, size_t, int, int, int, off_t)
 REAL(void *, mmap64, void *, size_t, int, int, int, off64_t)
 REAL(int, munmap, void *, size_t)
 REAL(int, close, int)
+REAL(int, close_range, unsigned int, unsigned int, int)
+REAL(void, closefrom, int)
 REAL(int, dup, int)
 REAL(int, dup2, int, int)
 REAL(int, dup3, int, int, int)
@@ -820,6 +823,47 @@ int close(int fd)
 		hf = atomic_exchange(&fd_table[fd], NULL);
 	host_file_put(hf);
 	return get_close()(fd);
+}
+
+/*
+ * Forgets the uverbs fds in [first, last] before libc closes them, so that
+ * a number the kernel hands out again is not taken for a uverbs file; the
+ * last fd of an open file closes it, as close() does.
+ */
+static void untrack_fd_range(unsigned int first, unsigned int last)
+{
+	unsigned int fd;
+
+	if (first >= FD_TABLE_SIZE)
+		return;
+	if (last >= FD_TABLE_SIZE)
+		last = FD_TABLE_SIZE - 1;
+	for (fd = first; fd <= last; fd++)
+		if (atomic_load_explicit(&fd_table[fd], memory_order_relaxed))
+			host_file_put(atomic_exchange(&fd_table[fd], NULL));
+}
+
+#define CLOSE_RANGE_FLAGS (CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)
+
+/*
+ * CLOSE_RANGE_CLOEXEC only marks the fds: they stay open here, and an
+ * exec'd image starts without the sim's table anyway. UNSHARE alone still
+ * closes the range (in the table this process keeps). Arguments the
+ * kernel refuses change nothing.
+ */
+int close_range(unsigned int first, unsigned int last, int flags)
+{
+	if (first <= last && !(flags & ~CLOSE_RANGE_FLAGS) &&
+	    !(flags & CLOSE_RANGE_CLOEXEC))
+		untrack_fd_range(first, last);
+	return get_close_range()(first, last, flags);
+}
+
+/* glibc's closefrom() takes a negative lowfd for 0. */
+void closefrom(int lowfd)
+{
+	untrack_fd_range(lowfd < 0 ? 0 : lowfd, ~0U);
+	get_closefrom()(lowfd);
 }
 
 /* A dup'ed uverbs fd is the same open file, as in the kernel. */

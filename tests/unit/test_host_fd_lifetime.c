@@ -2,7 +2,9 @@
 /*
  * Every libc way of duplicating or closing a uverbs fd keeps the sim's fd
  * table true in a preloaded process: fcntl(F_DUPFD*) makes another fd of
- * the same open file.
+ * the same open file, and close_range()/closefrom() forget the fds they
+ * close, so a later unrelated fd with the same number is not taken for a
+ * uverbs file.
  *
  * The test runs itself under the launcher ("--child SCENARIO"); the child
  * checks through fstat() and write(), which the sim answers only for fds
@@ -24,6 +26,10 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 
 /* A sanitized sim library cannot be preloaded into this binary. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -125,10 +131,63 @@ static void child_fcntl(void)
 	child_fcntl_dup(F_DUPFD_CLOEXEC, true);
 }
 
+static void child_close_range(void)
+{
+	int fd, dupfd, other;
+
+	/* A single fd. */
+	fd = open(UVERBS0, O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0 && is_uverbs(fd));
+	CHECK(close_range(fd, fd, 0) == 0);
+	expect_number_reused_by_pipe(fd);
+
+	/* Only marked close-on-exec: still the same uverbs file. */
+	fd = open(UVERBS0, O_RDWR);
+	CHECK(fd >= 0 && fcntl(fd, F_GETFD) == 0);
+	CHECK(close_range(fd, fd, CLOSE_RANGE_CLOEXEC) == 0);
+	CHECK(fcntl(fd, F_GETFD) == FD_CLOEXEC);
+	CHECK(is_uverbs(fd) && write_refused(fd));
+
+	/* A range holding the fd, a dup of it and an unrelated fd. */
+	dupfd = dup2(fd, fd + 3);
+	CHECK(dupfd == fd + 3 && is_uverbs(dupfd));
+	other = dup2(STDERR_FILENO, fd + 1);
+	CHECK(other == fd + 1);
+	CHECK(close_range(fd, ~0U, 0) == 0);
+	CHECK(fcntl(other, F_GETFD) == -1 && errno == EBADF);
+	expect_number_reused_by_pipe(fd);
+	CHECK(dup2(STDERR_FILENO, dupfd) == dupfd && !is_uverbs(dupfd));
+	close(dupfd);
+
+	/* Bad arguments change nothing. */
+	fd = open(UVERBS0, O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK(close_range(fd + 1, fd, 0) == -1 && errno == EINVAL);
+	CHECK(is_uverbs(fd) && write_refused(fd));
+	CHECK(close(fd) == 0);
+}
+
+static void child_closefrom(void)
+{
+	int a, b;
+
+	a = open(UVERBS0, O_RDWR | O_CLOEXEC);
+	b = open(UVERBS0, O_RDWR | O_CLOEXEC);
+	CHECK(a >= 0 && b > a && is_uverbs(a) && is_uverbs(b));
+	closefrom(a);
+	CHECK(fcntl(b, F_GETFD) == -1 && errno == EBADF);
+	expect_number_reused_by_pipe(a);
+	CHECK(dup2(STDERR_FILENO, b) == b && !is_uverbs(b));
+}
+
 static int child_main(const char *scenario)
 {
 	if (!strcmp(scenario, "fcntl"))
 		child_fcntl();
+	else if (!strcmp(scenario, "close_range"))
+		child_close_range();
+	else if (!strcmp(scenario, "closefrom"))
+		child_closefrom();
 	else
 		return 3;
 	return 0;
@@ -160,10 +219,22 @@ static void test_fcntl_dupfd(void **state)
 	run_child("fcntl");
 }
 
+static void test_close_range(void **state)
+{
+	run_child("close_range");
+}
+
+static void test_closefrom(void **state)
+{
+	run_child("closefrom");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fcntl_dupfd),
+		cmocka_unit_test(test_close_range),
+		cmocka_unit_test(test_closefrom),
 	};
 	char cmd[128];
 	ssize_t n;
