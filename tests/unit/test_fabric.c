@@ -35,6 +35,11 @@
 
 static struct sim_dev dev;
 static struct fab_port *port;
+/* A port lives as long as its process, as the engine's does (fabric_close
+ * withdraws it from the fabric but frees nothing): keep every one the tests
+ * open reachable. */
+static struct fab_port *ports_opened[8];
+static unsigned int nports_opened;
 static uint8_t rxbuf[MAX_PAYLOAD];
 static uint8_t txbuf[MAX_PAYLOAD + 256];
 static uint32_t rx_count;
@@ -102,6 +107,8 @@ static void port_open(uint8_t id)
 	dev.gid[0].raw[15] = id;
 	port = fabric_open(&dev);
 	assert_non_null(port);
+	assert_true(nports_opened < 8);
+	ports_opened[nports_opened++] = port;
 }
 
 static void gid_of(uint8_t id, uint8_t gid[16])
