@@ -9,6 +9,9 @@
  *               holder, so a sender never waits for a busy device);
  *   POLL        an application polling an empty CQ runs a round of device
  *               work itself (receives), so its CQE needs no wake-up;
+ *   receives    every other doorbell a thread runs also reads what waits
+ *               on the fabric (rx_inline()): a provider that rings no
+ *               POLL still gets its receives done on its own thread;
  *   the thread  one per adapter: receives when no application polls,
  *               EPOLLOUT of full links, RNR and ACK timers, kicks of the
  *               control path;
@@ -222,6 +225,7 @@ static void dev_unlock(struct engine *eng, struct sim_dev *dev);
 static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			 uint32_t offset, uint32_t value, bool late);
 static void acks_flush(struct engine *eng);
+static void rx_inline(struct engine *eng);
 
 void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		     uint32_t value)
@@ -287,6 +291,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		}
 		eng->now = now_ns();
 		drain_queued(eng);
+		rx_inline(eng);
 		acks_flush(eng);
 		dev_unlock(eng, dev);
 		return;
@@ -311,6 +316,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	eng->now = now_ns();
 	drain_queued(eng);	/* older doorbells first */
 	doorbell_run(dev, uctx, offset, value, false);
+	rx_inline(eng);
 	acks_flush(eng);
 	dev_unlock(eng, dev);
 }
@@ -1695,6 +1701,25 @@ static void poll_hint(struct engine *eng)
 	atomic_store_explicit(&eng->last_poll_ns, eng->now,
 			      memory_order_relaxed);
 	dev_unlock(eng, dev);
+}
+
+/*
+ * Every doorbell a thread traps and runs (QP send or receive, SRQ receive,
+ * CQ arm) also reads what already arrived on the adapter's links: that
+ * thread holds dev->lock anyway, an idle link costs one non-blocking recv,
+ * and a hypervisor handling the exit may as well look at the backend's
+ * queues. Our provider rings no doorbell on an empty poll (each one is a VM
+ * exit on ESXi), so without this the receive side of a streaming or
+ * ping-pong application waited for the device thread to get a CPU, which
+ * two spinning applications rarely leave it; with it, the receiver's own
+ * receive postings and sends (and the sender's, for its ACKs) keep the
+ * fabric drained. The device thread still watches the links for an
+ * application that rings nothing.
+ */
+static void rx_inline(struct engine *eng)
+{
+	if (eng->started && eng->port)
+		fabric_rx_poll(eng->port);
 }
 
 /* ---- the device thread ---- */

@@ -117,7 +117,7 @@ bool fabric_send(struct fab_port *port, struct fab_link *link,
  * fabric_deliver: acts on what fabric_wait() saw and on local packets;
  * calls engine_rx() for each packet, returns how many.
  * fabric_rx_poll: reads whatever already arrived on every link without
- * waiting for readiness (the inline receive of a trapped POLL doorbell).
+ * waiting for readiness (the inline receive of a trapped doorbell).
  * fabric_poll: fabric_wait() + fabric_deliver() under dev->lock, for
  * callers that own no lock (tools, benchmarks).
  */
