@@ -449,8 +449,9 @@ static void qp_flush(struct eqp *e)
 	void *elem;
 
 	while (e->out_count) {
-		complete_send(e, &out_at(e, 0)->wr, PVRDMA_WC_WR_FLUSH_ERR);
-		out_pop(e);
+		swr = out_at(e, 0)->wr;
+		out_pop(e);	/* slot back before the CQE shows it done */
+		complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
 	}
 	e->deadline = 0;
 	if (qp->sq.state && qp->sq.nelems) {
@@ -831,6 +832,7 @@ static void sq_progress(struct eqp *e)
  * ACK, psn itself. READs and atomics complete only with their data. */
 static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
 {
+	struct sim_send_wr wr;
 	struct out_wqe *o;
 	bool progress = false;
 
@@ -840,8 +842,12 @@ static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
 			break;
 		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
 			break;
-		complete_send(e, &o->wr, PVRDMA_WC_SUCCESS);
+		/* The SQ slot goes back before the CQE appears: an
+		 * application that posts one WR per completion (perftest's
+		 * tx_depth) must find the slot free. */
+		wr = o->wr;
 		out_pop(e);
+		complete_send(e, &wr, PVRDMA_WC_SUCCESS);
 		progress = true;
 	}
 	if (progress) {
