@@ -19,10 +19,14 @@
  * needs none (PVRDMA_CQ_POLL_DOORBELL=0 there is safe).
  *
  * ARM doorbells. An armed CQ stays armed until the device raises its
- * event, and the application learns of that event only through
- * ibv_get_cq_event (our cq_event hook). So a request for notification
- * while the CQ is armed with at least the same scope, and no event of it
- * has been consumed since, needs no doorbell: the device is still armed.
+ * event, which it does when it writes a CQE the arm covers; the
+ * application may read that event much later (ibv_get_cq_event, our
+ * cq_event hook), or never. So a request for notification needs no
+ * doorbell only while the CQ is armed with at least the same scope and
+ * the device has written no CQE since that ARM was rung: then it cannot
+ * have raised the event. "No CQE since" is the device's prod_tail as it
+ * was just before the ARM doorbell, and no poll found a CQE since (a
+ * prod_tail back at the same index after 2 * cqe_cnt writes took polls).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -441,16 +445,24 @@ int pvrdma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	uint32_t want = solicited_only ? PVRDMA_DB_CQ_ARM_SOL :
 					 PVRDMA_DB_CQ_ARM;
 	uint32_t armed = __atomic_load_n(&cq->armed, __ATOMIC_ACQUIRE);
+	uint32_t tail = pvrdma_ring_load_acquire(&cq->ring->prod_tail);
+	uint64_t found = pvrdma_stat_read(&cq->counters.found_polls);
 
 	/* ARM covers ARM_SOL; an event consumed since resets armed to 0 */
 	if (cq->ctx->cq_arm_dedup &&
-	    (armed == PVRDMA_DB_CQ_ARM || armed == want)) {
+	    (armed == PVRDMA_DB_CQ_ARM || armed == want) &&
+	    tail == cq->arm_tail && found == cq->arm_found_polls) {
 		__atomic_add_fetch(&cq->counters.arms_skipped, 1,
 				   __ATOMIC_RELAXED);
 		return 0;
 	}
-	__atomic_store_n(&cq->armed, want, __ATOMIC_RELEASE);
+	/* Taken before the doorbell: any CQE the device writes once armed
+	 * moves them. armed is published after the doorbell, so a request
+	 * that sees it finds the device armed already. */
+	cq->arm_tail = tail;
+	cq->arm_found_polls = found;
 	pvrdma_ring_doorbell(cq->doorbell, cq->cqn | want);
+	__atomic_store_n(&cq->armed, want, __ATOMIC_RELEASE);
 	__atomic_add_fetch(solicited_only ? &cq->counters.db_arm_sol :
 					    &cq->counters.db_arm, 1,
 			   __ATOMIC_RELAXED);

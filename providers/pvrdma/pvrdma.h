@@ -284,6 +284,10 @@ struct pvrdma_cq {
 	/* 0, PVRDMA_DB_CQ_ARM_SOL or PVRDMA_DB_CQ_ARM: what the device was
 	 * last asked, until an event of this CQ is consumed */
 	uint32_t armed;
+	/* prod_tail and counters.found_polls just before that ARM doorbell:
+	 * while both hold, the device has written no CQE since (cq.c) */
+	uint32_t arm_tail;
+	uint64_t arm_found_polls;
 	struct pvrdma_context *ctx;
 	struct pvrdma_buf buf;
 	struct pvrdma_list node;	/* ctx->cqs */

@@ -7,6 +7,9 @@
  *   2. Armed again, one more receive: exactly one event.
  *   3. Armed for solicited completions only: an unsolicited send completes
  *      without an event; a following solicited send fires exactly one.
+ *   4. Armed, a receive completes (its event raised, not read yet), armed
+ *      again, one more receive: two events. The device disarmed the CQ when
+ *      it raised the first, whether or not anyone has read it.
  *
  * The server owns the CQ under test; the client sends when told to, and tells
  * the server when its send has completed (so the receive CQE exists). "No
@@ -181,10 +184,22 @@ static int server(struct side *s)
 	take_recvs(s, 1, "solicited receive");
 	expect_no_event(s, "phase 3, not re-armed");
 
+	/* 4: re-armed while the event of the last arm is still unread. */
+	arm(s, false);
+	e2e_sync(s->sock, "go5");
+	e2e_sync(s->sock, "sent5");
+	arm(s, false);
+	e2e_sync(s->sock, "go6");
+	e2e_sync(s->sock, "sent6");
+	expect_one_event(s, "armed, 1 receive, event left unread");
+	expect_one_event(s, "re-armed with an unread event, 1 receive");
+	take_recvs(s, 2, "phase 4 receive");
+	expect_no_event(s, "phase 4, not re-armed");
+
 	E2E_CHECK(!e2e_poll_now(s->recv_cq, &wc),
 		  "unexpected receive completion");
 	ibv_ack_cq_events(s->recv_cq, s->events);
-	E2E_CHECK(s->events == 3, "%u events, want 3", s->events);
+	E2E_CHECK(s->events == 5, "%u events, want 5", s->events);
 	e2e_sync(s->sock, "done");
 	printf("cq_events server: all checks passed\n");
 	return 0;
@@ -235,6 +250,12 @@ static int client(struct side *s)
 	e2e_sync(s->sock, "go4");
 	client_send(s, 1, true);
 	e2e_sync(s->sock, "sent4");
+	e2e_sync(s->sock, "go5");
+	client_send(s, 1, false);
+	e2e_sync(s->sock, "sent5");
+	e2e_sync(s->sock, "go6");
+	client_send(s, 1, false);
+	e2e_sync(s->sock, "sent6");
 	e2e_sync(s->sock, "done");
 	printf("cq_events client: all checks passed\n");
 	return 0;

@@ -364,6 +364,49 @@ static void test_arm_not_repeated(void **state)
 	fake_cq_free(f);
 }
 
+/*
+ * The device disarms a CQ when it raises the event, which may be long
+ * before the application reads it: a CQE written since the last ARM means
+ * the next request must ring, read event or not.
+ */
+static void test_arm_after_unread_event(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+
+	f->ctx.cq_arm_dedup = true;
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM);
+	f->doorbell = 0;
+	produce(f, 3, 1);	/* the device raises the event here */
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM);
+	f->doorbell = 0;
+	/* nothing written since: still armed */
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
+	assert_int_equal(f->doorbell, 0);
+	assert_int_equal(fake_cq_stats(&f->cq).arms_skipped, 1);
+	fake_cq_free(f);
+}
+
+/* prod_tail back at the same index after 2 * cqe_cnt CQEs, all polled. */
+static void test_arm_after_tail_wrapped(void **state)
+{
+	struct fake_cq *f = fake_cq_new(0);
+	struct ibv_wc wc;
+	unsigned int i;
+
+	f->ctx.cq_arm_dedup = true;
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
+	f->doorbell = 0;
+	for (i = 0; i < 2 * NCQE; i++) {
+		produce(f, 3, i);
+		assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, &wc), 1);
+	}
+	assert_int_equal(pvrdma_req_notify_cq(&f->cq.ibv_cq, 0), 0);
+	assert_int_equal(f->doorbell, 5 | PVRDMA_DB_CQ_ARM);
+	fake_cq_free(f);
+}
+
 static void test_corrupt_index(void **state)
 {
 	struct fake_cq *f = fake_cq_new(0);
@@ -403,6 +446,8 @@ int main(void)
 		cmocka_unit_test(test_empty_poll_doorbell_backoff),
 		cmocka_unit_test(test_empty_poll_never_with_0),
 		cmocka_unit_test(test_arm_not_repeated),
+		cmocka_unit_test(test_arm_after_unread_event),
+		cmocka_unit_test(test_arm_after_tail_wrapped),
 		cmocka_unit_test(test_arm_doorbells),
 		cmocka_unit_test(test_corrupt_index),
 		cmocka_unit_test(test_qp_table_refuses_collision),
