@@ -66,17 +66,80 @@ struct out_wqe {
 	uint8_t local_err;		/* status to complete with, 0 = none */
 };
 
+/*
+ * The engine's lists of QPs (qpn hash chains, all QPs, kicks, pending
+ * ACKs, QPs waiting for a full link). A QP's membership of a list is its
+ * link's pprev and nothing else: no flag beside it can disagree with the
+ * list, an unlink is O(1) from wherever the QP is, and linking a QP that
+ * is already on its list is a no-op (a QP once linked to itself made the
+ * ACK flush spin forever with dev->lock held).
+ */
+struct qlink {
+	struct qlink *next;
+	struct qlink **pprev;		/* NULL: on no list */
+};
+
+struct qlist {
+	struct qlink *first;
+};
+
+#define eqp_of(l, member) \
+	((struct eqp *)((uint8_t *)(l) - offsetof(struct eqp, member)))
+
+static bool qlink_linked(const struct qlink *l)
+{
+	return l->pprev != NULL;
+}
+
+static void qlist_push(struct qlist *h, struct qlink *l)
+{
+	if (qlink_linked(l))
+		return;
+	l->next = h->first;
+	if (l->next)
+		l->next->pprev = &l->next;
+	h->first = l;
+	l->pprev = &h->first;
+}
+
+static void qlink_del(struct qlink *l)
+{
+	if (!qlink_linked(l))
+		return;
+	*l->pprev = l->next;
+	if (l->next)
+		l->next->pprev = l->pprev;
+	l->next = NULL;
+	l->pprev = NULL;
+}
+
+static struct qlink *qlist_pop(struct qlist *h)
+{
+	struct qlink *l = h->first;
+
+	if (l)
+		qlink_del(l);
+	return l;
+}
+
+/* Moves every member of from to an empty to (to must stay in place while
+ * it holds them: its members point at it). */
+static void qlist_take(struct qlist *to, struct qlist *from)
+{
+	to->first = from->first;
+	from->first = NULL;
+	if (to->first)
+		to->first->pprev = &to->first;
+}
+
 struct eqp {
 	struct sim_qp *qp;
 	struct engine *eng;
-	struct eqp *hash_next;
-	struct eqp *all_next, *all_prev;
-	struct eqp *kick_next;
-	struct eqp *ack_next;
-	struct eqp *wait_next;
-	bool kicked;
-	bool ack_queued;
-	bool link_waiting;		/* on eng->waiters */
+	struct qlink hash;		/* eng->qpn_hash[qpn % QPN_HASH] */
+	struct qlink all;		/* eng->all */
+	struct qlink kick;		/* eng->kicks: the control path kicked */
+	struct qlink ack;		/* eng->acks: an ACK is queued */
+	struct qlink wait;		/* eng->waiters: waits for its link */
 	bool need_resolve;
 
 	/* requester */
@@ -113,11 +176,11 @@ struct engine {
 	atomic_bool kick_pending;
 	_Atomic uint64_t last_poll_ns;	/* the last POLL doorbell */
 	atomic_bool dev_set;		/* dev is known (before the start) */
-	struct eqp *qpn_hash[QPN_HASH];
-	struct eqp *all;
-	struct eqp *kicks;
-	struct eqp *acks;
-	struct eqp *waiters;		/* QPs waiting for a full link */
+	struct qlist qpn_hash[QPN_HASH];
+	struct qlist all;
+	struct qlist kicks;
+	struct qlist acks;
+	struct qlist waiters;		/* QPs waiting for a full link */
 	uint64_t next_deadline;
 	uint64_t now;
 };
@@ -552,11 +615,7 @@ static void arm_rnr_timer(struct eqp *e, uint64_t when)
 
 static void link_wait(struct eqp *e)
 {
-	if (e->link_waiting)
-		return;
-	e->link_waiting = true;
-	e->wait_next = e->eng->waiters;
-	e->eng->waiters = e;
+	qlist_push(&e->eng->waiters, &e->wait);
 }
 
 static void sq_progress(struct eqp *e);
@@ -564,16 +623,20 @@ static void sq_progress(struct eqp *e);
 /* QPs whose link drained (or died: their timers take over) send on. */
 static int run_waiters(struct engine *eng)
 {
-	struct eqp *e, **pp = &eng->waiters;
+	struct qlist todo;
+	struct qlink *l;
+	struct eqp *e;
 	int n = 0;
 
-	while ((e = *pp)) {
+	/* A QP that finds its link full again waits on eng->waiters anew,
+	 * not on the list being walked. */
+	qlist_take(&todo, &eng->waiters);
+	while ((l = qlist_pop(&todo))) {
+		e = eqp_of(l, wait);
 		if (fabric_link_busy(e->link)) {
-			pp = &e->wait_next;
+			qlist_push(&eng->waiters, &e->wait);
 			continue;
 		}
-		*pp = e->wait_next;
-		e->link_waiting = false;
 		sq_progress(e);
 		n++;
 	}
@@ -987,34 +1050,26 @@ static void send_ctrl(struct eqp *e, struct fab_link *to, uint8_t type,
 /* A queued ACK goes out before any other response of the QP. */
 static void ack_flush_one(struct eqp *e)
 {
-	if (!e->ack_queued)
+	if (!qlink_linked(&e->ack))
 		return;
-	e->ack_queued = false;
+	qlink_del(&e->ack);
 	send_ctrl(e, e->ack_link, FAB_ACK, 0, e->ack_psn,
 		  e->qp->attr.dest_qp_num);
 }
 
 static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn)
 {
-	if (e->ack_queued && e->ack_link != to)
+	if (qlink_linked(&e->ack) && e->ack_link != to)
 		ack_flush_one(e);
 	e->ack_link = to;
 	e->ack_psn = psn;
-	if (!e->ack_queued) {
-		e->ack_queued = true;
-		e->ack_next = e->eng->acks;
-		e->eng->acks = e;
-	}
+	qlist_push(&e->eng->acks, &e->ack);
 }
 
 static void acks_flush(struct engine *eng)
 {
-	struct eqp *e;
-
-	while ((e = eng->acks)) {
-		eng->acks = e->ack_next;
-		ack_flush_one(e);
-	}
+	while (eng->acks.first)
+		ack_flush_one(eqp_of(eng->acks.first, ack));
 }
 
 static void nak(struct eqp *e, struct fab_link *to, uint8_t code,
@@ -1425,11 +1480,11 @@ static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
 
 static struct eqp *eqp_by_qpn(struct engine *eng, uint32_t qpn)
 {
-	struct eqp *e;
+	struct qlink *l;
 
-	for (e = eng->qpn_hash[qpn % QPN_HASH]; e; e = e->hash_next)
-		if (e->qp->qpn == qpn)
-			return e;
+	for (l = eng->qpn_hash[qpn % QPN_HASH].first; l; l = l->next)
+		if (eqp_of(l, hash)->qp->qpn == qpn)
+			return eqp_of(l, hash);
 	return NULL;
 }
 
@@ -1494,17 +1549,21 @@ static void qp_timer(struct eqp *e, uint64_t now)
 
 static void run_timers(struct engine *eng)
 {
-	struct eqp *e, *next;
+	struct qlink *l, *next;
+	struct eqp *e;
 
 	if (!eng->next_deadline || eng->now < eng->next_deadline)
 		return;
 	eng->next_deadline = 0;
-	for (e = eng->all; e; e = next) {
-		next = e->all_next;
-		qp_timer(e, eng->now);
+	for (l = eng->all.first; l; l = next) {
+		next = l->next;
+		qp_timer(eqp_of(l, all), eng->now);
 	}
-	for (e = eng->all; e; e = e->all_next) {
-		uint64_t d = e->deadline;
+	for (l = eng->all.first; l; l = l->next) {
+		uint64_t d;
+
+		e = eqp_of(l, all);
+		d = e->deadline;
 
 		if (e->rnr_until && (!d || e->rnr_until < d))
 			d = e->rnr_until;
@@ -1517,25 +1576,19 @@ static void kick(struct eqp *e)
 {
 	struct engine *eng = e->eng;
 
-	if (!e->kicked) {
-		e->kicked = true;
-		e->kick_next = eng->kicks;
-		eng->kicks = e;
-	}
+	qlist_push(&eng->kicks, &e->kick);
 	atomic_store(&eng->kick_pending, true);
 	fabric_wake(eng->port);
 }
 
 static int run_kicks(struct engine *eng)
 {
-	struct eqp *e;
+	struct qlink *l;
 	int n = 0;
 
 	atomic_store(&eng->kick_pending, false);
-	while ((e = eng->kicks)) {
-		eng->kicks = e->kick_next;
-		e->kicked = false;
-		sq_progress(e);
+	while ((l = qlist_pop(&eng->kicks))) {
+		sq_progress(eqp_of(l, kick));
 		n++;
 	}
 	return n;
@@ -1677,7 +1730,7 @@ static int engine_round(struct engine *eng, bool inline_rx)
 		work += fabric_rx_poll(eng->port);
 	if (atomic_load(&eng->kick_pending))
 		work += run_kicks(eng);
-	if (eng->waiters)
+	if (eng->waiters.first)
 		work += run_waiters(eng);
 	acks_flush(eng);
 	run_timers(eng);
@@ -1887,12 +1940,8 @@ int engine_qp_create(struct sim_qp *qp)
 		free(e);
 		return ENOMEM;
 	}
-	e->hash_next = eng->qpn_hash[qp->qpn % QPN_HASH];
-	eng->qpn_hash[qp->qpn % QPN_HASH] = e;
-	e->all_next = eng->all;
-	if (eng->all)
-		eng->all->all_prev = e;
-	eng->all = e;
+	qlist_push(&eng->qpn_hash[qp->qpn % QPN_HASH], &e->hash);
+	qlist_push(&eng->all, &e->all);
 	qp->engine = e;
 	return 0;
 }
@@ -1906,21 +1955,8 @@ static void eqp_reset(struct eqp *e)
 	e->need_resolve = false;
 	e->nak_sent = false;
 	e->have_atomic = false;
-	e->ack_queued = false;
-	e->link_waiting = false;
-}
-
-static void unlink_from(struct eqp **head, struct eqp *e, size_t next_off)
-{
-	struct eqp **pp = head;
-
-	while (*pp) {
-		if (*pp == e) {
-			*pp = *(struct eqp **)((uint8_t *)e + next_off);
-			return;
-		}
-		pp = (struct eqp **)((uint8_t *)*pp + next_off);
-	}
+	qlink_del(&e->ack);
+	qlink_del(&e->wait);
 }
 
 void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
@@ -1932,9 +1968,6 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 		return;
 	switch (s) {
 	case IBV_QPS_RESET:
-		unlink_from(&e->eng->acks, e, offsetof(struct eqp, ack_next));
-		unlink_from(&e->eng->waiters, e,
-			    offsetof(struct eqp, wait_next));
 		eqp_reset(e);
 		break;
 	case IBV_QPS_INIT:
@@ -1969,22 +2002,14 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 void engine_qp_destroy(struct sim_qp *qp)
 {
 	struct eqp *e = qp->engine;
-	struct engine *eng;
 
 	if (!e)
 		return;
-	eng = e->eng;
-	unlink_from(&eng->qpn_hash[qp->qpn % QPN_HASH], e,
-		    offsetof(struct eqp, hash_next));
-	unlink_from(&eng->kicks, e, offsetof(struct eqp, kick_next));
-	unlink_from(&eng->acks, e, offsetof(struct eqp, ack_next));
-	unlink_from(&eng->waiters, e, offsetof(struct eqp, wait_next));
-	if (e->all_prev)
-		e->all_prev->all_next = e->all_next;
-	else
-		eng->all = e->all_next;
-	if (e->all_next)
-		e->all_next->all_prev = e->all_prev;
+	qlink_del(&e->hash);
+	qlink_del(&e->all);
+	qlink_del(&e->kick);
+	qlink_del(&e->ack);
+	qlink_del(&e->wait);
 	qp->engine = NULL;
 	free(e->out);
 	free(e);
