@@ -188,6 +188,8 @@ struct engine {
 static struct engine engines[SIM_MAX_ADAPTERS];
 
 #define PSN_MASK	0xffffffu
+/* pvrdma_av.port_pd: the PD number in bits 0-23, the port above. */
+#define PVRDMA_AV_PDN_MASK	0xffffffu
 
 /* dev->gid_type holds libibverbs' sysfs GID types: 0 = IB/RoCE v1,
  * 1 = RoCE v2 (enum ibv_gid_type_sysfs, private to libibverbs). */
@@ -740,6 +742,11 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 	struct local_iov li;
 	uint32_t st;
 
+	/* The AH names its PD in the AV (port_pd): one of another PD than
+	 * the QP's is no address for it, and the WR fails as rxe's
+	 * requester fails it when the AH's PD is not the QP's. */
+	if ((wr->av.port_pd & PVRDMA_AV_PDN_MASK) != qp->pd->pdn)
+		return PVRDMA_WC_LOC_QP_OP_ERR;
 	st = map_sges(qp, wr->sge, wr->num_sge, 0, &li);
 	if (st)
 		return st;

@@ -19,6 +19,9 @@
  *                   prefix of the stream, tears down cleanly
  *
  *   rc_recovery --server|--client --port P --mode M [--dev D]
+ *
+ * RC_RECOVERY_PAUSE_MS in the client's environment sets the sigstop pause
+ * (the retry budget is about 8.6 s).
  */
 #include "e2e_common.h"
 
@@ -38,7 +41,7 @@
 #define RQ_DEPTH	128
 #define STREAM_WRS	4000	/* WRs of the sigstop streams */
 #define READ_EVERY	8	/* every 8th WR of a stream is a READ */
-#define PAUSE_MS	2000
+#define PAUSE_MS	2000	/* default; RC_RECOVERY_PAUSE_MS overrides */
 
 /* Buffer layout, the same on both sides. */
 #define RECV_OFF	0
@@ -288,6 +291,8 @@ static void stream_client(struct side *s, pid_t peer_pid)
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 	struct ibv_wc wc[16];
+	const char *env = getenv("RC_RECOVERY_PAUSE_MS");
+	uint64_t pause_ms = env ? strtoull(env, NULL, 0) : PAUSE_MS;
 	int n, k, ret;
 
 	last_progress = now_ms();
@@ -310,7 +315,7 @@ static void stream_client(struct side *s, pid_t peer_pid)
 			       (unsigned long long)posted);
 		}
 		if (stopped && !resumed &&
-		    (beyond ? failed : now_ms() - stopped_at >= PAUSE_MS)) {
+		    (beyond ? failed : now_ms() - stopped_at >= pause_ms)) {
 			E2E_CHECK(!kill(peer_pid, SIGCONT), "kill: %s",
 				  strerror(errno));
 			resumed = true;
@@ -352,7 +357,7 @@ static void stream_client(struct side *s, pid_t peer_pid)
 			last_progress = now_ms();
 		} else {
 			E2E_CHECK(now_ms() - last_progress <
-				  (PAUSE_MS + E2E_WAIT_SECONDS * 1000ull),
+				  (pause_ms + E2E_WAIT_SECONDS * 1000ull),
 				  "no completion for %d s (%llu of %llu done)",
 				  E2E_WAIT_SECONDS,
 				  (unsigned long long)done,
