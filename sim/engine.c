@@ -132,6 +132,21 @@ static void qlist_take(struct qlist *to, struct qlist *from)
 		to->first->pprev = &to->first;
 }
 
+/*
+ * A requester has at most max_rd_atomic READs and atomics outstanding, at
+ * most the device's max_qp_init_rd_atom (16, device_attr.c); the responder
+ * keeps the result of as many atomics (max_qp_rd_atom, 16), so a resend
+ * of any atomic still outstanding finds its result: an atomic executes
+ * once, however often it is resent.
+ */
+#define ATOMIC_RESULTS	16u
+
+struct atomic_result {
+	bool valid;
+	uint32_t psn;
+	uint64_t orig;
+};
+
 struct eqp {
 	struct sim_qp *qp;
 	struct engine *eng;
@@ -154,14 +169,16 @@ struct eqp {
 	uint8_t ud_gid[16];		/* UD: last destination resolved */
 	struct fab_link *ud_link;
 
+	uint32_t rd_inflight;		/* READs/atomics sent, unanswered */
+
 	/* responder */
 	uint32_t epsn;
 	bool nak_sent;
 	struct fab_link *ack_link;
 	uint32_t ack_psn;
-	bool have_atomic;
-	uint32_t atomic_psn;
-	uint64_t atomic_val;
+	/* The results of the last atomics executed, for their resends. */
+	struct atomic_result atomics[ATOMIC_RESULTS];
+	uint32_t atomic_next;
 };
 
 #define QPN_HASH	1024u
@@ -498,11 +515,21 @@ static struct out_wqe *out_at(struct eqp *e, uint32_t i)
  */
 static void out_pop(struct eqp *e)
 {
+	if (e->out_sent) {
+		e->out_sent--;
+		if (sim_wqe_is_read_or_atomic(out_at(e, 0)->wr.opcode))
+			e->rd_inflight--;
+	}
 	sim_ring_consume(&e->qp->sq);
 	e->out_head = (e->out_head + 1) % e->out_cap;
 	e->out_count--;
-	if (e->out_sent)
-		e->out_sent--;
+}
+
+/* Everything in flight is to be sent again (timeout, NAK, RNR). */
+static void out_unsend(struct eqp *e)
+{
+	e->out_sent = 0;
+	e->rd_inflight = 0;
 }
 
 /* Every WQE still queued completes with WR_FLUSH_ERR, in order. */
@@ -816,6 +843,13 @@ static void sq_drained_check(struct eqp *e)
 				&qp->async_events_reported);
 }
 
+/* READs and atomics a QP may have outstanding. 0 would stall them for
+ * good; a QP that did not raise it from 0 gets one at a time. */
+static uint32_t rd_atomic_limit(const struct sim_qp *qp)
+{
+	return qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+}
+
 /* Fetches what the SQ ring holds and sends what may be sent. */
 static void sq_progress(struct eqp *e)
 {
@@ -880,6 +914,10 @@ static void sq_progress(struct eqp *e)
 		if (!o->local_err && (o->wr.send_flags & IBV_SEND_FENCE) &&
 		    e->out_sent)
 			break;	/* fence: earlier reads/atomics finish first */
+		if (!o->local_err &&
+		    sim_wqe_is_read_or_atomic(o->wr.opcode) &&
+		    e->rd_inflight >= rd_atomic_limit(qp))
+			break;	/* the responder's resources are all taken */
 		if (o->local_err) {
 			if (e->out_sent)
 				break;	/* completes once it is the oldest */
@@ -892,6 +930,8 @@ static void sq_progress(struct eqp *e)
 			continue;
 		}
 		e->out_sent++;
+		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
+			e->rd_inflight++;
 		if (!e->deadline)
 			arm_timer(e, e->eng->now + ack_timeout_ns(qp));
 	}
@@ -1014,7 +1054,7 @@ static void requester_rx(struct eqp *e, const struct fab_hdr *h,
 		    out_at(e, 0)->psn != h->psn)
 			break;	/* stale */
 		if (h->opcode == FAB_NAK_SEQ) {
-			e->out_sent = 0;	/* go back to psn */
+			out_unsend(e);	/* go back to psn */
 		} else if (h->opcode == FAB_NAK_RNR) {
 			if (qp->attr.rnr_retry != 7 && !e->rnr_left--) {
 				requester_fail(e,
@@ -1023,7 +1063,7 @@ static void requester_rx(struct eqp *e, const struct fab_hdr *h,
 			}
 			/* Nothing is in flight until the RNR timer resends:
 			 * the ACK timer restarts with the resend. */
-			e->out_sent = 0;
+			out_unsend(e);
 			e->deadline = 0;
 			arm_rnr_timer(e, e->eng->now +
 				      1000ull * rnr_timer_us[h->rkey & 31]);
@@ -1264,6 +1304,17 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 	}
 }
 
+static const struct atomic_result *atomic_result_of(const struct eqp *e,
+						    uint32_t psn)
+{
+	unsigned int i;
+
+	for (i = 0; i < ATOMIC_RESULTS; i++)
+		if (e->atomics[i].valid && e->atomics[i].psn == psn)
+			return &e->atomics[i];
+	return NULL;
+}
+
 static void rc_atomic(struct eqp *e, struct fab_link *from,
 		      const struct fab_hdr *h)
 {
@@ -1275,8 +1326,17 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 		responder_fail(e, from, h, FAB_NAK_INV_REQ);
 		return;
 	}
-	if (e->have_atomic && e->atomic_psn == h->psn) {
-		orig = e->atomic_val;	/* a resend: never execute twice */
+	if (h->psn != e->epsn) {
+		/* A resend of an atomic executed already: its result. */
+		const struct atomic_result *res = atomic_result_of(e, h->psn);
+
+		if (!res) {
+			/* Older than every result kept: the requester
+			 * broke its max_rd_atomic. Never execute twice. */
+			nak(e, from, FAB_NAK_INV_REQ, h->psn, h->src_qpn);
+			return;
+		}
+		orig = res->orig;
 	} else {
 		if (!remote_check(e, h, 8, IBV_ACCESS_REMOTE_ATOMIC, &b)) {
 			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
@@ -1292,9 +1352,10 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			orig = __atomic_fetch_add(p, h->atomic_a,
 						  __ATOMIC_SEQ_CST);
 		}
-		e->have_atomic = true;
-		e->atomic_psn = h->psn;
-		e->atomic_val = orig;
+		e->atomics[e->atomic_next] = (struct atomic_result){
+			.valid = true, .psn = h->psn, .orig = orig,
+		};
+		e->atomic_next = (e->atomic_next + 1) % ATOMIC_RESULTS;
 		e->epsn = (h->psn + 1) & PSN_MASK;
 		e->nak_sent = false;
 	}
@@ -1546,7 +1607,7 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	/* Resend from the oldest unacknowledged request; look the peer up
 	 * again, it may have come back. */
 	stat_add(&qp->uctx->dev->stats.retransmits, e->out_sent);
-	e->out_sent = 0;
+	out_unsend(e);
 	if (!fabric_link_alive(e->link))
 		e->need_resolve = true;
 	sq_progress(e);
@@ -1957,11 +2018,13 @@ int engine_qp_create(struct sim_qp *qp)
 static void eqp_reset(struct eqp *e)
 {
 	e->out_head = e->out_count = e->out_sent = 0;
+	e->rd_inflight = 0;
 	e->deadline = e->rnr_until = 0;
 	e->link = e->ud_link = NULL;
 	e->need_resolve = false;
 	e->nak_sent = false;
-	e->have_atomic = false;
+	memset(e->atomics, 0, sizeof(e->atomics));
+	e->atomic_next = 0;
 	qlink_del(&e->ack);
 	qlink_del(&e->wait);
 }
