@@ -21,16 +21,21 @@
  *               executes in order: the data is there)
  *   i % 4 == 3  RDMA READ of one of the peer's fixed regions, checked
  *
- *   stress --server|--client --port P [--expect MESSAGES] [--dev D]
+ *   stress --server|--client --port P [--expect MESSAGES] [--mode sigstop]
+ *          [--dev D]
  *
  * MESSAGES (default 200000) is what each side sends in all, split evenly
- * over the threads.
+ * over the threads. With --mode sigstop the client stops the server
+ * process with SIGSTOP for PAUSE_MS once a quarter of its stream is done,
+ * then continues it: a pause well inside timeout x retry_cnt, which both
+ * directions must ride out with nothing lost.
  */
 #include "e2e_common.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +50,7 @@
 #define WRITE_MAX	512
 #define READ_REGIONS	16
 #define READ_LEN	256
+#define PAUSE_MS	2000
 
 /* One thread's area of the buffer; the same layout on both sides. */
 struct area {
@@ -80,6 +86,7 @@ struct worker {
 	struct area *a;
 	uint64_t peer_area;		/* the peer's struct area of thread t */
 	uint64_t posted, done;
+	uint64_t progress;		/* done, for the main thread */
 	uint64_t recvd;			/* the peer's elements accounted for:
 					 * the next SEND expected */
 	pthread_t tid;
@@ -318,6 +325,7 @@ static void *worker_main(void *arg)
 		E2E_CHECK(n >= 0, "ibv_poll_cq: %d", n);
 		for (k = 0; k < n; k++)
 			send_done(w, &wc[k]);
+		__atomic_store_n(&w->progress, w->done, __ATOMIC_RELAXED);
 		work |= n > 0;
 		n = ibv_poll_cq(w->rcq, 32, wc);
 		E2E_CHECK(n >= 0, "ibv_poll_cq: %d", n);
@@ -405,16 +413,42 @@ static void connect_all(struct side *s)
 	}
 }
 
+/* Stops the server once a quarter of our stream is done, for PAUSE_MS. */
+static void pause_peer(struct side *s, pid_t pid)
+{
+	uint64_t done, start;
+	unsigned int t;
+
+	do {
+		usleep(1000);
+		for (done = 0, t = 0; t < THREADS; t++)
+			done += __atomic_load_n(&s->w[t].progress,
+						__ATOMIC_RELAXED);
+	} while (done < s->per_thread * THREADS / 4);
+	E2E_CHECK(!kill(pid, SIGSTOP), "kill: %s", strerror(errno));
+	printf("stopped the server after %llu WRs\n",
+	       (unsigned long long)done);
+	start = now_s();
+	usleep(PAUSE_MS * 1000);
+	E2E_CHECK(!kill(pid, SIGCONT), "kill: %s", strerror(errno));
+	printf("continued the server after %llu s\n",
+	       (unsigned long long)(now_s() - start));
+}
+
 int main(int argc, char **argv)
 {
 	struct e2e_args args;
 	struct side *s;
 	unsigned int t;
 	uint64_t sent = 0, recvd = 0, start;
+	bool sigstop;
+	pid_t peer_pid;
 	int sock, ret;
 
 	e2e_parse_args(argc, argv, &args);
 	E2E_CHECK(!args.single, "needs --server or --client");
+	sigstop = args.mode && !strcmp(args.mode, "sigstop");
+	E2E_CHECK(!args.mode || sigstop, "unknown mode %s", args.mode);
 	s = calloc(1, sizeof(*s));
 	E2E_CHECK(s, "out of memory");
 	s->server = args.server;
@@ -427,6 +461,10 @@ int main(int argc, char **argv)
 	E2E_CHECK(e2e_recv_all(sock, &s->peer, sizeof(s->peer)),
 		  "peer went away");
 	connect_all(s);
+	peer_pid = getpid();
+	e2e_send_all(sock, &peer_pid, sizeof(peer_pid));
+	E2E_CHECK(e2e_recv_all(sock, &peer_pid, sizeof(peer_pid)),
+		  "peer went away");
 	e2e_sync(sock, "connected");
 
 	start = now_s();
@@ -435,6 +473,8 @@ int main(int argc, char **argv)
 				     &s->w[t]);
 		E2E_CHECK(!ret, "pthread_create: %s", strerror(ret));
 	}
+	if (sigstop && !s->server)
+		pause_peer(s, peer_pid);
 	for (t = 0; t < THREADS; t++) {
 		pthread_join(s->w[t].tid, NULL);
 		sent += s->w[t].done;
