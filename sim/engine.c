@@ -1596,7 +1596,10 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	if (!e->deadline || now < e->deadline)
 		return;
 	e->deadline = 0;
-	if (!e->out_sent)
+	/* Requests waiting for a link the peer stopped reading count as
+	 * sent and lost: a peer that never drains its link is a peer that
+	 * never answers, and ends in RETRY_EXC_ERR like one that is gone. */
+	if (!e->out_count)
 		return;
 	/* retry_cnt 7 is seven retries, not "infinite": only rnr_retry has
 	 * an infinite encoding. A peer that is gone ends in RETRY_EXC_ERR. */

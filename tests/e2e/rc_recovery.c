@@ -17,6 +17,9 @@
  *                   completes RETRY_EXC_ERR, the ones behind it flush, and
  *                   once continued the server, which got an in-order
  *                   prefix of the stream, tears down cleanly
+ *   sigstop-full    as sigstop-beyond, with 256 KiB RDMA WRITEs instead of
+ *                   the SENDs: the requester's link to the stopped peer
+ *                   fills up, and its timer must still run out
  *
  *   rc_recovery --server|--client --port P --mode M [--dev D]
  *
@@ -48,7 +51,9 @@
 #define SEND_OFF	(RECV_OFF + RQ_DEPTH * MSG_SIZE)
 #define READ_SRC_OFF	(SEND_OFF + SQ_DEPTH * MSG_SIZE)
 #define READ_DST_OFF	(READ_SRC_OFF + READ_SLOTS * READ_LEN)
-#define BUF_SIZE	(READ_DST_OFF + SQ_DEPTH * READ_LEN)
+#define BIG_OFF		(READ_DST_OFF + SQ_DEPTH * READ_LEN)
+#define BIG_LEN		(256 * 1024)
+#define BUF_SIZE	(BIG_OFF + BIG_LEN)
 
 struct msg {
 	uint32_t seq;
@@ -67,9 +72,24 @@ struct side {
 	const char *mode;
 };
 
+/* A client that fails while the server is stopped must not leave it so. */
+static pid_t stopped_peer;
+
+static void continue_peer(void)
+{
+	if (stopped_peer)
+		kill(stopped_peer, SIGCONT);
+}
+
 static bool mode_is(const struct side *s, const char *m)
 {
 	return !strcmp(s->mode, m);
+}
+
+/* The modes where the pause outlasts the retry budget. */
+static bool beyond_budget(const struct side *s)
+{
+	return mode_is(s, "sigstop-beyond") || mode_is(s, "sigstop-full");
 }
 
 static uint64_t now_ms(void)
@@ -125,7 +145,7 @@ static void connect_qp(struct side *s)
 		.set_rnr_retry = true,
 	};
 
-	if (mode_is(s, "sigstop-beyond")) {
+	if (beyond_budget(s)) {
 		/* 4.096 us * 2^12 ~ 17 ms a try, 2 retries: ~50 ms. */
 		opts.timeout = 12;
 		opts.retry_cnt = 2;
@@ -170,6 +190,12 @@ static void make_wr(struct side *s, uint64_t i, uint32_t seq,
 		wr->wr.rdma.remote_addr = s->peer.addr + READ_SRC_OFF +
 			(i / READ_EVERY % READ_SLOTS) * READ_LEN;
 		wr->wr.rdma.rkey = s->peer.rkey;
+	} else if (mode_is(s, "sigstop-full")) {
+		sge->addr = (uintptr_t)s->buf + BIG_OFF;
+		sge->length = BIG_LEN;
+		wr->opcode = IBV_WR_RDMA_WRITE;
+		wr->wr.rdma.remote_addr = s->peer.addr + BIG_OFF;
+		wr->wr.rdma.rkey = s->peer.rkey;
 	} else {
 		struct msg *m = (struct msg *)(s->buf + SEND_OFF +
 					       slot * MSG_SIZE);
@@ -196,7 +222,8 @@ static void check_send_wc(struct side *s, const struct ibv_wc *wc,
 		  "(out of order or lost)", (unsigned long long)wc->wr_id,
 		  (unsigned long long)i);
 	E2E_CHECK(wc->opcode == (is_read(i) ? IBV_WC_RDMA_READ :
-				 IBV_WC_SEND),
+				 mode_is(s, "sigstop-full") ?
+				 IBV_WC_RDMA_WRITE : IBV_WC_SEND),
 		  "WR %llu: opcode %d", (unsigned long long)i, wc->opcode);
 	if (is_read(i))
 		E2E_CHECK(e2e_pattern_ok(dst, READ_LEN, 1000 + i / READ_EVERY %
@@ -284,7 +311,7 @@ static void send_read_send_server(struct side *s)
  */
 static void stream_client(struct side *s, pid_t peer_pid)
 {
-	bool beyond = mode_is(s, "sigstop-beyond");
+	bool beyond = beyond_budget(s);
 	uint64_t posted = 0, done = 0, stopped_at = 0, last_progress;
 	uint32_t seq = 0, sends_ok = 0;
 	bool stopped = false, resumed = false, failed = false;
@@ -307,6 +334,8 @@ static void stream_client(struct side *s, pid_t peer_pid)
 			posted++;
 		}
 		if (!stopped && posted >= (beyond ? 0 : STREAM_WRS / 4)) {
+			stopped_peer = peer_pid;
+			atexit(continue_peer);
 			E2E_CHECK(!kill(peer_pid, SIGSTOP), "kill: %s",
 				  strerror(errno));
 			stopped = true;
@@ -318,6 +347,7 @@ static void stream_client(struct side *s, pid_t peer_pid)
 		    (beyond ? failed : now_ms() - stopped_at >= pause_ms)) {
 			E2E_CHECK(!kill(peer_pid, SIGCONT), "kill: %s",
 				  strerror(errno));
+			stopped_peer = 0;
 			resumed = true;
 			printf("continued the server after %llu ms, %llu WRs "
 			       "done\n",
@@ -351,7 +381,7 @@ static void stream_client(struct side *s, pid_t peer_pid)
 				continue;
 			}
 			check_send_wc(s, &wc[k], done);
-			sends_ok += !is_read(done);
+			sends_ok += wc[k].opcode == IBV_WC_SEND;
 		}
 		if (n) {
 			last_progress = now_ms();
@@ -383,7 +413,7 @@ static uint32_t stream_sends(void)
 
 static void stream_server(struct side *s)
 {
-	bool beyond = mode_is(s, "sigstop-beyond");
+	bool beyond = beyond_budget(s);
 	uint32_t next_seq = 0, sent = 0;
 	uint64_t last_progress = now_ms();
 	struct ibv_wc wc[16];
@@ -448,7 +478,7 @@ int main(int argc, char **argv)
 	memset(&s, 0, sizeof(s));
 	s.mode = args.mode;
 	E2E_CHECK(mode_is(&s, "send-read-send") || mode_is(&s, "sigstop") ||
-		  mode_is(&s, "sigstop-beyond"), "unknown mode %s", s.mode);
+		  beyond_budget(&s), "unknown mode %s", s.mode);
 	setup(&s, &args);
 	s.sock = e2e_channel_open(&args);
 	if (args.server && !mode_is(&s, "send-read-send"))
