@@ -28,7 +28,8 @@
  * over the threads. With --mode sigstop the client stops the server
  * process with SIGSTOP for PAUSE_MS once a quarter of its stream is done,
  * then continues it: a pause well inside timeout x retry_cnt, which both
- * directions must ride out with nothing lost.
+ * directions must ride out with nothing lost (STRESS_PAUSE_MS in the
+ * client's environment sets the pause; the retry budget is ~8.6 s).
  */
 #include "e2e_common.h"
 
@@ -413,9 +414,11 @@ static void connect_all(struct side *s)
 	}
 }
 
-/* Stops the server once a quarter of our stream is done, for PAUSE_MS. */
+/* Stops the server once a quarter of our stream is done, for the pause. */
 static void pause_peer(struct side *s, pid_t pid)
 {
+	const char *env = getenv("STRESS_PAUSE_MS");
+	uint64_t pause_ms = env ? strtoull(env, NULL, 0) : PAUSE_MS;
 	uint64_t done, start;
 	unsigned int t;
 
@@ -429,7 +432,7 @@ static void pause_peer(struct side *s, pid_t pid)
 	printf("stopped the server after %llu WRs\n",
 	       (unsigned long long)done);
 	start = now_s();
-	usleep(PAUSE_MS * 1000);
+	usleep(pause_ms * 1000);
 	E2E_CHECK(!kill(pid, SIGCONT), "kill: %s", strerror(errno));
 	printf("continued the server after %llu s\n",
 	       (unsigned long long)(now_s() - start));
