@@ -152,7 +152,7 @@ struct eqp {
 	struct engine *eng;
 	struct qlink hash;		/* eng->qpn_hash[qpn % QPN_HASH] */
 	struct qlink all;		/* eng->all */
-	struct qlink kick;		/* eng->kicks: the control path kicked */
+	struct qlink kick;		/* eng->kicks: control path kicked */
 	struct qlink ack;		/* eng->acks: an ACK is queued */
 	struct qlink wait;		/* eng->waiters: waits for its link */
 	bool need_resolve;
@@ -169,7 +169,7 @@ struct eqp {
 	uint8_t ud_gid[16];		/* UD: last destination resolved */
 	struct fab_link *ud_link;
 
-	uint32_t rd_inflight;		/* READs/atomics sent, unanswered */
+	uint32_t rd_inflight;		/* READs, atomics unanswered */
 
 	/* responder */
 	uint32_t epsn;
@@ -917,7 +917,7 @@ static void sq_progress(struct eqp *e)
 		if (!o->local_err &&
 		    sim_wqe_is_read_or_atomic(o->wr.opcode) &&
 		    e->rd_inflight >= rd_atomic_limit(qp))
-			break;	/* the responder's resources are all taken */
+			break;	/* the responder's resources are taken */
 		if (o->local_err) {
 			if (e->out_sent)
 				break;	/* completes once it is the oldest */

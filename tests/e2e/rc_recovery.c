@@ -44,7 +44,7 @@
 #define RQ_DEPTH	128
 #define STREAM_WRS	4000	/* WRs of the sigstop streams */
 #define READ_EVERY	8	/* every 8th WR of a stream is a READ */
-#define PAUSE_MS	2000	/* default; RC_RECOVERY_PAUSE_MS overrides */
+#define PAUSE_MS	2000	/* RC_RECOVERY_PAUSE_MS overrides */
 
 /* Buffer layout, the same on both sides. */
 #define RECV_OFF	0
@@ -359,7 +359,7 @@ static void stream_client(struct side *s, pid_t peer_pid)
 		for (k = 0; k < n; k++, done++) {
 			if (beyond && !failed &&
 			    wc[k].status == IBV_WC_RETRY_EXC_ERR) {
-				E2E_CHECK(stopped, "RETRY_EXC before the pause");
+				E2E_CHECK(stopped, "RETRY_EXC unpaused");
 				E2E_CHECK(wc[k].wr_id == done,
 					  "error on WR %llu, want %llu",
 					  (unsigned long long)wc[k].wr_id,

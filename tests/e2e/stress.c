@@ -85,11 +85,11 @@ struct worker {
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp;
 	struct area *a;
-	uint64_t peer_area;		/* the peer's struct area of thread t */
+	uint64_t peer_area;		/* the peer's area of thread t */
 	uint64_t posted, done;
 	uint64_t progress;		/* done, for the main thread */
-	uint64_t recvd;			/* the peer's elements accounted for:
-					 * the next SEND expected */
+	/* The peer's elements accounted for: the next SEND expected. */
+	uint64_t recvd;
 	pthread_t tid;
 };
 

@@ -30,9 +30,11 @@ while [ "$run" -le "$runs" ]; do
 	expect_out server "stress server: passed"
 	expect_no_out client "^FAIL"
 	expect_no_out server "^FAIL"
-	e2e_log "run $run of $runs: $msgs messages each way in $(($(date +%s) - start)) s"
+	e2e_log "run $run of $runs: $msgs messages each way" \
+		"in $(($(date +%s) - start)) s"
 	grep -hE "messages sent|stopped|continued" "$RUNDIR/server.out" \
 		"$RUNDIR/client.out"
 	run=$((run + 1))
 done
-e2e_pass "stress${5:+ $5}, $runs run(s) of $msgs messages each way: $sprov server, $cprov client"
+e2e_pass "stress${5:+ $5}, $runs run(s) of $msgs messages each way:" \
+	"$sprov server, $cprov client"
