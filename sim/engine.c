@@ -66,17 +66,95 @@ struct out_wqe {
 	uint8_t local_err;		/* status to complete with, 0 = none */
 };
 
+/*
+ * The engine's lists of QPs (qpn hash chains, all QPs, kicks, pending
+ * ACKs, QPs waiting for a full link). A QP's membership of a list is its
+ * link's pprev and nothing else: no flag beside it can disagree with the
+ * list, an unlink is O(1) from wherever the QP is, and linking a QP that
+ * is already on its list is a no-op (a QP once linked to itself made the
+ * ACK flush spin forever with dev->lock held).
+ */
+struct qlink {
+	struct qlink *next;
+	struct qlink **pprev;		/* NULL: on no list */
+};
+
+struct qlist {
+	struct qlink *first;
+};
+
+#define eqp_of(l, member) \
+	((struct eqp *)((uint8_t *)(l) - offsetof(struct eqp, member)))
+
+static bool qlink_linked(const struct qlink *l)
+{
+	return l->pprev != NULL;
+}
+
+static void qlist_push(struct qlist *h, struct qlink *l)
+{
+	if (qlink_linked(l))
+		return;
+	l->next = h->first;
+	if (l->next)
+		l->next->pprev = &l->next;
+	h->first = l;
+	l->pprev = &h->first;
+}
+
+static void qlink_del(struct qlink *l)
+{
+	if (!qlink_linked(l))
+		return;
+	*l->pprev = l->next;
+	if (l->next)
+		l->next->pprev = l->pprev;
+	l->next = NULL;
+	l->pprev = NULL;
+}
+
+static struct qlink *qlist_pop(struct qlist *h)
+{
+	struct qlink *l = h->first;
+
+	if (l)
+		qlink_del(l);
+	return l;
+}
+
+/* Moves every member of from to an empty to (to must stay in place while
+ * it holds them: its members point at it). */
+static void qlist_take(struct qlist *to, struct qlist *from)
+{
+	to->first = from->first;
+	from->first = NULL;
+	if (to->first)
+		to->first->pprev = &to->first;
+}
+
+/*
+ * A requester has at most max_rd_atomic READs and atomics outstanding, at
+ * most the device's max_qp_init_rd_atom (16, device_attr.c); the responder
+ * keeps the result of as many atomics (max_qp_rd_atom, 16), so a resend
+ * of any atomic still outstanding finds its result: an atomic executes
+ * once, however often it is resent.
+ */
+#define ATOMIC_RESULTS	16u
+
+struct atomic_result {
+	bool valid;
+	uint32_t psn;
+	uint64_t orig;
+};
+
 struct eqp {
 	struct sim_qp *qp;
 	struct engine *eng;
-	struct eqp *hash_next;
-	struct eqp *all_next, *all_prev;
-	struct eqp *kick_next;
-	struct eqp *ack_next;
-	struct eqp *wait_next;
-	bool kicked;
-	bool ack_queued;
-	bool link_waiting;		/* on eng->waiters */
+	struct qlink hash;		/* eng->qpn_hash[qpn % QPN_HASH] */
+	struct qlink all;		/* eng->all */
+	struct qlink kick;		/* eng->kicks: control path kicked */
+	struct qlink ack;		/* eng->acks: an ACK is queued */
+	struct qlink wait;		/* eng->waiters: waits for its link */
 	bool need_resolve;
 
 	/* requester */
@@ -91,14 +169,16 @@ struct eqp {
 	uint8_t ud_gid[16];		/* UD: last destination resolved */
 	struct fab_link *ud_link;
 
+	uint32_t rd_inflight;		/* READs, atomics unanswered */
+
 	/* responder */
 	uint32_t epsn;
 	bool nak_sent;
 	struct fab_link *ack_link;
 	uint32_t ack_psn;
-	bool have_atomic;
-	uint32_t atomic_psn;
-	uint64_t atomic_val;
+	/* The results of the last atomics executed, for their resends. */
+	struct atomic_result atomics[ATOMIC_RESULTS];
+	uint32_t atomic_next;
 };
 
 #define QPN_HASH	1024u
@@ -113,11 +193,11 @@ struct engine {
 	atomic_bool kick_pending;
 	_Atomic uint64_t last_poll_ns;	/* the last POLL doorbell */
 	atomic_bool dev_set;		/* dev is known (before the start) */
-	struct eqp *qpn_hash[QPN_HASH];
-	struct eqp *all;
-	struct eqp *kicks;
-	struct eqp *acks;
-	struct eqp *waiters;		/* QPs waiting for a full link */
+	struct qlist qpn_hash[QPN_HASH];
+	struct qlist all;
+	struct qlist kicks;
+	struct qlist acks;
+	struct qlist waiters;		/* QPs waiting for a full link */
 	uint64_t next_deadline;
 	uint64_t now;
 };
@@ -125,6 +205,8 @@ struct engine {
 static struct engine engines[SIM_MAX_ADAPTERS];
 
 #define PSN_MASK	0xffffffu
+/* pvrdma_av.port_pd: the PD number in bits 0-23, the port above. */
+#define PVRDMA_AV_PDN_MASK	0xffffffu
 
 /* dev->gid_type holds libibverbs' sysfs GID types: 0 = IB/RoCE v1,
  * 1 = RoCE v2 (enum ibv_gid_type_sysfs, private to libibverbs). */
@@ -433,11 +515,21 @@ static struct out_wqe *out_at(struct eqp *e, uint32_t i)
  */
 static void out_pop(struct eqp *e)
 {
+	if (e->out_sent) {
+		e->out_sent--;
+		if (sim_wqe_is_read_or_atomic(out_at(e, 0)->wr.opcode))
+			e->rd_inflight--;
+	}
 	sim_ring_consume(&e->qp->sq);
 	e->out_head = (e->out_head + 1) % e->out_cap;
 	e->out_count--;
-	if (e->out_sent)
-		e->out_sent--;
+}
+
+/* Everything in flight is to be sent again (timeout, NAK, RNR). */
+static void out_unsend(struct eqp *e)
+{
+	e->out_sent = 0;
+	e->rd_inflight = 0;
 }
 
 /* Every WQE still queued completes with WR_FLUSH_ERR, in order. */
@@ -552,11 +644,7 @@ static void arm_rnr_timer(struct eqp *e, uint64_t when)
 
 static void link_wait(struct eqp *e)
 {
-	if (e->link_waiting)
-		return;
-	e->link_waiting = true;
-	e->wait_next = e->eng->waiters;
-	e->eng->waiters = e;
+	qlist_push(&e->eng->waiters, &e->wait);
 }
 
 static void sq_progress(struct eqp *e);
@@ -564,16 +652,20 @@ static void sq_progress(struct eqp *e);
 /* QPs whose link drained (or died: their timers take over) send on. */
 static int run_waiters(struct engine *eng)
 {
-	struct eqp *e, **pp = &eng->waiters;
+	struct qlist todo;
+	struct qlink *l;
+	struct eqp *e;
 	int n = 0;
 
-	while ((e = *pp)) {
+	/* A QP that finds its link full again waits on eng->waiters anew,
+	 * not on the list being walked. */
+	qlist_take(&todo, &eng->waiters);
+	while ((l = qlist_pop(&todo))) {
+		e = eqp_of(l, wait);
 		if (fabric_link_busy(e->link)) {
-			pp = &e->wait_next;
+			qlist_push(&eng->waiters, &e->wait);
 			continue;
 		}
-		*pp = e->wait_next;
-		e->link_waiting = false;
 		sq_progress(e);
 		n++;
 	}
@@ -677,6 +769,11 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 	struct local_iov li;
 	uint32_t st;
 
+	/* The AH names its PD in the AV (port_pd): one of another PD than
+	 * the QP's is no address for it, and the WR fails as rxe's
+	 * requester fails it when the AH's PD is not the QP's. */
+	if ((wr->av.port_pd & PVRDMA_AV_PDN_MASK) != qp->pd->pdn)
+		return PVRDMA_WC_LOC_QP_OP_ERR;
 	st = map_sges(qp, wr->sge, wr->num_sge, 0, &li);
 	if (st)
 		return st;
@@ -746,6 +843,13 @@ static void sq_drained_check(struct eqp *e)
 				&qp->async_events_reported);
 }
 
+/* READs and atomics a QP may have outstanding. 0 would stall them for
+ * good; a QP that did not raise it from 0 gets one at a time. */
+static uint32_t rd_atomic_limit(const struct sim_qp *qp)
+{
+	return qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+}
+
 /* Fetches what the SQ ring holds and sends what may be sent. */
 static void sq_progress(struct eqp *e)
 {
@@ -810,6 +914,10 @@ static void sq_progress(struct eqp *e)
 		if (!o->local_err && (o->wr.send_flags & IBV_SEND_FENCE) &&
 		    e->out_sent)
 			break;	/* fence: earlier reads/atomics finish first */
+		if (!o->local_err &&
+		    sim_wqe_is_read_or_atomic(o->wr.opcode) &&
+		    e->rd_inflight >= rd_atomic_limit(qp))
+			break;	/* the responder's resources are taken */
 		if (o->local_err) {
 			if (e->out_sent)
 				break;	/* completes once it is the oldest */
@@ -822,6 +930,8 @@ static void sq_progress(struct eqp *e)
 			continue;
 		}
 		e->out_sent++;
+		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
+			e->rd_inflight++;
 		if (!e->deadline)
 			arm_timer(e, e->eng->now + ack_timeout_ns(qp));
 	}
@@ -944,7 +1054,7 @@ static void requester_rx(struct eqp *e, const struct fab_hdr *h,
 		    out_at(e, 0)->psn != h->psn)
 			break;	/* stale */
 		if (h->opcode == FAB_NAK_SEQ) {
-			e->out_sent = 0;	/* go back to psn */
+			out_unsend(e);	/* go back to psn */
 		} else if (h->opcode == FAB_NAK_RNR) {
 			if (qp->attr.rnr_retry != 7 && !e->rnr_left--) {
 				requester_fail(e,
@@ -953,7 +1063,7 @@ static void requester_rx(struct eqp *e, const struct fab_hdr *h,
 			}
 			/* Nothing is in flight until the RNR timer resends:
 			 * the ACK timer restarts with the resend. */
-			e->out_sent = 0;
+			out_unsend(e);
 			e->deadline = 0;
 			arm_rnr_timer(e, e->eng->now +
 				      1000ull * rnr_timer_us[h->rkey & 31]);
@@ -987,34 +1097,26 @@ static void send_ctrl(struct eqp *e, struct fab_link *to, uint8_t type,
 /* A queued ACK goes out before any other response of the QP. */
 static void ack_flush_one(struct eqp *e)
 {
-	if (!e->ack_queued)
+	if (!qlink_linked(&e->ack))
 		return;
-	e->ack_queued = false;
+	qlink_del(&e->ack);
 	send_ctrl(e, e->ack_link, FAB_ACK, 0, e->ack_psn,
 		  e->qp->attr.dest_qp_num);
 }
 
 static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn)
 {
-	if (e->ack_queued && e->ack_link != to)
+	if (qlink_linked(&e->ack) && e->ack_link != to)
 		ack_flush_one(e);
 	e->ack_link = to;
 	e->ack_psn = psn;
-	if (!e->ack_queued) {
-		e->ack_queued = true;
-		e->ack_next = e->eng->acks;
-		e->eng->acks = e;
-	}
+	qlist_push(&e->eng->acks, &e->ack);
 }
 
 static void acks_flush(struct engine *eng)
 {
-	struct eqp *e;
-
-	while ((e = eng->acks)) {
-		eng->acks = e->ack_next;
-		ack_flush_one(e);
-	}
+	while (eng->acks.first)
+		ack_flush_one(eqp_of(eng->acks.first, ack));
 }
 
 static void nak(struct eqp *e, struct fab_link *to, uint8_t code,
@@ -1202,6 +1304,17 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 	}
 }
 
+static const struct atomic_result *atomic_result_of(const struct eqp *e,
+						    uint32_t psn)
+{
+	unsigned int i;
+
+	for (i = 0; i < ATOMIC_RESULTS; i++)
+		if (e->atomics[i].valid && e->atomics[i].psn == psn)
+			return &e->atomics[i];
+	return NULL;
+}
+
 static void rc_atomic(struct eqp *e, struct fab_link *from,
 		      const struct fab_hdr *h)
 {
@@ -1213,8 +1326,17 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 		responder_fail(e, from, h, FAB_NAK_INV_REQ);
 		return;
 	}
-	if (e->have_atomic && e->atomic_psn == h->psn) {
-		orig = e->atomic_val;	/* a resend: never execute twice */
+	if (h->psn != e->epsn) {
+		/* A resend of an atomic executed already: its result. */
+		const struct atomic_result *res = atomic_result_of(e, h->psn);
+
+		if (!res) {
+			/* Older than every result kept: the requester
+			 * broke its max_rd_atomic. Never execute twice. */
+			nak(e, from, FAB_NAK_INV_REQ, h->psn, h->src_qpn);
+			return;
+		}
+		orig = res->orig;
 	} else {
 		if (!remote_check(e, h, 8, IBV_ACCESS_REMOTE_ATOMIC, &b)) {
 			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
@@ -1230,9 +1352,10 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			orig = __atomic_fetch_add(p, h->atomic_a,
 						  __ATOMIC_SEQ_CST);
 		}
-		e->have_atomic = true;
-		e->atomic_psn = h->psn;
-		e->atomic_val = orig;
+		e->atomics[e->atomic_next] = (struct atomic_result){
+			.valid = true, .psn = h->psn, .orig = orig,
+		};
+		e->atomic_next = (e->atomic_next + 1) % ATOMIC_RESULTS;
 		e->epsn = (h->psn + 1) & PSN_MASK;
 		e->nak_sent = false;
 	}
@@ -1425,11 +1548,11 @@ static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
 
 static struct eqp *eqp_by_qpn(struct engine *eng, uint32_t qpn)
 {
-	struct eqp *e;
+	struct qlink *l;
 
-	for (e = eng->qpn_hash[qpn % QPN_HASH]; e; e = e->hash_next)
-		if (e->qp->qpn == qpn)
-			return e;
+	for (l = eng->qpn_hash[qpn % QPN_HASH].first; l; l = l->next)
+		if (eqp_of(l, hash)->qp->qpn == qpn)
+			return eqp_of(l, hash);
 	return NULL;
 }
 
@@ -1473,7 +1596,10 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	if (!e->deadline || now < e->deadline)
 		return;
 	e->deadline = 0;
-	if (!e->out_sent)
+	/* Requests waiting for a link the peer stopped reading count as
+	 * sent and lost: a peer that never drains its link is a peer that
+	 * never answers, and ends in RETRY_EXC_ERR like one that is gone. */
+	if (!e->out_count)
 		return;
 	/* retry_cnt 7 is seven retries, not "infinite": only rnr_retry has
 	 * an infinite encoding. A peer that is gone ends in RETRY_EXC_ERR. */
@@ -1484,7 +1610,7 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	/* Resend from the oldest unacknowledged request; look the peer up
 	 * again, it may have come back. */
 	stat_add(&qp->uctx->dev->stats.retransmits, e->out_sent);
-	e->out_sent = 0;
+	out_unsend(e);
 	if (!fabric_link_alive(e->link))
 		e->need_resolve = true;
 	sq_progress(e);
@@ -1494,17 +1620,21 @@ static void qp_timer(struct eqp *e, uint64_t now)
 
 static void run_timers(struct engine *eng)
 {
-	struct eqp *e, *next;
+	struct qlink *l, *next;
+	struct eqp *e;
 
 	if (!eng->next_deadline || eng->now < eng->next_deadline)
 		return;
 	eng->next_deadline = 0;
-	for (e = eng->all; e; e = next) {
-		next = e->all_next;
-		qp_timer(e, eng->now);
+	for (l = eng->all.first; l; l = next) {
+		next = l->next;
+		qp_timer(eqp_of(l, all), eng->now);
 	}
-	for (e = eng->all; e; e = e->all_next) {
-		uint64_t d = e->deadline;
+	for (l = eng->all.first; l; l = l->next) {
+		uint64_t d;
+
+		e = eqp_of(l, all);
+		d = e->deadline;
 
 		if (e->rnr_until && (!d || e->rnr_until < d))
 			d = e->rnr_until;
@@ -1517,25 +1647,19 @@ static void kick(struct eqp *e)
 {
 	struct engine *eng = e->eng;
 
-	if (!e->kicked) {
-		e->kicked = true;
-		e->kick_next = eng->kicks;
-		eng->kicks = e;
-	}
+	qlist_push(&eng->kicks, &e->kick);
 	atomic_store(&eng->kick_pending, true);
 	fabric_wake(eng->port);
 }
 
 static int run_kicks(struct engine *eng)
 {
-	struct eqp *e;
+	struct qlink *l;
 	int n = 0;
 
 	atomic_store(&eng->kick_pending, false);
-	while ((e = eng->kicks)) {
-		eng->kicks = e->kick_next;
-		e->kicked = false;
-		sq_progress(e);
+	while ((l = qlist_pop(&eng->kicks))) {
+		sq_progress(eqp_of(l, kick));
 		n++;
 	}
 	return n;
@@ -1677,7 +1801,7 @@ static int engine_round(struct engine *eng, bool inline_rx)
 		work += fabric_rx_poll(eng->port);
 	if (atomic_load(&eng->kick_pending))
 		work += run_kicks(eng);
-	if (eng->waiters)
+	if (eng->waiters.first)
 		work += run_waiters(eng);
 	acks_flush(eng);
 	run_timers(eng);
@@ -1887,12 +2011,8 @@ int engine_qp_create(struct sim_qp *qp)
 		free(e);
 		return ENOMEM;
 	}
-	e->hash_next = eng->qpn_hash[qp->qpn % QPN_HASH];
-	eng->qpn_hash[qp->qpn % QPN_HASH] = e;
-	e->all_next = eng->all;
-	if (eng->all)
-		eng->all->all_prev = e;
-	eng->all = e;
+	qlist_push(&eng->qpn_hash[qp->qpn % QPN_HASH], &e->hash);
+	qlist_push(&eng->all, &e->all);
 	qp->engine = e;
 	return 0;
 }
@@ -1901,26 +2021,15 @@ int engine_qp_create(struct sim_qp *qp)
 static void eqp_reset(struct eqp *e)
 {
 	e->out_head = e->out_count = e->out_sent = 0;
+	e->rd_inflight = 0;
 	e->deadline = e->rnr_until = 0;
 	e->link = e->ud_link = NULL;
 	e->need_resolve = false;
 	e->nak_sent = false;
-	e->have_atomic = false;
-	e->ack_queued = false;
-	e->link_waiting = false;
-}
-
-static void unlink_from(struct eqp **head, struct eqp *e, size_t next_off)
-{
-	struct eqp **pp = head;
-
-	while (*pp) {
-		if (*pp == e) {
-			*pp = *(struct eqp **)((uint8_t *)e + next_off);
-			return;
-		}
-		pp = (struct eqp **)((uint8_t *)*pp + next_off);
-	}
+	memset(e->atomics, 0, sizeof(e->atomics));
+	e->atomic_next = 0;
+	qlink_del(&e->ack);
+	qlink_del(&e->wait);
 }
 
 void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
@@ -1932,9 +2041,6 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 		return;
 	switch (s) {
 	case IBV_QPS_RESET:
-		unlink_from(&e->eng->acks, e, offsetof(struct eqp, ack_next));
-		unlink_from(&e->eng->waiters, e,
-			    offsetof(struct eqp, wait_next));
 		eqp_reset(e);
 		break;
 	case IBV_QPS_INIT:
@@ -1969,22 +2075,14 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 void engine_qp_destroy(struct sim_qp *qp)
 {
 	struct eqp *e = qp->engine;
-	struct engine *eng;
 
 	if (!e)
 		return;
-	eng = e->eng;
-	unlink_from(&eng->qpn_hash[qp->qpn % QPN_HASH], e,
-		    offsetof(struct eqp, hash_next));
-	unlink_from(&eng->kicks, e, offsetof(struct eqp, kick_next));
-	unlink_from(&eng->acks, e, offsetof(struct eqp, ack_next));
-	unlink_from(&eng->waiters, e, offsetof(struct eqp, wait_next));
-	if (e->all_prev)
-		e->all_prev->all_next = e->all_next;
-	else
-		eng->all = e->all_next;
-	if (e->all_next)
-		e->all_next->all_prev = e->all_prev;
+	qlink_del(&e->hash);
+	qlink_del(&e->all);
+	qlink_del(&e->kick);
+	qlink_del(&e->ack);
+	qlink_del(&e->wait);
 	qp->engine = NULL;
 	free(e->out);
 	free(e);

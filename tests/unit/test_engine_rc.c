@@ -14,6 +14,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "fabric.h"
 #include "ring.h"
 #include "test_engine_harness.h"
 
@@ -361,6 +362,69 @@ static void test_many_in_flight_in_order(void **unused)
 	}
 }
 
+/*
+ * Requests arriving as a requester's resend would bring them, straight
+ * into the responder (QP b, expecting PSN 1000 from a). Responses go to no
+ * link: only the responder's side effects are checked.
+ */
+static void inject(uint8_t opcode, uint32_t psn, const void *payload,
+		   uint32_t len, uint64_t raddr, uint64_t add)
+{
+	struct fab_hdr h = {
+		.magic = FAB_MAGIC, .type = FAB_REQ, .opcode = opcode,
+		.src_qpn = H.a.qp.qpn, .dst_qpn = H.b.qp.qpn, .psn = psn,
+		.rkey = H.mr_b.rkey, .len = len, .remote_addr = raddr,
+		.atomic_a = add,
+	};
+	struct fab_rx rx = { .mem = payload, .left = len };
+
+	if (opcode == PVRDMA_WR_RDMA_READ) {
+		h.len = 0;
+		h.read_len = len;
+		rx.left = 0;
+	}
+	harness_lock(&H);
+	engine_rx(H.dev, NULL, &h, &rx);
+	harness_unlock(&H);
+}
+
+/* A duplicate SEND is acknowledged, never delivered again; a duplicate
+ * atomic answers with the result of its first execution, even when other
+ * atomics executed after it. */
+static void test_duplicates_execute_once(void **unused)
+{
+	uint64_t *remote = (uint64_t *)(H.buf_b + 1024);
+	static const uint8_t msg[8] = "payload";
+	struct pvrdma_cqe c;
+	int round;
+
+	post_recv(&H.b, 1, H.buf_b, 64, H.mr_b.lkey);
+	post_recv(&H.b, 2, H.buf_b + 64, 64, H.mr_b.lkey);
+	*remote = 0;
+	for (round = 0; round < 3; round++) {
+		/* the first round executes, the next two are resends */
+		inject(PVRDMA_WR_SEND, 1000, msg, sizeof(msg), 0, 0);
+		inject(PVRDMA_WR_ATOMIC_FETCH_AND_ADD, 1001, NULL, 0,
+		       (uintptr_t)remote, 1);
+		inject(PVRDMA_WR_RDMA_READ, 1002, NULL, 8,
+		       (uintptr_t)H.buf_b + 512, 0);
+		inject(PVRDMA_WR_ATOMIC_FETCH_AND_ADD, 1003, NULL, 0,
+		       (uintptr_t)remote, 10);
+	}
+	assert_int_equal(*remote, 11);
+	poll_one(&H.b.cq, &c);
+	assert_int_equal(c.wr_id, 1);
+	assert_int_equal(c.byte_len, sizeof(msg));
+	assert_true(cq_empty(&H.b.cq));
+	assert_int_equal(H.b.qp.attr.state, IBV_QPS_RTS);
+
+	/* the stream goes on where it was */
+	inject(PVRDMA_WR_SEND, 1004, msg, sizeof(msg), 0, 0);
+	poll_one(&H.b.cq, &c);
+	assert_int_equal(c.wr_id, 2);
+	assert_true(cq_empty(&H.b.cq));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -379,6 +443,7 @@ int main(void)
 		T(test_rnr_retry_exceeded),
 		T(test_unreachable_peer_retry_exceeded),
 		T(test_many_in_flight_in_order),
+		T(test_duplicates_execute_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
