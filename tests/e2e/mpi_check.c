@@ -5,12 +5,16 @@
  * MPI_Allreduce and MPI_Alltoall over all ranks, every byte received
  * checked against what was sent. Prints an OSU-style table:
  *
- *   # Size    Latency (us)   Bandwidth (MB/s)
+ *   # Size    Latency (us)   p50 (us)   Bandwidth (MB/s)
  *
- * where latency is half a ping-pong round trip and bandwidth a window of
- * non-blocking sends acknowledged by one message back.
+ * where latency is half a ping-pong round trip (the mean, as OSU's
+ * osu_latency reports it, and the median round trip halved, which a few
+ * descheduled round trips on a loaded machine do not move) and bandwidth
+ * a window of non-blocking sends acknowledged by one message back.
  *
- *   mpi_check [--max-size BYTES] [--iters N]
+ *   mpi_check [--min-size BYTES] [--max-size BYTES] [--iters N]
+ *
+ * Sizes go from --min-size (default 1) to --max-size, doubling.
  *
  * Exits 0 when every check passed ("mpi_check: passed" on rank 0), 1 on a
  * data mismatch; an MPI error aborts the job.
@@ -69,18 +73,28 @@ static unsigned int iters_for(size_t size, unsigned int iters)
 	return iters;
 }
 
-/* Half the round trip of a ping-pong between ranks 0 and 1, in us. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Half the round trip of a ping-pong between ranks 0 and 1, in us: the
+ * mean, and in *p50 the median. rtt has room for iters values. */
 static double pingpong(uint8_t *sbuf, uint8_t *rbuf, size_t size,
-		       unsigned int iters)
+		       unsigned int iters, double *rtt, double *p50)
 {
 	unsigned int i, seed = (unsigned int)size;
-	double t0 = 0;
+	double t0 = 0, t = 0;
 	int peer = !rank;
 
 	fill(sbuf, size, seed + rank);
 	for (i = 0; i < iters + 1; i++) {
 		if (i == 1)
 			t0 = MPI_Wtime();	/* the first one warms up */
+		if (i >= 1)
+			t = MPI_Wtime();
 		memset(rbuf, 0, size);
 		if (rank == 0) {
 			MPI_Send(sbuf, (int)size, MPI_BYTE, peer, TAG_DATA,
@@ -93,10 +107,15 @@ static double pingpong(uint8_t *sbuf, uint8_t *rbuf, size_t size,
 			MPI_Send(sbuf, (int)size, MPI_BYTE, peer, TAG_DATA,
 				 MPI_COMM_WORLD);
 		}
+		if (i >= 1)
+			rtt[i - 1] = MPI_Wtime() - t;
 		if (i == 0 || i == iters)
 			check(rbuf, size, seed + peer, "ping-pong message");
 	}
-	return (MPI_Wtime() - t0) * 1e6 / iters / 2;
+	t = MPI_Wtime() - t0;
+	qsort(rtt, iters, sizeof(*rtt), cmp_double);
+	*p50 = rtt[iters / 2] * 1e6 / 2;
+	return t * 1e6 / iters / 2;
 }
 
 /* Rank 0 sends windows of WINDOW messages, rank 1 acknowledges each. */
@@ -192,29 +211,32 @@ static void alltoall(unsigned int count)
 
 int main(int argc, char **argv)
 {
-	size_t max_size = MAX_SIZE_DEFAULT, size;
+	size_t min_size = 1, max_size = MAX_SIZE_DEFAULT, size;
 	unsigned int iters = 200;
 	unsigned long total;
 	uint8_t *sbuf, *rbuf;
+	double *rtt;
 	int i;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--max-size") && i + 1 < argc)
+		if (!strcmp(argv[i], "--min-size") && i + 1 < argc)
+			min_size = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--max-size") && i + 1 < argc)
 			max_size = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = (unsigned int)strtoul(argv[++i], NULL, 0);
 		else {
 			if (rank == 0)
 				fprintf(stderr,
-					"usage: mpi_check [--max-size BYTES] [--iters N]\n");
+					"usage: mpi_check [--min-size BYTES] [--max-size BYTES] [--iters N]\n");
 			MPI_Finalize();
 			return 2;
 		}
 	}
-	if (nranks < 2 || !iters || !max_size) {
+	if (nranks < 2 || !iters || !min_size || min_size > max_size) {
 		if (rank == 0)
 			fprintf(stderr, "mpi_check: needs 2 ranks or more\n");
 		MPI_Finalize();
@@ -222,23 +244,25 @@ int main(int argc, char **argv)
 	}
 	sbuf = malloc(max_size);
 	rbuf = malloc(max_size * WINDOW);
-	if (!sbuf || !rbuf)
+	rtt = malloc(iters * sizeof(*rtt));
+	if (!sbuf || !rbuf || !rtt)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 
 	if (rank == 0)
 		printf("# mpi_check: %d ranks, ranks 0 and 1 point to point\n"
-		       "# %-10s %14s %18s\n", nranks, "Size", "Latency (us)",
-		       "Bandwidth (MB/s)");
-	for (size = 1; size <= max_size; size *= 2) {
+		       "# %-10s %14s %10s %18s\n", nranks, "Size",
+		       "Latency (us)", "p50 (us)", "Bandwidth (MB/s)");
+	for (size = min_size; size <= max_size; size *= 2) {
 		unsigned int n = iters_for(size, iters);
-		double lat = 0, bw = 0;
+		double lat = 0, p50 = 0, bw = 0;
 
 		if (rank < 2) {
-			lat = pingpong(sbuf, rbuf, size, n);
+			lat = pingpong(sbuf, rbuf, size, n, rtt, &p50);
 			bw = bandwidth(sbuf, rbuf, size, n);
 		}
 		if (rank == 0)
-			printf("%-12zu %14.2f %18.2f\n", size, lat, bw);
+			printf("%-12zu %14.2f %10.2f %18.2f\n", size, lat, p50,
+			       bw);
 		fflush(stdout);
 	}
 	for (size = 1; size <= 65536; size *= 16) {
@@ -255,6 +279,7 @@ int main(int argc, char **argv)
 		printf("mpi_check: %s\n", total ? "FAILED" : "passed");
 	free(sbuf);
 	free(rbuf);
+	free(rtt);
 	MPI_Finalize();
 	return total ? 1 : 0;
 }
