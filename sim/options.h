@@ -82,7 +82,7 @@ static inline unsigned int sim_ring_max_entries(unsigned int entry_bytes)
 /* A WQE's size as the driver lays it out: a power of two. */
 static inline unsigned int sim_wqe_bytes(size_t hdr, unsigned int sges)
 {
-	unsigned int sz = (unsigned int)(hdr + sges * sizeof(struct pvrdma_sge));
+	size_t sz = hdr + sges * sizeof(struct pvrdma_sge);
 	unsigned int n = 1;
 
 	while (n < sz)

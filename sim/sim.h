@@ -64,7 +64,7 @@ struct sim_config {
 	unsigned int roce;		/* 1 or 2: the port's RoCE mode */
 	bool namespaces;		/* QP handle differs from QPN */
 	unsigned int max_ud_qps;	/* 3 on the real device */
-	unsigned int max_qp_wr;		/* 0: derived default (options.h) */
+	unsigned int max_qp_wr;		/* 0: derived (options.h) */
 	unsigned int max_srq_wr;	/* 0: derived default */
 	unsigned int max_cqe;		/* 0: derived default */
 	enum ibv_mtu mtu;		/* active MTU of the port */

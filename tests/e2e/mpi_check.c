@@ -271,7 +271,7 @@ int main(int argc, char **argv)
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0)
-		printf("# allreduce and alltoall of 1 .. 65536 elements: done\n");
+		printf("# allreduce, alltoall of 1 .. 65536 elements: done\n");
 
 	MPI_Allreduce(&failures, &total, 1, MPI_UNSIGNED_LONG, MPI_SUM,
 		      MPI_COMM_WORLD);
