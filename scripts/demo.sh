@@ -6,6 +6,8 @@
 #   1. ibv_devinfo of the adapter
 #   2. an ibv_rc_pingpong server/client pair
 #   3. an ib_write_bw server/client pair (the deployment guide's command)
+#   4. an MPI job: Open MPI over UCX (mpirun under the sim, 2 ranks),
+#      mpi_check's latency and bandwidth table over the adapters
 # and prints a summary. Exits non-zero if any step fails.
 #
 #   sh scripts/demo.sh            (BUILD_DIR=... to use another build tree)
@@ -112,6 +114,32 @@ result=$(grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$logs/write_bw.client" |
 	 tail -n 1)
 [ -n "$result" ] || fail "ib_write_bw printed no result line"
 
+step "4. MPI over UCX: mpi_check, 2 ranks"
+mpi_check="$top/$build/tests/e2e/mpi_check"
+[ -x "$mpi_check" ] || fail "no $mpi_check (Open MPI's headers missing?)"
+# mpirun runs under the sim: every rank inherits the preload and gets an
+# adapter of its own on the demo's fabric. UCX_NET_DEVICES keeps UCX's
+# network transports on the adapter; UCX_TLS=^sm keeps it off shared memory,
+# which it would take between ranks on one host.
+mpi_stats="$rundir/mpi.stats"
+echo "pvrdma-sim --provider pvrdma --stats-file F -- mpirun --allow-run-as-root" \
+     "-np 2 --mca pml ucx -x UCX_NET_DEVICES=vmw_pvrdma0:1 -x UCX_TLS=^sm" \
+     "mpi_check --max-size 1048576 --iters 50"
+# shellcheck disable=SC2086
+timeout -k 5 600 $sim --provider pvrdma --stats-file "$mpi_stats" \
+	--rundir "$rundir" -- mpirun --allow-run-as-root --bind-to none \
+	-np 2 --mca pml ucx -x UCX_NET_DEVICES=vmw_pvrdma0:1 -x UCX_TLS=^sm \
+	"$mpi_check" --max-size 1048576 --iters 50 >"$logs/mpi" 2>&1 ||
+	{ cat "$logs/mpi"; fail "mpirun mpi_check"; }
+cat "$logs/mpi"
+grep -q '^mpi_check: passed' "$logs/mpi" || fail "mpi_check did not pass"
+mpi_lat=$(awk '$1 == 8 { print $2 " (median " $3 ")" }' "$logs/mpi")
+mpi_bw=$(awk '$1 == 1048576 { print $4 }' "$logs/mpi")
+mpi_tx=$(sed -n 's/^vmw_pvrdma0\.bytes_tx //p' "$mpi_stats" |
+	 awk '{ s += $1 } END { print s + 0 }')
+[ "$mpi_tx" -gt 16777216 ] ||
+	fail "only $mpi_tx bytes of the MPI job went over the adapters"
+
 step "Summary"
 field() {
 	sed -n "s/^[[:space:]]*$1:[[:space:]]*//p" "$logs/devinfo" | head -n 1
@@ -121,6 +149,7 @@ echo "adapter:          $(field hca_id) fw $(field fw_ver)," \
      "MTU $(field active_mtu), $(field link_layer)"
 echo "ibv_rc_pingpong:  $(grep ' bytes in ' "$logs/rc_pingpong.client")"
 echo "ib_write_bw:      $(echo "$result" | awk '{ printf "%s bytes x %s iterations, average %s Gb/s", $1, $2, $4 }')"
+echo "MPI (UCX, 2 ranks): latency $mpi_lat us at 8 B, bandwidth $mpi_bw MB/s at 1 MiB, $mpi_tx bytes over the adapters"
 echo "provider:         libpvrdma (pvrdma-sim --provider pvrdma)"
 # --stats prints "vmw_pvrdmaN.counter value" at exit, on stderr.
 stats() {

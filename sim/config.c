@@ -204,6 +204,7 @@ int sim_config_load(void)
 {
 	struct sim_global *g = &sim_global;
 	unsigned int hw = SIM_HW_VERSION_DEFAULT, roce, max_ud, i;
+	unsigned int max_qp_wr = 0, max_srq_wr = 0, max_cqe = 0;
 	enum ibv_mtu mtu = SIM_MTU_DEFAULT;
 	uint8_t mac[6];
 	bool mac_given = false, ipv4_auto = true, namespaces;
@@ -237,6 +238,15 @@ int sim_config_load(void)
 	v = getenv(SIM_ENV_MAX_UD_QPS);
 	if (v && sim_opt_uint(v, 0, SIM_MAX_QP, &max_ud))
 		return bad_env(SIM_ENV_MAX_UD_QPS, v, "expected 0..32768");
+	v = getenv(SIM_ENV_MAX_QP_WR);
+	if (v && sim_opt_uint(v, 1, SIM_QUEUE_LIMIT_MAX, &max_qp_wr))
+		return bad_env(SIM_ENV_MAX_QP_WR, v, "expected 1..262144");
+	v = getenv(SIM_ENV_MAX_SRQ_WR);
+	if (v && sim_opt_uint(v, 1, SIM_QUEUE_LIMIT_MAX, &max_srq_wr))
+		return bad_env(SIM_ENV_MAX_SRQ_WR, v, "expected 1..262144");
+	v = getenv(SIM_ENV_MAX_CQE);
+	if (v && sim_opt_uint(v, 1, SIM_QUEUE_LIMIT_MAX, &max_cqe))
+		return bad_env(SIM_ENV_MAX_CQE, v, "expected 1..262144");
 	v = getenv(SIM_ENV_MTU);
 	if (v && sim_opt_mtu(v, &mtu))
 		return bad_env(SIM_ENV_MTU, v,
@@ -284,6 +294,9 @@ int sim_config_load(void)
 		c->roce = roce;
 		c->namespaces = namespaces;
 		c->max_ud_qps = max_ud;
+		c->max_qp_wr = max_qp_wr;
+		c->max_srq_wr = max_srq_wr;
+		c->max_cqe = max_cqe;
 		c->mtu = mtu;
 		if (mac_given)
 			mac_add(mac, i, c->mac);

@@ -4,10 +4,13 @@
  * builds them: most fields are the device's capabilities (the DSR caps the
  * hypervisor fills), a few the driver fixes itself (vendor_part_id from
  * the PCI id, PORT_ACTIVE_EVENT | RC_RNR_NAK_GEN added to the device's
- * flags, CM_SUP and IP-based GIDs on the port, Ethernet link layer).
+ * flags, CM_SUP and IP-based GIDs on the port, Ethernet link layer). The
+ * queue depth limits are derived in options.h from what the device can map
+ * of a ring; the launcher's options may change them.
  */
 #include <string.h>
 
+#include "options.h"
 #include "uverbs_internal.h"
 
 #define SIM_VENDOR_ID		0x15ad	/* VMware */
@@ -30,6 +33,26 @@
 uint32_t sim_dev_max_srq(const struct sim_dev *dev)
 {
 	return dev->cfg.hw_version >= 14 ? SIM_MAX_SRQ : 0;
+}
+
+uint32_t sim_dev_max_qp_wr(const struct sim_dev *dev)
+{
+	return dev->cfg.max_qp_wr ? dev->cfg.max_qp_wr :
+				    sim_default_max_qp_wr();
+}
+
+/* Zero without SRQs, as max_srq. */
+uint32_t sim_dev_max_srq_wr(const struct sim_dev *dev)
+{
+	if (!sim_dev_max_srq(dev))
+		return 0;
+	return dev->cfg.max_srq_wr ? dev->cfg.max_srq_wr :
+				     sim_default_max_srq_wr();
+}
+
+uint32_t sim_dev_max_cqe(const struct sim_dev *dev)
+{
+	return dev->cfg.max_cqe ? dev->cfg.max_cqe : sim_default_max_cqe();
 }
 
 uint32_t sim_dev_max_pkeys(void)
@@ -62,13 +85,13 @@ void sim_device_attr_fill(const struct sim_dev *dev,
 	r->vendor_part_id = SIM_VENDOR_PART_ID;
 	r->hw_ver = SIM_HW_VER;
 	r->max_qp = SIM_MAX_QP;
-	r->max_qp_wr = SIM_MAX_QP_WR;
+	r->max_qp_wr = sim_dev_max_qp_wr(dev);
 	r->device_cap_flags = IBV_DEVICE_PORT_ACTIVE_EVENT |
 			      IBV_DEVICE_RC_RNR_NAK_GEN;
 	r->max_sge = SIM_MAX_SGE;
 	r->max_sge_rd = SIM_MAX_SGE;
 	r->max_cq = SIM_MAX_CQ;
-	r->max_cqe = SIM_MAX_CQE;
+	r->max_cqe = sim_dev_max_cqe(dev);
 	r->max_mr = SIM_MAX_MR;
 	r->max_pd = SIM_MAX_PD;
 	r->max_qp_rd_atom = SIM_MAX_QP_RD_ATOM;
@@ -76,7 +99,7 @@ void sim_device_attr_fill(const struct sim_dev *dev,
 	r->atomic_cap = IBV_ATOMIC_HCA;
 	r->max_ah = SIM_MAX_AH;
 	r->max_srq = srq ? SIM_MAX_SRQ : 0;
-	r->max_srq_wr = srq ? SIM_MAX_SRQ_WR : 0;
+	r->max_srq_wr = sim_dev_max_srq_wr(dev);
 	r->max_srq_sge = srq ? SIM_MAX_SRQ_SGE : 0;
 	r->max_pkeys = SIM_MAX_PKEYS;
 	r->local_ca_ack_delay = SIM_LOCAL_CA_ACK_DELAY;

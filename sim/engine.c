@@ -426,6 +426,26 @@ static uint8_t network_type(struct sim_dev *dev, uint8_t gid_type,
 }
 
 /*
+ * The sl of a UD receive completion on RoCE: there is no SL on Ethernet, and
+ * the ConnectX adapters that carry RoCE for vSphere hosts report the packet's
+ * type there instead (bit 3: a UDP header, i.e. RoCE v2; bits 2-0: the L3
+ * header, 0 GRH, 1 IPv6, 2 IPv4). Programs rely on it: UCX's ud_verbs (1.13
+ * to 1.18) takes the address family of the GRH area from it, and drops
+ * every IPv4 datagram of a device that reports 0.
+ */
+static uint8_t roce_packet_type(uint8_t network_type)
+{
+	switch (network_type) {
+	case PVRDMA_NETWORK_IPV4:
+		return 0x8 | 0x2;
+	case PVRDMA_NETWORK_IPV6:
+		return 0x8 | 0x1;
+	default:
+		return 0;
+	}
+}
+
+/*
  * Writes one CQE for qp into cq. A full CQ is not overwritten: the CQ is in
  * error (CQ_ERR, once) and the QP goes to the error state.
  */
@@ -1198,6 +1218,8 @@ static void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 	memcpy(c.smac, h->smac, 6);
 	c.network_hdr_type = network_type(qp->uctx->dev, h->gid_type,
 					  h->src_gid);
+	if (wc_flags & PVRDMA_WC_GRH)
+		c.sl = roce_packet_type(c.network_hdr_type);
 	cqe_write(qp, qp->recv_cq, &c, h->flags & FAB_F_SOLICITED);
 }
 
@@ -1436,44 +1458,85 @@ static void responder_rx(struct eqp *e, struct fab_link *from,
 	}
 }
 
-/* Writes the 40-byte GRH the receiver of a UD datagram finds first: an
- * IPv6 header, or for RoCE v2 over IPv4 an IPv4 header in the last 20. */
-static void build_grh(uint8_t grh[40], const struct fab_hdr *h)
+/*
+ * Header lengths of a RoCE UD packet on the wire (IBA, Annex A16/A17): what
+ * the length fields of the GRH area count besides the payload.
+ */
+#define ROCE_UDP_LEN	8
+#define ROCE_BTH_LEN	12
+#define ROCE_DETH_LEN	8
+#define ROCE_IMMDT_LEN	4
+#define ROCE_ICRC_LEN	4
+#define ROCE_IPV4_LEN	20
+#define ROCE_GRH_LEN	40
+
+static void put_be16(uint8_t *p, unsigned int v)
 {
-	uint16_t plen = h->len;
+	p[0] = (v >> 8) & 0xff;
+	p[1] = v & 0xff;
+}
 
-	memset(grh, 0, 40);
-	if (h->gid_type == GID_TYPE_ROCE_V2 &&
-	    network_type(NULL, h->gid_type, h->src_gid) ==
-	    PVRDMA_NETWORK_IPV4) {
-		uint8_t *ip = grh + 20;
-		uint32_t sum = 0;
-		uint16_t tot = 20 + 8 + plen;
-		int i;
+/* The IPv4 header checksum: the ones' complement of the ones' complement
+ * sum of the header's 16-bit words, the checksum field taken as zero. */
+static unsigned int ipv4_header_checksum(const uint8_t ip[ROCE_IPV4_LEN])
+{
+	uint32_t sum = 0;
+	int i;
 
-		ip[0] = 0x45;
+	for (i = 0; i < ROCE_IPV4_LEN; i += 2)
+		if (i != 10)
+			sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
+/*
+ * Writes the 40-byte GRH area the receiver of a UD datagram finds first, as
+ * RoCE hardware and rxe fill it from the packet's network header:
+ * - RoCE v2 over IPv4: bytes 0-19 zero, the IPv4 header in bytes 20-39
+ *   (total length of the IP datagram, don't fragment, TTL from the hop
+ *   limit, protocol UDP, header checksum, the two addresses);
+ * - RoCE v2 over IPv6: the IPv6 header (payload length from the UDP header
+ *   on, next header UDP);
+ * - RoCE v1: the IB GRH (payload length from the BTH on, next header 0x1b).
+ * Both lengths count the BTH, DETH, ImmDt, payload and ICRC the packet
+ * carries (Ethernet has no VCRC). The flow label is 0, as rxe sends it.
+ */
+static void build_grh(uint8_t grh[ROCE_GRH_LEN], const struct fab_hdr *h)
+{
+	uint32_t ib_len = ROCE_BTH_LEN + ROCE_DETH_LEN + h->len + ROCE_ICRC_LEN;
+	uint8_t type = network_type(NULL, h->gid_type, h->src_gid);
+
+	if (h->opcode == PVRDMA_WR_SEND_WITH_IMM)
+		ib_len += ROCE_IMMDT_LEN;
+	memset(grh, 0, ROCE_GRH_LEN);
+	if (type == PVRDMA_NETWORK_IPV4) {
+		uint8_t *ip = grh + ROCE_GRH_LEN - ROCE_IPV4_LEN;
+
+		ip[0] = 0x45;		/* version 4, 5 words of header */
 		ip[1] = h->tclass;
-		ip[2] = tot >> 8;
-		ip[3] = tot & 0xff;
-		ip[6] = 0x40;		/* don't fragment */
+		put_be16(ip + 2, ROCE_IPV4_LEN + ROCE_UDP_LEN + ib_len);
+		/* Identification 0: it serves reassembly only, and a RoCE
+		 * datagram may not be fragmented (RFC 6864, atomic
+		 * datagrams). */
+		put_be16(ip + 6, 0x4000);	/* don't fragment */
 		ip[8] = h->hop_limit;
 		ip[9] = 17;		/* UDP */
 		memcpy(ip + 12, h->src_gid + 12, 4);
 		memcpy(ip + 16, h->dst_gid + 12, 4);
-		for (i = 0; i < 20; i += 2)
-			sum += (ip[i] << 8) | ip[i + 1];
-		while (sum >> 16)
-			sum = (sum & 0xffff) + (sum >> 16);
-		sum = ~sum & 0xffff;
-		ip[10] = sum >> 8;
-		ip[11] = sum & 0xff;
+		put_be16(ip + 10, ipv4_header_checksum(ip));
 		return;
 	}
 	grh[0] = 0x60 | (h->tclass >> 4);
 	grh[1] = (h->tclass & 0xf) << 4;
-	grh[4] = plen >> 8;
-	grh[5] = plen & 0xff;
-	grh[6] = h->gid_type == GID_TYPE_ROCE_V2 ? 17 : 0x1b;
+	if (type == PVRDMA_NETWORK_IPV6) {
+		put_be16(grh + 4, ROCE_UDP_LEN + ib_len);
+		grh[6] = 17;		/* UDP */
+	} else {
+		put_be16(grh + 4, ib_len);
+		grh[6] = 0x1b;		/* IBA transport */
+	}
 	grh[7] = h->hop_limit;
 	memcpy(grh + 8, h->src_gid, 16);
 	memcpy(grh + 24, h->dst_gid, 16);

@@ -50,6 +50,8 @@ static void usage(FILE *out)
 "  --namespaces on|off       QP handles apart from QPNs (default on for\n"
 "                            hw 18; needs hw >= 17)\n"
 "  --max-ud-qps N            UD QPs per adapter (default 3)\n"
+"  --max-qp-wr N, --max-srq-wr N, --max-cqe N\n"
+"                            queue depth limits (default 8192, 32768, 16384)\n"
 "  --mtu 256|512|1024|2048|4096  active MTU (default 1024)\n"
 "  --mac XX:XX:XX:XX:XX:XX   MAC of the first adapter, the others count up\n"
 "                            (default: per process, 00:50:56 + pid)\n"
@@ -211,6 +213,7 @@ static const char *const config_env[] = {
 	SIM_ENV_ADAPTERS, SIM_ENV_HW_VERSION, SIM_ENV_ROCE, SIM_ENV_NAMESPACES,
 	SIM_ENV_MAX_UD_QPS, SIM_ENV_MTU, SIM_ENV_MAC, SIM_ENV_IPV4,
 	SIM_ENV_STATS, SIM_ENV_STATS_FILE, SIM_ENV_PROVIDER,
+	SIM_ENV_MAX_QP_WR, SIM_ENV_MAX_SRQ_WR, SIM_ENV_MAX_CQE,
 };
 
 /* Every process under this launcher must agree on the run directory. */
@@ -232,7 +235,8 @@ static void set_default_rundir(void)
 enum {
 	OPT_PROVIDER = 256, OPT_ADAPTERS, OPT_HW, OPT_ROCE, OPT_NAMESPACES,
 	OPT_MAX_UD, OPT_MTU, OPT_MAC, OPT_IPV4, OPT_RUNDIR, OPT_STATS,
-	OPT_STATS_FILE, OPT_VERSION,
+	OPT_STATS_FILE, OPT_VERSION, OPT_MAX_QP_WR, OPT_MAX_SRQ_WR,
+	OPT_MAX_CQE,
 };
 
 static const struct option long_opts[] = {
@@ -242,6 +246,9 @@ static const struct option long_opts[] = {
 	{ "roce", required_argument, NULL, OPT_ROCE },
 	{ "namespaces", required_argument, NULL, OPT_NAMESPACES },
 	{ "max-ud-qps", required_argument, NULL, OPT_MAX_UD },
+	{ "max-qp-wr", required_argument, NULL, OPT_MAX_QP_WR },
+	{ "max-srq-wr", required_argument, NULL, OPT_MAX_SRQ_WR },
+	{ "max-cqe", required_argument, NULL, OPT_MAX_CQE },
 	{ "mtu", required_argument, NULL, OPT_MTU },
 	{ "mac", required_argument, NULL, OPT_MAC },
 	{ "ipv4", required_argument, NULL, OPT_IPV4 },
@@ -306,6 +313,17 @@ int main(int argc, char **argv)
 				bad("--max-ud-qps", optarg,
 				    "expected 0..32768");
 			set(SIM_ENV_MAX_UD_QPS, optarg);
+			break;
+		case OPT_MAX_QP_WR:
+		case OPT_MAX_SRQ_WR:
+		case OPT_MAX_CQE:
+			if (sim_opt_uint(optarg, 1, SIM_QUEUE_LIMIT_MAX, &u))
+				bad(c == OPT_MAX_QP_WR ? "--max-qp-wr" :
+				    c == OPT_MAX_SRQ_WR ? "--max-srq-wr" :
+				    "--max-cqe", optarg, "expected 1..262144");
+			set(c == OPT_MAX_QP_WR ? SIM_ENV_MAX_QP_WR :
+			    c == OPT_MAX_SRQ_WR ? SIM_ENV_MAX_SRQ_WR :
+			    SIM_ENV_MAX_CQE, optarg);
 			break;
 		case OPT_MTU:
 			if (sim_opt_mtu(optarg, &mtu))

@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/vmw_pvrdma-abi.h>
 
 /* The environment that carries the launcher's options into the library. */
 #define SIM_ENV_ADAPTERS	"PVRDMA_SIM_ADAPTERS"
@@ -34,6 +35,9 @@
 #define SIM_ENV_STATS		"PVRDMA_SIM_STATS"
 #define SIM_ENV_STATS_FILE	"PVRDMA_SIM_STATS_FILE"
 #define SIM_ENV_PROVIDER	"PVRDMA_SIM_PROVIDER"
+#define SIM_ENV_MAX_QP_WR	"PVRDMA_SIM_MAX_QP_WR"
+#define SIM_ENV_MAX_SRQ_WR	"PVRDMA_SIM_MAX_SRQ_WR"
+#define SIM_ENV_MAX_CQE		"PVRDMA_SIM_MAX_CQE"
 
 #define SIM_HW_VERSION_DEFAULT	18u
 #define SIM_MTU_DEFAULT		IBV_MTU_1024
@@ -41,6 +45,72 @@
 #define SIM_HW_MIN_ROCE_V2	14u
 #define SIM_HW_MIN_NAMESPACES	17u
 #define SIM_HW_MIN_SRQ		14u
+
+/*
+ * Queue depth limits (max_qp_wr, max_srq_wr, max_cqe), derived as the public
+ * model of this device derives them (QEMU hw/rdma/vmw, init_dev_caps): the
+ * device maps a queue's ring through the first page table of the page
+ * directory the driver hands it, so a ring lives in what one page table
+ * maps, 512 pages of 4 KiB; the ring's first page is its ring state
+ * (prod_tail / cons_head), which leaves 511 pages for entries. The entries
+ * of a ring number a power of two (the kernel driver rounds every depth up),
+ * so each limit is the largest power of two of entries that fits those 511
+ * pages:
+ *   max_qp_wr   send WQE: pvrdma_sq_wqe_hdr (80) + one pvrdma_sge (16),
+ *               rounded up as the driver lays WQEs out: 128 B -> 8192
+ *               (the larger of the send and receive WQE, one limit covers
+ *               both queues of a QP, as QEMU takes the larger header)
+ *   max_srq_wr  receive WQE: pvrdma_rq_wqe_hdr (16) + one sge: 32 B -> 32768
+ *   max_cqe     pvrdma_cqe: 64 B -> 16384
+ * A queue with more SGEs a WQE has larger WQEs; its ring is still checked
+ * against the pages the driver can map. The limits stay options (--max-qp-wr,
+ * --max-srq-wr, --max-cqe) up to what the kernel driver's whole page
+ * directory (512 x 512 pages) could map.
+ */
+#define SIM_PAGE_TABLE_PAGES	512u
+#define SIM_RING_ENTRY_BYTES	((SIM_PAGE_TABLE_PAGES - 1) * 4096u)
+
+static inline unsigned int sim_ring_max_entries(unsigned int entry_bytes)
+{
+	unsigned int fit = SIM_RING_ENTRY_BYTES / entry_bytes, n = 1;
+
+	while (n * 2 <= fit)
+		n *= 2;
+	return n;
+}
+
+/* A WQE's size as the driver lays it out: a power of two. */
+static inline unsigned int sim_wqe_bytes(size_t hdr, unsigned int sges)
+{
+	size_t sz = hdr + sges * sizeof(struct pvrdma_sge);
+	unsigned int n = 1;
+
+	while (n < sz)
+		n *= 2;
+	return n;
+}
+
+static inline unsigned int sim_default_max_qp_wr(void)
+{
+	unsigned int sq = sim_wqe_bytes(sizeof(struct pvrdma_sq_wqe_hdr), 1);
+	unsigned int rq = sim_wqe_bytes(sizeof(struct pvrdma_rq_wqe_hdr), 1);
+
+	return sim_ring_max_entries(sq > rq ? sq : rq);
+}
+
+static inline unsigned int sim_default_max_srq_wr(void)
+{
+	return sim_ring_max_entries(
+		sim_wqe_bytes(sizeof(struct pvrdma_rq_wqe_hdr), 1));
+}
+
+static inline unsigned int sim_default_max_cqe(void)
+{
+	return sim_ring_max_entries(sizeof(struct pvrdma_cqe));
+}
+
+/* The most an option may raise a queue limit to. */
+#define SIM_QUEUE_LIMIT_MAX	262144u
 
 static inline int sim_opt_uint(const char *s, unsigned long min,
 			       unsigned long max, unsigned int *out)

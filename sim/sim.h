@@ -45,16 +45,14 @@
 #define SIM_GID_TABLE_LEN	6
 #define SIM_PAGE_SIZE		4096u
 
-/* Device limits, as the vmw_pvrdma device reports them. */
+/* Device limits, as the vmw_pvrdma device reports them; the queue depth
+ * limits are configuration (options.h, sim_dev_max_qp_wr() ...). */
 #define SIM_MAX_QP		32768u
-#define SIM_MAX_QP_WR		1024u
 #define SIM_MAX_SGE		16u
 #define SIM_MAX_CQ		4096u
-#define SIM_MAX_CQE		262144u
 #define SIM_MAX_MR		65536u
 #define SIM_MAX_PD		4096u
 #define SIM_MAX_SRQ		4096u
-#define SIM_MAX_SRQ_WR		1024u
 #define SIM_MAX_SRQ_SGE		16u
 #define SIM_MAX_AH		65536u
 #define SIM_MAX_UD_QP_DEFAULT	3u
@@ -66,6 +64,9 @@ struct sim_config {
 	unsigned int roce;		/* 1 or 2: the port's RoCE mode */
 	bool namespaces;		/* QP handle differs from QPN */
 	unsigned int max_ud_qps;	/* 3 on the real device */
+	unsigned int max_qp_wr;		/* 0: derived (options.h) */
+	unsigned int max_srq_wr;	/* 0: derived default */
+	unsigned int max_cqe;		/* 0: derived default */
 	enum ibv_mtu mtu;		/* active MTU of the port */
 	uint8_t mac[6];			/* unique per adapter on a host */
 	uint32_t ipv4;			/* network order; 0 = none */

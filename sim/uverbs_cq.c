@@ -34,10 +34,10 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	/* pvrdma_create_cq */
 	if (flags)
 		return EOPNOTSUPP;
-	if (cqe < 1 || cqe > SIM_MAX_CQE)
+	if (cqe < 1 || cqe > sim_dev_max_cqe(dev))
 		return EINVAL;
 	entries = sim_roundup_pow2(cqe);
-	if (entries > SIM_MAX_CQE)
+	if (entries > sim_dev_max_cqe(dev))
 		return EINVAL;
 	ret = udata_in(c, &ucmd, sizeof(ucmd));
 	if (ret)

@@ -108,6 +108,9 @@ void sim_device_attr_fill(const struct sim_dev *dev,
 void sim_port_attr_fill(const struct sim_dev *dev,
 			struct ib_uverbs_query_port_resp *r);
 uint32_t sim_dev_max_srq(const struct sim_dev *dev);
+uint32_t sim_dev_max_qp_wr(const struct sim_dev *dev);
+uint32_t sim_dev_max_srq_wr(const struct sim_dev *dev);
+uint32_t sim_dev_max_cqe(const struct sim_dev *dev);
 uint32_t sim_dev_max_pkeys(void);
 uint32_t sim_dev_max_qp_rd_atom(void);
 uint32_t sim_dev_max_qp_init_rd_atom(void);

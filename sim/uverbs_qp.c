@@ -105,8 +105,9 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 		return EOPNOTSUPP;
 
 	/* The device: its limits and the rings it was given. */
-	if (a->max_send_wr > SIM_MAX_QP_WR || a->max_send_sge > SIM_MAX_SGE ||
-	    (!srq && (a->max_recv_wr > SIM_MAX_QP_WR ||
+	if (a->max_send_wr > sim_dev_max_qp_wr(dev) ||
+	    a->max_send_sge > SIM_MAX_SGE ||
+	    (!srq && (a->max_recv_wr > sim_dev_max_qp_wr(dev) ||
 		      a->max_recv_sge > SIM_MAX_SGE)))
 		return EINVAL;
 	max_ud = dev->cfg.max_ud_qps ? dev->cfg.max_ud_qps :

@@ -31,7 +31,8 @@ int uverbs_create_srq(struct uverbs_call *c)
 	if (!pd)
 		return EINVAL;
 	/* pvrdma_create_srq */
-	if (cmd.max_wr > SIM_MAX_SRQ_WR || cmd.max_sge > SIM_MAX_SRQ_SGE)
+	if (cmd.max_wr > sim_dev_max_srq_wr(dev) ||
+	    cmd.max_sge > SIM_MAX_SRQ_SGE)
 		return EINVAL;
 	ret = udata_in(c, &ucmd, sizeof(ucmd));
 	if (ret)

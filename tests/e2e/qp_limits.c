@@ -11,6 +11,11 @@
  *              after destroying one, one more can be created
  *   srq        --expect 1: device reports SRQs and ibv_create_srq works;
  *              --expect 0: max_srq is 0 and ibv_create_srq is refused
+ *   queue-limits  --expect N: the device reports max_qp_wr N; an RC QP of
+ *              max_qp_wr send and receive WRs, a CQ of max_cqe entries (the
+ *              largest power of two within it: the driver rounds a CQ up
+ *              before it checks) and an SRQ of max_srq_wr WRs are created;
+ *              one more of each is refused with EINVAL
  *
  *   qp_limits --mode M [--expect N] [--dev D]
  */
@@ -157,6 +162,81 @@ static void mode_srq(struct e2e_dev *d, long expect)
 	E2E_CHECK(errno != 0, "SRQ refused without an errno");
 }
 
+static unsigned int pow2_floor(unsigned int v)
+{
+	unsigned int n = 1;
+
+	while (n * 2 <= v)
+		n *= 2;
+	return n;
+}
+
+static struct ibv_qp *try_create_deep_qp(struct e2e_dev *d, uint32_t send,
+					 uint32_t recv)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = {
+			.max_send_wr = send,
+			.max_recv_wr = recv,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+	};
+
+	errno = 0;
+	return ibv_create_qp(d->pd, &attr);
+}
+
+static void mode_queue_limits(struct e2e_dev *d, long expect)
+{
+	unsigned int max_wr = (unsigned int)d->dev_attr.max_qp_wr;
+	unsigned int max_cqe = (unsigned int)d->dev_attr.max_cqe;
+	unsigned int max_srq_wr = (unsigned int)d->dev_attr.max_srq_wr;
+	struct ibv_srq_init_attr sa = { .attr = { .max_sge = 1 } };
+	struct ibv_cq *big;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+
+	printf("max_qp_wr %u max_cqe %u max_srq_wr %u\n", max_wr, max_cqe,
+	       max_srq_wr);
+	E2E_CHECK(expect < 0 || max_wr == (unsigned long)expect,
+		  "max_qp_wr %u, want %ld", max_wr, expect);
+
+	big = ibv_create_cq(d->ctx, (int)pow2_floor(max_cqe), NULL, NULL, 0);
+	E2E_CHECK(big, "CQ of %u entries: %s", pow2_floor(max_cqe),
+		  strerror(errno));
+	E2E_CHECK(!ibv_destroy_cq(big), "ibv_destroy_cq failed");
+	errno = 0;
+	big = ibv_create_cq(d->ctx, (int)max_cqe + 1, NULL, NULL, 0);
+	expect_refused(big, errno, "CQ of max_cqe + 1 entries", EINVAL, EINVAL);
+
+	qp = try_create_deep_qp(d, max_wr, max_wr);
+	E2E_CHECK(qp, "RC QP of %u WRs: %s", max_wr, strerror(errno));
+	E2E_CHECK(!ibv_destroy_qp(qp), "ibv_destroy_qp failed");
+	qp = try_create_deep_qp(d, max_wr + 1, 1);
+	expect_refused(qp, errno, "QP of max_qp_wr + 1 send WRs", EINVAL,
+		       EINVAL);
+	qp = try_create_deep_qp(d, 1, max_wr + 1);
+	expect_refused(qp, errno, "QP of max_qp_wr + 1 receive WRs", EINVAL,
+		       EINVAL);
+
+	if (!d->dev_attr.max_srq)
+		return;
+	sa.attr.max_wr = max_srq_wr;
+	errno = 0;
+	srq = ibv_create_srq(d->pd, &sa);
+	E2E_CHECK(srq, "SRQ of %u WRs: %s", max_srq_wr, strerror(errno));
+	E2E_CHECK(!ibv_destroy_srq(srq), "ibv_destroy_srq failed");
+	sa.attr.max_wr = max_srq_wr + 1;
+	errno = 0;
+	srq = ibv_create_srq(d->pd, &sa);
+	expect_refused(srq, errno, "SRQ of max_srq_wr + 1 WRs", EINVAL,
+		       EINVAL);
+}
+
 int main(int argc, char **argv)
 {
 	struct e2e_args args;
@@ -176,6 +256,8 @@ int main(int argc, char **argv)
 		mode_ud_limit(&d, args.expect);
 	else if (!strcmp(args.mode, "srq"))
 		mode_srq(&d, args.expect);
+	else if (!strcmp(args.mode, "queue-limits"))
+		mode_queue_limits(&d, args.expect);
 	else
 		E2E_CHECK(0, "unknown mode %s", args.mode);
 

@@ -338,6 +338,11 @@ static void test_query_device_and_port(void **state)
 	assert_int_equal(r->max_qp, SIM_MAX_QP);
 	assert_int_equal(r->phys_port_cnt, 1);
 	assert_int_equal(r->max_srq, 0);	/* HWv13 */
+	assert_int_equal(r->max_srq_wr, 0);
+	/* What one page table maps, less the ring-state page, in entries of
+	 * 128 (send WQE), 32 (receive WQE) and 64 bytes (CQE). */
+	assert_int_equal(r->max_qp_wr, 8192);
+	assert_int_equal(r->max_cqe, 16384);
 	/* The kernel zeroes what it did not fill of the user's buffer. */
 	for (i = sizeof(*r); i < sizeof(big); i++)
 		assert_int_equal(big[i], 0);
@@ -360,6 +365,20 @@ static void test_query_device_and_port(void **state)
 	assert_true(cmd(f, IB_USER_VERBS_CMD_QUERY_DEVICE, &q, sizeof(q),
 			NULL, 0, big, sizeof(big)) > 0);
 	assert_int_equal(r->max_srq, SIM_MAX_SRQ);
+	assert_int_equal(r->max_srq_wr, 32768);
+	uverbs_close(f);
+
+	/* The limits are options. */
+	dev_setup(14, false);
+	dev.cfg.max_qp_wr = 100;
+	dev.cfg.max_srq_wr = 200;
+	dev.cfg.max_cqe = 300;
+	f = open_ctx();
+	assert_true(cmd(f, IB_USER_VERBS_CMD_QUERY_DEVICE, &q, sizeof(q),
+			NULL, 0, big, sizeof(big)) > 0);
+	assert_int_equal(r->max_qp_wr, 100);
+	assert_int_equal(r->max_srq_wr, 200);
+	assert_int_equal(r->max_cqe, 300);
 	uverbs_close(f);
 }
 
@@ -483,7 +502,7 @@ static void test_cq_sizes_and_events(void **state)
 	/* 100 entries of 64 bytes do not fit in 2 pages. */
 	assert_int_equal(create_cq(f, 100, -1, 2, NULL, NULL, NULL), EINVAL);
 	assert_int_equal(create_cq(f, 0, -1, 2, NULL, NULL, NULL), EINVAL);
-	assert_int_equal(create_cq(f, SIM_MAX_CQE + 1, -1, 2, NULL, NULL,
+	assert_int_equal(create_cq(f, 16384 + 1, -1, 2, NULL, NULL,
 				   NULL), EINVAL);
 	/* Not a channel of this file. */
 	assert_int_equal(create_cq(f, 4, 0, 2, NULL, NULL, NULL), EBADF);
@@ -562,7 +581,7 @@ static void test_qp_create_rules(void **state)
 	assert_int_equal(create_qp(f, IBV_QPT_RC, pd + 7, cq, 4, 0, 0, NULL),
 			 EINVAL);
 	assert_int_equal(create_qp(f, IBV_QPT_RC, pd, cq,
-				   SIM_MAX_QP_WR + 1, 0, 0, NULL), EINVAL);
+				   8192 + 1, 0, 0, NULL), EINVAL);
 	/* 64 send WQEs of 128 bytes need 2 pages after the state page. */
 	assert_int_equal(create_qp(f, IBV_QPT_RC, pd, cq, 64,
 				   2 * SIM_PAGE_SIZE, 0, NULL), EINVAL);
@@ -763,7 +782,7 @@ static void test_srq(void **state)
 	assert_int_equal(cmd(f, IB_USER_VERBS_CMD_CREATE_SRQ, &c, sizeof(c),
 			     &u, sizeof(u), &resp, sizeof(resp)), -1);
 	assert_int_equal(errno, EINVAL);
-	c.max_wr = SIM_MAX_SRQ_WR + 1;
+	c.max_wr = 32768 + 1;
 	u.buf_size = 2 * SIM_PAGE_SIZE;
 	assert_int_equal(cmd(f, IB_USER_VERBS_CMD_CREATE_SRQ, &c, sizeof(c),
 			     &u, sizeof(u), &resp, sizeof(resp)), -1);
