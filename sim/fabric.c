@@ -516,7 +516,7 @@ static bool send_local(struct fab_port *from, struct fab_port *to,
 	return true;
 }
 
-#define FAB_MAX_IOV	((int)SIM_MAX_SGE + 2)
+#define FAB_MAX_IOV	((int)SIM_MAX_IOV + 2)
 
 bool fabric_send(struct fab_port *port, struct fab_link *link,
 		 const struct fab_hdr *hdr, const struct iovec *iov,

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Registered memory is pinned, as the kernel pins it:
+ *
+ *   reg-check  (one process) ibv_reg_mr fails with EFAULT where pinning
+ *              would: read-only, PROT_NONE or program text with an access
+ *              that lets the device write (LOCAL_WRITE, REMOTE_WRITE),
+ *              PROT_NONE or unmapped memory with any access; read-only
+ *              memory and program text register without write access.
+ *   unmap      (two processes) the server registers three regions, then
+ *              gives their pages up: A is unmapped and a new mapping put
+ *              at its address, B is unmapped and left so, C is emptied
+ *              with MADV_DONTNEED; a receive posted into B before is still
+ *              there. The client RDMA READs the old content of each, RDMA
+ *              WRITEs A and B and reads it back, and SENDs into the
+ *              receive in B. The server must not crash, its receive
+ *              completes, and its new mapping at A and the emptied C are
+ *              untouched by all of it.
+ *
+ *   mr_pinning --mode reg-check
+ *   mr_pinning --server|--client --port P --mode unmap
+ */
+#include "e2e_common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PAGE		4096u
+#define A_LEN		(4 * PAGE)
+#define B_LEN		(2 * PAGE)
+#define C_LEN		(2 * PAGE)
+#define RECV_OFF	PAGE		/* the receive: second page of B */
+#define MSG_LEN		256u
+#define NEW_BYTE	0xa5		/* what the server's new mapping holds */
+
+static void *map_pages(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	E2E_CHECK(p != MAP_FAILED, "mmap: %s", strerror(errno));
+	return p;
+}
+
+static void expect_reg(struct ibv_pd *pd, void *addr, size_t len, int access,
+		       int err, const char *what)
+{
+	struct ibv_mr *mr;
+
+	errno = 0;
+	mr = ibv_reg_mr(pd, addr, len, access);
+	if (!err) {
+		E2E_CHECK(mr, "%s: ibv_reg_mr failed: %s", what,
+			  e2e_errno_name(errno));
+		E2E_CHECK(!ibv_dereg_mr(mr), "%s: ibv_dereg_mr failed", what);
+		return;
+	}
+	E2E_CHECK(!mr, "%s: ibv_reg_mr succeeded, expected %s", what,
+		  e2e_errno_name(err));
+	E2E_CHECK(errno == err, "%s: ibv_reg_mr failed with %s, expected %s",
+		  what, e2e_errno_name(errno), e2e_errno_name(err));
+}
+
+static int reg_check(const struct e2e_args *args)
+{
+	const int lw = IBV_ACCESS_LOCAL_WRITE;
+	const int rw = lw | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	struct e2e_dev d;
+	uint8_t *rwm, *ro, *none, *gone, *text;
+
+	e2e_open(&d, args->dev, args->gid_index);
+	rwm = map_pages(2 * PAGE, PROT_READ | PROT_WRITE);
+	ro = map_pages(2 * PAGE, PROT_READ);
+	none = map_pages(2 * PAGE, PROT_NONE);
+	gone = map_pages(2 * PAGE, PROT_READ | PROT_WRITE);
+	E2E_CHECK(!munmap(gone, 2 * PAGE), "munmap: %s", strerror(errno));
+	text = (uint8_t *)((uintptr_t)&reg_check & ~(uintptr_t)(PAGE - 1));
+
+	expect_reg(d.pd, rwm, 2 * PAGE, rw, 0, "read-write memory");
+	expect_reg(d.pd, ro, 2 * PAGE, 0, 0, "read-only, no access");
+	expect_reg(d.pd, ro, 2 * PAGE, IBV_ACCESS_REMOTE_READ, 0,
+		   "read-only, REMOTE_READ");
+	expect_reg(d.pd, text, PAGE, IBV_ACCESS_REMOTE_READ, 0,
+		   "program text, REMOTE_READ");
+	expect_reg(d.pd, ro, 2 * PAGE, lw, EFAULT, "read-only, LOCAL_WRITE");
+	expect_reg(d.pd, ro + 100, 200, rw, EFAULT,
+		   "read-only, REMOTE_WRITE");
+	expect_reg(d.pd, none, 2 * PAGE, lw, EFAULT, "PROT_NONE, LOCAL_WRITE");
+	expect_reg(d.pd, none, 2 * PAGE, 0, EFAULT, "PROT_NONE, no access");
+	expect_reg(d.pd, text, PAGE, lw, EFAULT, "program text, LOCAL_WRITE");
+	expect_reg(d.pd, gone, 2 * PAGE, 0, EFAULT, "unmapped memory");
+	/* one bad page is enough */
+	expect_reg(d.pd, rwm + PAGE - 1, 2, lw, 0, "read-write, 2 pages");
+	E2E_CHECK(!mprotect(rwm + PAGE, PAGE, PROT_READ), "mprotect: %s",
+		  strerror(errno));
+	expect_reg(d.pd, rwm, 2 * PAGE, lw, EFAULT,
+		   "second page read-only, LOCAL_WRITE");
+
+	munmap(rwm, 2 * PAGE);
+	munmap(ro, 2 * PAGE);
+	munmap(none, 2 * PAGE);
+	e2e_close(&d);
+	printf("mr_pinning reg-check: passed\n");
+	return 0;
+}
+
+/* What the client needs to reach the server's three regions. */
+struct regions {
+	uint64_t addr[3];
+	uint32_t rkey[3];
+	uint32_t len[3];
+};
+
+struct side {
+	struct e2e_dev d;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int sock;
+	struct e2e_peer me, peer;
+};
+
+static void side_setup(struct side *s, const struct e2e_args *args,
+		       struct ibv_mr *mr)
+{
+	s->cq = ibv_create_cq(s->d.ctx, 16, NULL, NULL, 0);
+	E2E_CHECK(s->cq, "ibv_create_cq: %s", strerror(errno));
+	s->qp = e2e_create_qp(&s->d, IBV_QPT_RC, s->cq, s->cq, 8, 1);
+	e2e_qp_to_init(s->qp, IBV_QPT_RC);
+	s->me.rc_qpn = s->qp->qp_num;
+	s->me.psn = args->server ? 0x123 : 0x456;
+	s->me.rkey = mr->rkey;
+	s->me.addr = (uintptr_t)mr->addr;
+	memcpy(s->me.gid, s->d.gid.raw, 16);
+	s->sock = e2e_channel_open(args);
+	e2e_exchange(s->sock, &s->me, &s->peer);
+	e2e_rc_connect(&s->d, s->qp, s->me.psn, &s->peer, NULL);
+}
+
+static bool all_bytes(const uint8_t *p, size_t len, uint8_t v)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+static int unmap_server(const struct e2e_args *args)
+{
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ;
+	struct side s;
+	struct regions r;
+	struct ibv_mr *mr[3];
+	uint8_t *a, *b, *c, *again;
+	struct ibv_wc wc;
+	int i;
+
+	memset(&s, 0, sizeof(s));
+	e2e_open(&s.d, args->dev, args->gid_index);
+	a = map_pages(A_LEN, PROT_READ | PROT_WRITE);
+	b = map_pages(B_LEN, PROT_READ | PROT_WRITE);
+	c = map_pages(C_LEN, PROT_READ | PROT_WRITE);
+	e2e_pattern(a, A_LEN, 1);
+	e2e_pattern(b, B_LEN, 2);
+	e2e_pattern(c, C_LEN, 3);
+	mr[0] = ibv_reg_mr(s.d.pd, a, A_LEN, access);
+	mr[1] = ibv_reg_mr(s.d.pd, b, B_LEN, access);
+	mr[2] = ibv_reg_mr(s.d.pd, c, C_LEN, access);
+	for (i = 0; i < 3; i++) {
+		E2E_CHECK(mr[i], "ibv_reg_mr: %s", strerror(errno));
+		r.addr[i] = (uintptr_t)mr[i]->addr;
+		r.rkey[i] = mr[i]->rkey;
+		r.len[i] = mr[i]->length;
+	}
+	side_setup(&s, args, mr[0]);
+
+	{
+		struct ibv_sge sge = {
+			(uintptr_t)b + RECV_OFF, MSG_LEN, mr[1]->lkey
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = 7, .sg_list = &sge, .num_sge = 1
+		}, *bad;
+
+		E2E_CHECK(!ibv_post_recv(s.qp, &wr, &bad),
+			  "ibv_post_recv failed");
+	}
+
+	/* The pages go; the MRs must keep them. */
+	E2E_CHECK(!munmap(a, A_LEN), "munmap A: %s", strerror(errno));
+	again = mmap(a, A_LEN, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	E2E_CHECK(again == a, "mmap MAP_FIXED: %s", strerror(errno));
+	memset(a, NEW_BYTE, A_LEN);
+	E2E_CHECK(!munmap(b, B_LEN), "munmap B: %s", strerror(errno));
+	E2E_CHECK(!madvise(c, C_LEN, MADV_DONTNEED), "madvise: %s",
+		  strerror(errno));
+	E2E_CHECK(all_bytes(c, C_LEN, 0), "MADV_DONTNEED left data");
+
+	e2e_send_all(s.sock, &r, sizeof(r));
+	e2e_sync(s.sock, "given-up");
+
+	e2e_poll_one(s.cq, &wc, "receive into unmapped memory");
+	E2E_CHECK(wc.status == IBV_WC_SUCCESS && wc.wr_id == 7 &&
+		  wc.byte_len == MSG_LEN,
+		  "receive: status %s wr_id %llu len %u",
+		  ibv_wc_status_str(wc.status),
+		  (unsigned long long)wc.wr_id, wc.byte_len);
+	e2e_sync(s.sock, "done");
+	E2E_CHECK(all_bytes(a, A_LEN, NEW_BYTE),
+		  "the new mapping at A was written by the device");
+	E2E_CHECK(all_bytes(c, C_LEN, 0),
+		  "the emptied pages of C were written by the device");
+
+	E2E_CHECK(!ibv_destroy_qp(s.qp), "ibv_destroy_qp failed");
+	for (i = 0; i < 3; i++)
+		E2E_CHECK(!ibv_dereg_mr(mr[i]), "ibv_dereg_mr failed");
+	E2E_CHECK(!ibv_destroy_cq(s.cq), "ibv_destroy_cq failed");
+	e2e_close(&s.d);
+	munmap(a, A_LEN);
+	munmap(c, C_LEN);
+	printf("mr_pinning server (unmap): passed\n");
+	return 0;
+}
+
+/* One RDMA READ or WRITE of len bytes between buf and the peer's region. */
+static void rdma(struct side *s, struct ibv_mr *mr, enum ibv_wr_opcode op,
+		 uint64_t raddr, uint32_t rkey, uint32_t len, const char *what)
+{
+	struct ibv_sge sge = { (uintptr_t)mr->addr, len, mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+	struct ibv_wc wc;
+
+	E2E_CHECK(!ibv_post_send(s->qp, &wr, &bad), "%s: post failed", what);
+	e2e_poll_one(s->cq, &wc, what);
+	E2E_CHECK(wc.status == IBV_WC_SUCCESS, "%s: %s", what,
+		  ibv_wc_status_str(wc.status));
+}
+
+static int unmap_client(const struct e2e_args *args)
+{
+	struct side s;
+	struct regions r;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	int i;
+
+	memset(&s, 0, sizeof(s));
+	e2e_open(&s.d, args->dev, args->gid_index);
+	buf = map_pages(A_LEN, PROT_READ | PROT_WRITE);
+	mr = ibv_reg_mr(s.d.pd, buf, A_LEN, IBV_ACCESS_LOCAL_WRITE);
+	E2E_CHECK(mr, "ibv_reg_mr: %s", strerror(errno));
+	side_setup(&s, args, mr);
+	E2E_CHECK(e2e_recv_all(s.sock, &r, sizeof(r)),
+		  "server went away before sending its regions");
+	e2e_sync(s.sock, "given-up");
+
+	/* The old content of every region the server gave up. */
+	for (i = 0; i < 3; i++) {
+		memset(buf, 0, A_LEN);
+		rdma(&s, mr, IBV_WR_RDMA_READ, r.addr[i], r.rkey[i], r.len[i],
+		     "RDMA READ of given-up memory");
+		E2E_CHECK(e2e_pattern_ok(buf, r.len[i], i + 1),
+			  "region %d: RDMA READ did not return the content "
+			  "it had when it was registered", i);
+	}
+	/* Writes land in the pages the MRs kept, and stay there. */
+	for (i = 0; i < 2; i++) {
+		e2e_pattern(buf, r.len[i], 10 + i);
+		rdma(&s, mr, IBV_WR_RDMA_WRITE, r.addr[i], r.rkey[i],
+		     i ? PAGE : r.len[i], "RDMA WRITE to given-up memory");
+		memset(buf, 0, A_LEN);
+		rdma(&s, mr, IBV_WR_RDMA_READ, r.addr[i], r.rkey[i], PAGE,
+		     "RDMA READ after the write");
+		E2E_CHECK(e2e_pattern_ok(buf, PAGE, 10 + i),
+			  "region %d: the write did not stay", i);
+	}
+	/* A SEND into the receive the server posted in B before it went. */
+	e2e_pattern(buf, MSG_LEN, 20);
+	{
+		struct ibv_sge sge = { (uintptr_t)buf, MSG_LEN, mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 2, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+		struct ibv_wc wc;
+
+		E2E_CHECK(!ibv_post_send(s.qp, &wr, &bad), "send failed");
+		e2e_poll_one(s.cq, &wc, "SEND");
+		E2E_CHECK(wc.status == IBV_WC_SUCCESS, "SEND: %s",
+			  ibv_wc_status_str(wc.status));
+	}
+	memset(buf, 0, A_LEN);
+	rdma(&s, mr, IBV_WR_RDMA_READ, r.addr[1] + RECV_OFF, r.rkey[1],
+	     MSG_LEN, "RDMA READ of the receive buffer");
+	E2E_CHECK(e2e_pattern_ok(buf, MSG_LEN, 20),
+		  "the SEND did not land in the receive buffer the MR kept");
+	e2e_sync(s.sock, "done");
+
+	E2E_CHECK(!ibv_destroy_qp(s.qp), "ibv_destroy_qp failed");
+	E2E_CHECK(!ibv_dereg_mr(mr), "ibv_dereg_mr failed");
+	E2E_CHECK(!ibv_destroy_cq(s.cq), "ibv_destroy_cq failed");
+	e2e_close(&s.d);
+	munmap(buf, A_LEN);
+	printf("mr_pinning client (unmap): passed\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct e2e_args args;
+
+	e2e_parse_args(argc, argv, &args);
+	E2E_CHECK(args.mode, "needs --mode");
+	if (!strcmp(args.mode, "reg-check"))
+		return reg_check(&args);
+	E2E_CHECK(!strcmp(args.mode, "unmap") && !args.single,
+		  "unknown mode %s (or unmap without --server/--client)",
+		  args.mode);
+	return args.server ? unmap_server(&args) : unmap_client(&args);
+}
