@@ -661,7 +661,10 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o)
 		h.len = wr->total_len;
 		stat_add(&qp->uctx->dev->stats.bytes_tx, wr->total_len);
 	}
-	fabric_send(e->eng->port, e->link, &h, li.iov, li.n);
+	/* A payload the device cannot read: nothing was sent. */
+	if (!fabric_send(e->eng->port, e->link, &h, li.iov, li.n) &&
+	    errno == EFAULT)
+		return PVRDMA_WC_LOC_PROT_ERR;
 	return PVRDMA_WC_SUCCESS;
 }
 
@@ -707,6 +710,8 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 	}
 	if (fabric_send(e->eng->port, e->ud_link, &h, li.iov, li.n))
 		stat_add(&dev->stats.bytes_tx, wr->total_len);
+	else if (errno == EFAULT)
+		return PVRDMA_WC_LOC_PROT_ERR;
 	return PVRDMA_WC_SUCCESS;
 }
 
@@ -889,14 +894,20 @@ static void read_atomic_done(struct eqp *e, const struct fab_hdr *h,
 		return;
 	}
 	if (h->type == FAB_READ_RESP) {
-		if (!fab_rx_read(rx, li.iov, li.n))
+		if (!fab_rx_read(rx, li.iov, li.n)) {
+			if (rx->fault)
+				requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
 			return;		/* lost: the timer resends */
+		}
 		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	} else {
 		/* the original value lands in the local SGE(s) */
 		struct fab_rx mem = { .mem = (void *)&val, .left = 8 };
 
-		fab_rx_read(&mem, li.iov, li.n);
+		if (!fab_rx_read(&mem, li.iov, li.n)) {
+			requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+			return;
+		}
 	}
 	wr = o->wr;
 	out_pop(e);
@@ -1150,9 +1161,18 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 			responder_fail(e, from, h, FAB_NAK_INV_REQ);
 			return;
 		}
-		if (!fab_rx_read(rx, li.iov, li.n))
+		if (!fab_rx_read(rx, li.iov, li.n)) {
+			if (rx->fault) {
+				recv_consume(qp);
+				complete_recv_error(e, rwr.wr_id,
+						    PVRDMA_WC_LOC_PROT_ERR);
+				responder_fail(e, from, h, FAB_NAK_REM_OP);
+			}
 			return;
+		}
 	} else if (!fab_rx_read(rx, write_dst->iov, write_dst->n)) {
+		if (rx->fault)
+			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return;
 	}
 	recv_consume(qp);
@@ -1195,7 +1215,11 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 	r.dst_qpn = h->src_qpn;
 	r.psn = h->psn;
 	r.len = h->read_len;
-	fabric_send(e->eng->port, from, &r, ri.iov, ri.n);
+	if (!fabric_send(e->eng->port, from, &r, ri.iov, ri.n) &&
+	    errno == EFAULT) {
+		responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+		return;
+	}
 	stat_add(&e->qp->uctx->dev->stats.bytes_tx, h->read_len);
 	if (h->psn == e->epsn) {
 		e->epsn = (h->psn + 1) & PSN_MASK;
@@ -1223,6 +1247,10 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			return;
 		}
 		p = ri.iov[0].iov_base;
+		if (!sim_app_writable(p, 8)) {
+			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+			return;
+		}
 		if (h->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP) {
 			orig = h->atomic_a;
 			__atomic_compare_exchange_n(p, &orig, h->atomic_b,
@@ -1292,8 +1320,12 @@ static void responder_rx(struct eqp *e, struct fab_link *from,
 			rc_recv_message(e, from, h, rx, &ri);
 			return;
 		}
-		if (!fab_rx_read(rx, ri.iov, ri.n))
+		if (!fab_rx_read(rx, ri.iov, ri.n)) {
+			if (rx->fault)
+				responder_fail(e, from, h,
+					       FAB_NAK_REM_ACCESS);
 			return;
+		}
 		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 		e->epsn = (h->psn + 1) & PSN_MASK;
 		e->nak_sent = false;
@@ -1412,10 +1444,15 @@ static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
 		return;
 	}
 	build_grh(grh, h);
-	fab_rx_read(&grh_rx, li.iov, li.n);
 	n = iov_skip(li.iov, li.n, sizeof(grh), rest);
-	if (!fab_rx_read(rx, rest, n))
+	if (!fab_rx_read(&grh_rx, li.iov, li.n) || !fab_rx_read(rx, rest, n)) {
+		if (!grh_rx.fault && !rx->fault)
+			return;		/* lost */
+		recv_consume(qp);
+		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_PROT_ERR);
+		qp_to_error(e);
 		return;
+	}
 	recv_consume(qp);
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	recv_complete(qp, &rwr, h, PVRDMA_WC_RECV, h->len + sizeof(grh),

@@ -38,13 +38,6 @@
 
 #include "sim.h"
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ	22
-#endif
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE	23
-#endif
-
 /*
  * Keys are looked up by scanning the MR table; a small direct-mapped cache
  * of key -> handle per adapter makes the common case one probe. The cache
@@ -235,36 +228,12 @@ static bool access_writes(int access)
 /*
  * ib_umem_get pins the pages with FOLL_WRITE when the MR lets the device
  * write, else for reading: a page that is not mapped, or not writable
- * (readable) as the access needs, fails the pin with EFAULT. Faulting the
- * pages in with MADV_POPULATE_{WRITE,READ} applies the same rules (and
- * breaks copy-on-write as a writable pin does), without touching the
- * content. A kernel without it (before 5.14) says EINVAL for the advice on
- * a page we know is good: the check is then skipped.
+ * (readable) as the access needs, fails the pin with EFAULT.
  */
 int sim_mr_pin_check(uint64_t addr, uint64_t len, int access)
 {
-	static int populate_works = -1;	/* unknown yet */
-	static char probe_page[SIM_PAGE_SIZE]
-		__attribute__((aligned(SIM_PAGE_SIZE)));
-	uint64_t start = page_down(addr), end = page_up(addr + len);
-	int advice = access_writes(access) ? MADV_POPULATE_WRITE :
-					     MADV_POPULATE_READ;
-	long r;
-
-	if (populate_works < 0) {
-		do {
-			r = syscall(SYS_madvise, probe_page, SIM_PAGE_SIZE,
-				    MADV_POPULATE_WRITE);
-		} while (r && errno == EINTR);
-		populate_works = !r;
-	}
-	if (!populate_works)
-		return 0;
-	do {
-		r = syscall(SYS_madvise, (void *)(uintptr_t)start,
-			    end - start, advice);
-	} while (r && errno == EINTR);
-	return r ? EFAULT : 0;
+	return sim_app_pin((void *)(uintptr_t)addr, len,
+			   access_writes(access));
 }
 
 /*

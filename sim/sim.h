@@ -9,6 +9,8 @@
  *                                        driver model (control path)
  *   engine.c / fabric.c                  the device: executes WQEs, writes
  *                                        CQEs, moves data between adapters
+ *   mr.c / dma.c                         registered memory: checks, pinning,
+ *                                        the device's fault-free copies
  *
  * One process holds one or more adapters (struct sim_dev). All objects of an
  * adapter are guarded by dev->lock: the control path takes it for every
@@ -383,6 +385,18 @@ void sim_mr_pin_release(struct sim_mr *mr);
  * (munmap, mmap MAP_FIXED, mremap, madvise): every MR covering some keeps
  * their content. Takes each adapter's lock; call it without any. */
 void sim_mr_pin_give_up(const void *addr, size_t len);
+
+/* ---- dma.c: the device's accesses to application memory (no lock) ---- */
+/* Copies that never fault: false when a page is not there or not
+ * accessible. len bounds the bytes copied (at most the iovecs' total). */
+bool sim_app_read(void *dst, const struct iovec *src, int n, size_t len);
+bool sim_app_write(const struct iovec *dst, int n, const void *src,
+		   size_t len);
+/* The page(s) of [p, p + len) are present and writable (an atomic's). */
+bool sim_app_writable(void *p, size_t len);
+/* Faults the pages of [addr, addr + len) in as a pin would, writable or
+ * readable: 0, or EFAULT where the pin would fail. */
+int sim_app_pin(void *addr, size_t len, bool write);
 
 /* Most pieces the local memory of one WQE maps to. */
 #define SIM_MAX_IOV		(4 * SIM_MAX_SGE)

@@ -16,8 +16,16 @@
  *              receive in B. The server must not crash, its receive
  *              completes, and its new mapping at A and the emptied C are
  *              untouched by all of it.
+ *   behind     (one process, two adapters: the device copies in memory)
+ *              registered memory made inaccessible behind the pinning's
+ *              back (mprotect PROT_NONE, as glibc's own munmap of a freed
+ *              chunk would): an RDMA WRITE, READ, atomic and SEND into it,
+ *              and a SEND from it, each on a fresh QP pair, end in a
+ *              completion (success, or the access error the device
+ *              reports), never in a signal or a hang.
  *
  *   mr_pinning --mode reg-check
+ *   mr_pinning --mode behind            (pvrdma-sim --adapters 2)
  *   mr_pinning --server|--client --port P --mode unmap
  */
 #include "e2e_common.h"
@@ -315,6 +323,155 @@ static int unmap_client(const struct e2e_args *args)
 	return 0;
 }
 
+/* ---- behind: two adapters of this process ---- */
+
+struct pair {
+	struct e2e_dev *d[2];
+	struct ibv_cq *cq[2];
+	struct ibv_qp *qp[2];
+};
+
+static void pair_up(struct pair *p, struct e2e_dev d[2])
+{
+	struct e2e_peer peer[2];
+	int i;
+
+	memset(peer, 0, sizeof(peer));
+	for (i = 0; i < 2; i++) {
+		p->d[i] = &d[i];
+		p->cq[i] = ibv_create_cq(d[i].ctx, 8, NULL, NULL, 0);
+		E2E_CHECK(p->cq[i], "ibv_create_cq: %s", strerror(errno));
+		p->qp[i] = e2e_create_qp(&d[i], IBV_QPT_RC, p->cq[i],
+					 p->cq[i], 4, 1);
+		e2e_qp_to_init(p->qp[i], IBV_QPT_RC);
+		peer[i].rc_qpn = p->qp[i]->qp_num;
+		peer[i].psn = 0x100 * (i + 1);
+		memcpy(peer[i].gid, d[i].gid.raw, 16);
+	}
+	for (i = 0; i < 2; i++)
+		e2e_rc_connect(&d[i], p->qp[i], peer[i].psn, &peer[!i], NULL);
+}
+
+static void pair_down(struct pair *p)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		E2E_CHECK(!ibv_destroy_qp(p->qp[i]), "ibv_destroy_qp failed");
+		E2E_CHECK(!ibv_destroy_cq(p->cq[i]), "ibv_destroy_cq failed");
+	}
+}
+
+static bool status_in(enum ibv_wc_status st, const enum ibv_wc_status *ok,
+		      int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (st == ok[i])
+			return true;
+	return false;
+}
+
+static int behind(const struct e2e_args *args)
+{
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	static const enum ibv_wc_status remote_ok[] = {
+		IBV_WC_SUCCESS, IBV_WC_REM_ACCESS_ERR, IBV_WC_REM_OP_ERR,
+	};
+	static const enum ibv_wc_status local_ok[] = {
+		IBV_WC_SUCCESS, IBV_WC_LOC_PROT_ERR,
+	};
+	static const struct {
+		const char *what;
+		enum ibv_wr_opcode op;
+		bool local_gone;	/* the requester's buffer is gone */
+	} ops[] = {
+		{ "RDMA WRITE into it", IBV_WR_RDMA_WRITE, false },
+		{ "RDMA READ of it", IBV_WR_RDMA_READ, false },
+		{ "atomic on it", IBV_WR_ATOMIC_FETCH_AND_ADD, false },
+		{ "SEND into a receive in it", IBV_WR_SEND, false },
+		{ "SEND from it", IBV_WR_SEND, true },
+	};
+	struct e2e_dev d[2];
+	struct ibv_mr *mr[2];
+	uint8_t *buf[2];
+	struct pair p;
+	struct ibv_wc wc;
+	unsigned int k;
+	int i;
+
+	(void)args;
+	e2e_open(&d[0], "vmw_pvrdma0", 0);
+	e2e_open(&d[1], "vmw_pvrdma1", 0);
+	for (k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		bool gone = ops[k].local_gone;
+		struct ibv_sge sge;
+		struct ibv_send_wr wr, *bad;
+		struct ibv_recv_wr rwr, *rbad;
+
+		pair_up(&p, d);
+		for (i = 0; i < 2; i++) {
+			buf[i] = map_pages(PAGE, PROT_READ | PROT_WRITE);
+			mr[i] = ibv_reg_mr(d[i].pd, buf[i], PAGE, access);
+			E2E_CHECK(mr[i], "ibv_reg_mr: %s", strerror(errno));
+		}
+		/* The responder's buffer (or for "from it" the requester's)
+		 * goes away where no hook sees it. */
+		E2E_CHECK(!mprotect(buf[gone ? 0 : 1], PAGE, PROT_NONE),
+			  "mprotect: %s", strerror(errno));
+
+		memset(&sge, 0, sizeof(sge));
+		sge.addr = (uintptr_t)buf[1];
+		sge.length = 64;
+		sge.lkey = mr[1]->lkey;
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.wr_id = 9;
+		rwr.sg_list = &sge;
+		rwr.num_sge = 1;
+		if (ops[k].op == IBV_WR_SEND)
+			E2E_CHECK(!ibv_post_recv(p.qp[1], &rwr, &rbad),
+				  "ibv_post_recv failed");
+
+		sge.addr = (uintptr_t)buf[0];
+		sge.length = ops[k].op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 64;
+		sge.lkey = mr[0]->lkey;
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = k;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = ops[k].op;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		if (ops[k].op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			wr.wr.atomic.remote_addr = (uintptr_t)buf[1];
+			wr.wr.atomic.rkey = mr[1]->rkey;
+			wr.wr.atomic.compare_add = 1;
+		} else {
+			wr.wr.rdma.remote_addr = (uintptr_t)buf[1];
+			wr.wr.rdma.rkey = mr[1]->rkey;
+		}
+		E2E_CHECK(!ibv_post_send(p.qp[0], &wr, &bad),
+			  "%s: ibv_post_send failed", ops[k].what);
+		e2e_poll_one(p.cq[0], &wc, ops[k].what);
+		E2E_CHECK(gone ? status_in(wc.status, local_ok, 2) :
+			  status_in(wc.status, remote_ok, 3),
+			  "%s: unexpected status %s", ops[k].what,
+			  ibv_wc_status_str(wc.status));
+		printf("%s: %s\n", ops[k].what, ibv_wc_status_str(wc.status));
+
+		pair_down(&p);
+		for (i = 0; i < 2; i++) {
+			E2E_CHECK(!ibv_dereg_mr(mr[i]), "ibv_dereg_mr failed");
+			munmap(buf[i], PAGE);
+		}
+	}
+	e2e_close(&d[0]);
+	e2e_close(&d[1]);
+	printf("mr_pinning behind: passed\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct e2e_args args;
@@ -323,6 +480,8 @@ int main(int argc, char **argv)
 	E2E_CHECK(args.mode, "needs --mode");
 	if (!strcmp(args.mode, "reg-check"))
 		return reg_check(&args);
+	if (!strcmp(args.mode, "behind"))
+		return behind(&args);
 	E2E_CHECK(!strcmp(args.mode, "unmap") && !args.single,
 		  "unknown mode %s (or unmap without --server/--client)",
 		  args.mode);
