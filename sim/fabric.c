@@ -450,15 +450,17 @@ static void link_flush(struct fab_link *link)
 
 /*
  * Copies the unsent tail (skip bytes already written) to the out-queue.
- * The payload is registered memory: it is read with the fault-safe copy,
- * and a payload that cannot be read any more (the application unmapped it
- * behind the sim's back) breaks the link rather than the process.
+ * The payload is registered memory: it is read with the fault-safe copy.
+ * A payload that cannot be read (the application took the memory away
+ * behind the sim's back) is not sent (errno EFAULT) when none of the
+ * packet left yet, else it breaks the link rather than the process.
  */
 static bool link_queue(struct fab_link *link, const struct iovec *iov,
 		       int iovcnt, size_t total, size_t skip)
 {
 	struct fab_out *o = malloc(sizeof(*o) + total - skip);
 	struct iovec rest[FAB_MAX_IOV];
+	bool started = skip > 0;
 	int i, n = 0;
 
 	if (!o) {
@@ -482,6 +484,10 @@ static bool link_queue(struct fab_link *link, const struct iovec *iov,
 	}
 	if (!sim_app_read(o->data, rest, n, o->len)) {
 		free(o);
+		if (!started) {
+			errno = EFAULT;
+			return false;
+		}
 		link_kill(link);	/* half a packet is on the wire */
 		errno = EPIPE;
 		return false;

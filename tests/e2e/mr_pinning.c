@@ -22,10 +22,13 @@
  *              chunk would): an RDMA WRITE, READ, atomic and SEND into it,
  *              and a SEND from it, each on a fresh QP pair, end in a
  *              completion (success, or the access error the device
- *              reports), never in a signal or a hang.
+ *              reports), never in a signal or a hang. With two processes
+ *              (the fabric's sockets): an RDMA WRITE into it succeeds or
+ *              fails with a remote access error, never breaks the link.
  *
  *   mr_pinning --mode reg-check
  *   mr_pinning --mode behind            (pvrdma-sim --adapters 2)
+ *   mr_pinning --server|--client --port P --mode behind
  *   mr_pinning --server|--client --port P --mode unmap
  */
 #include "e2e_common.h"
@@ -236,9 +239,12 @@ static int unmap_server(const struct e2e_args *args)
 	return 0;
 }
 
-/* One RDMA READ or WRITE of len bytes between buf and the peer's region. */
-static void rdma(struct side *s, struct ibv_mr *mr, enum ibv_wr_opcode op,
-		 uint64_t raddr, uint32_t rkey, uint32_t len, const char *what)
+/* One RDMA READ or WRITE of len bytes between buf and the peer's region;
+ * returns its completion status. */
+static enum ibv_wc_status rdma_status(struct side *s, struct ibv_mr *mr,
+				      enum ibv_wr_opcode op, uint64_t raddr,
+				      uint32_t rkey, uint32_t len,
+				      const char *what)
 {
 	struct ibv_sge sge = { (uintptr_t)mr->addr, len, mr->lkey };
 	struct ibv_send_wr wr = {
@@ -250,8 +256,16 @@ static void rdma(struct side *s, struct ibv_mr *mr, enum ibv_wr_opcode op,
 
 	E2E_CHECK(!ibv_post_send(s->qp, &wr, &bad), "%s: post failed", what);
 	e2e_poll_one(s->cq, &wc, what);
-	E2E_CHECK(wc.status == IBV_WC_SUCCESS, "%s: %s", what,
-		  ibv_wc_status_str(wc.status));
+	return wc.status;
+}
+
+static void rdma(struct side *s, struct ibv_mr *mr, enum ibv_wr_opcode op,
+		 uint64_t raddr, uint32_t rkey, uint32_t len, const char *what)
+{
+	enum ibv_wc_status st = rdma_status(s, mr, op, raddr, rkey, len, what);
+
+	E2E_CHECK(st == IBV_WC_SUCCESS, "%s: %s", what,
+		  ibv_wc_status_str(st));
 }
 
 static int unmap_client(const struct e2e_args *args)
@@ -472,6 +486,52 @@ static int behind(const struct e2e_args *args)
 	return 0;
 }
 
+/*
+ * behind, two processes: the server's memory goes away behind the pinning
+ * (PROT_NONE); the client's RDMA WRITE lands (as on the pinned pages of a
+ * real adapter) or fails with a remote access error, and the link between
+ * the two stays up: the fabric's readv gets EFAULT, not a signal.
+ */
+static int behind_pair(const struct e2e_args *args)
+{
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ;
+	enum ibv_wc_status st;
+	struct ibv_mr *mr;
+	struct side s;
+	uint8_t *buf;
+
+	memset(&s, 0, sizeof(s));
+	e2e_open(&s.d, args->dev, args->gid_index);
+	buf = map_pages(PAGE, PROT_READ | PROT_WRITE);
+	mr = ibv_reg_mr(s.d.pd, buf, PAGE, access);
+	E2E_CHECK(mr, "ibv_reg_mr: %s", strerror(errno));
+	side_setup(&s, args, mr);
+	if (args->server) {
+		E2E_CHECK(!mprotect(buf, PAGE, PROT_NONE), "mprotect: %s",
+			  strerror(errno));
+		e2e_sync(s.sock, "gone");
+		e2e_sync(s.sock, "done");
+	} else {
+		e2e_sync(s.sock, "gone");
+		e2e_pattern(buf, PAGE, 5);
+		st = rdma_status(&s, mr, IBV_WR_RDMA_WRITE, s.peer.addr,
+				 s.peer.rkey, PAGE, "RDMA WRITE");
+		E2E_CHECK(st == IBV_WC_SUCCESS || st == IBV_WC_REM_ACCESS_ERR,
+			  "RDMA WRITE into memory gone behind the pinning: "
+			  "%s", ibv_wc_status_str(st));
+		printf("RDMA WRITE into it: %s\n", ibv_wc_status_str(st));
+		e2e_sync(s.sock, "done");
+	}
+	E2E_CHECK(!ibv_destroy_qp(s.qp), "ibv_destroy_qp failed");
+	E2E_CHECK(!ibv_dereg_mr(mr), "ibv_dereg_mr failed");
+	E2E_CHECK(!ibv_destroy_cq(s.cq), "ibv_destroy_cq failed");
+	e2e_close(&s.d);
+	printf("mr_pinning %s (behind): passed\n",
+	       args->server ? "server" : "client");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct e2e_args args;
@@ -481,7 +541,7 @@ int main(int argc, char **argv)
 	if (!strcmp(args.mode, "reg-check"))
 		return reg_check(&args);
 	if (!strcmp(args.mode, "behind"))
-		return behind(&args);
+		return args.single ? behind(&args) : behind_pair(&args);
 	E2E_CHECK(!strcmp(args.mode, "unmap") && !args.single,
 		  "unknown mode %s (or unmap without --server/--client)",
 		  args.mode);
