@@ -228,10 +228,17 @@ static bool access_writes(int access)
 /*
  * ib_umem_get pins the pages with FOLL_WRITE when the MR lets the device
  * write, else for reading: a page that is not mapped, or not writable
- * (readable) as the access needs, fails the pin with EFAULT.
+ * (readable) as the access needs, fails the pin with EFAULT; so does a
+ * doorbell page, which is device memory (VM_IO | VM_PFNMAP) and never
+ * pinned.
  */
 int sim_mr_pin_check(uint64_t addr, uint64_t len, int access)
 {
+	uint64_t page;
+
+	for (page = page_down(addr); page < addr + len; page += SIM_PAGE_SIZE)
+		if (sim_uar_lookup((void *)(uintptr_t)page))
+			return EFAULT;
 	return sim_app_pin((void *)(uintptr_t)addr, len,
 			   access_writes(access));
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Memory checks of the device: key, PD, bounds, access rights; pages an
  * MR keeps when the application gives them up. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -231,6 +232,20 @@ static void test_given_up_pages(void **unused)
 	munmap(base, 3 * pg);
 }
 
+/* A doorbell page is device memory: it never pins, whatever the access. */
+static void test_pin_check_uar(void **unused)
+{
+	struct sim_ucontext uctx = { 0 };
+	uint8_t *uar = sim_uar_map(&uctx, NULL);
+
+	assert_true(uar != MAP_FAILED);
+	assert_int_equal(sim_mr_pin_check((uintptr_t)uar, 8, 0), EFAULT);
+	assert_int_equal(sim_mr_pin_check((uintptr_t)buf, sizeof(buf),
+					  IBV_ACCESS_LOCAL_WRITE), 0);
+	sim_uar_unmap(uar);
+	assert_int_equal(sim_mr_pin_check((uintptr_t)buf, sizeof(buf), 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +255,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_access_rights, setup, teardown),
 		cmocka_unit_test(test_given_up_pages),
+		cmocka_unit_test(test_pin_check_uar),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
