@@ -377,7 +377,9 @@ void sim_mr_pin_give_up(const void *addr, size_t len)
 	unsigned int i;
 	uint32_t k;
 
-	if (!len || !atomic_load(&pinned_mrs))
+	/* An unaligned address fails every one of those calls (EINVAL). */
+	if (!len || ((uintptr_t)addr & PAGE_MASK_U64) ||
+	    !atomic_load(&pinned_mrs))
 		return;
 	end = (uintptr_t)addr + len;
 	if (end < (uintptr_t)addr)

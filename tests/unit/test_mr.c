@@ -176,6 +176,9 @@ static void test_given_up_pages(void **unused)
 	assert_int_equal(sim_table_put(&d->mrs, mr.handle, &mr), 0);
 	sim_mr_pin_track(&mr);
 
+	/* an unaligned address: the call fails, nothing is given up */
+	sim_mr_pin_give_up(base + pg + 1, pg);
+	assert_null(mr.shadow);
 	sim_mr_pin_give_up(base + pg, pg);
 	assert_int_equal(munmap(base + pg, pg), 0);
 	assert_ptr_equal(mmap(base + pg, pg, PROT_READ | PROT_WRITE,
