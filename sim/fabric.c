@@ -508,7 +508,7 @@ static bool send_local(struct fab_port *from, struct fab_port *to,
 	struct fab_pkt *p = malloc(sizeof(*p) + hdr->len);
 
 	if (!p)
-		return false;
+		return false;	/* ENOMEM: the packet is lost */
 	p->next = NULL;
 	p->from = &from->self;
 	p->hdr = *hdr;
@@ -534,12 +534,7 @@ bool fabric_send(struct fab_port *port, struct fab_link *link,
 		 const struct fab_hdr *hdr, const struct iovec *iov,
 		 int iovcnt)
 {
-	errno = 0;
-	if (link_send(port, link, hdr, iov, iovcnt))
-		return true;
-	if (errno != EFAULT)
-		errno = EPIPE;
-	return false;
+	return link_send(port, link, hdr, iov, iovcnt);
 }
 
 static bool link_send(struct fab_port *port, struct fab_link *link,
@@ -552,8 +547,10 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 	ssize_t n;
 	int i;
 
-	if (!link || link->dead)
+	if (!link || link->dead) {
+		errno = EPIPE;		/* never a stale EFAULT */
 		return false;
+	}
 	if (link->kind == LINK_LOCAL)
 		return send_local(port, link->port, hdr, iov, iovcnt);
 
