@@ -125,6 +125,13 @@ struct regions {
 	uint32_t len[3];
 };
 
+/*
+ * No transport timeout: every request here gets its answer (data, ACK or
+ * NAK) however slow a loaded host is, and the e2e hang guard still ends a
+ * run that never gets one.
+ */
+static const struct e2e_rc_opts rc_opts = { .no_timeout = true };
+
 struct side {
 	struct e2e_dev d;
 	struct ibv_cq *cq;
@@ -147,7 +154,7 @@ static void side_setup(struct side *s, const struct e2e_args *args,
 	memcpy(s->me.gid, s->d.gid.raw, 16);
 	s->sock = e2e_channel_open(args);
 	e2e_exchange(s->sock, &s->me, &s->peer);
-	e2e_rc_connect(&s->d, s->qp, s->me.psn, &s->peer, NULL);
+	e2e_rc_connect(&s->d, s->qp, s->me.psn, &s->peer, &rc_opts);
 }
 
 static bool all_bytes(const uint8_t *p, size_t len, uint8_t v)
@@ -363,7 +370,8 @@ static void pair_up(struct pair *p, struct e2e_dev d[2])
 		memcpy(peer[i].gid, d[i].gid.raw, 16);
 	}
 	for (i = 0; i < 2; i++)
-		e2e_rc_connect(&d[i], p->qp[i], peer[i].psn, &peer[!i], NULL);
+		e2e_rc_connect(&d[i], p->qp[i], peer[i].psn, &peer[!i],
+			       &rc_opts);
 }
 
 static void pair_down(struct pair *p)
