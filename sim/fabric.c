@@ -529,7 +529,6 @@ static bool send_local(struct fab_port *from, struct fab_port *to,
 	return true;
 }
 
-
 bool fabric_send(struct fab_port *port, struct fab_link *link,
 		 const struct fab_hdr *hdr, const struct iovec *iov,
 		 int iovcnt)
