@@ -16,6 +16,11 @@
  *              receive in B. The server must not crash, its receive
  *              completes, and its new mapping at A and the emptied C are
  *              untouched by all of it.
+ *   remap      (two processes) mremap: D shrinks to its first page, whose
+ *              later writes by the server the MR still sees, while its
+ *              second page keeps the old content; E grows and must move:
+ *              its MR keeps the old content, and the client's RDMA WRITE
+ *              never reaches the server's moved mapping.
  *   behind     (one process, two adapters: the device copies in memory)
  *              registered memory made inaccessible behind the pinning's
  *              back (mprotect PROT_NONE, as glibc's own munmap of a freed
@@ -29,7 +34,7 @@
  *   mr_pinning --mode reg-check
  *   mr_pinning --mode behind            (pvrdma-sim --adapters 2)
  *   mr_pinning --server|--client --port P --mode behind
- *   mr_pinning --server|--client --port P --mode unmap
+ *   mr_pinning --server|--client --port P --mode unmap|remap
  */
 #include "e2e_common.h"
 
@@ -494,6 +499,120 @@ static int behind(const struct e2e_args *args)
 	return 0;
 }
 
+/* ---- remap ---- */
+
+/* What the client reads of D: the page the server kept and rewrote, then
+ * the page mremap took away. */
+static void remap_d_expect(uint8_t *exp)
+{
+	e2e_pattern(exp, 2 * PAGE, 4);
+	e2e_pattern(exp, PAGE, 40);
+}
+
+static int remap_server(const struct e2e_args *args)
+{
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ;
+	struct side s;
+	struct regions r;
+	struct ibv_mr *mr[2];
+	uint8_t *d, *e, *moved;
+	int i;
+
+	memset(&s, 0, sizeof(s));
+	memset(&r, 0, sizeof(r));
+	e2e_open(&s.d, args->dev, args->gid_index);
+	d = map_pages(2 * PAGE, PROT_READ | PROT_WRITE);
+	e = map_pages(2 * PAGE, PROT_READ | PROT_WRITE);
+	e2e_pattern(d, 2 * PAGE, 4);
+	e2e_pattern(e, PAGE, 5);
+	mr[0] = ibv_reg_mr(s.d.pd, d, 2 * PAGE, access);
+	mr[1] = ibv_reg_mr(s.d.pd, e, PAGE, access);
+	for (i = 0; i < 2; i++) {
+		E2E_CHECK(mr[i], "ibv_reg_mr: %s", strerror(errno));
+		r.addr[i] = (uintptr_t)mr[i]->addr;
+		r.rkey[i] = mr[i]->rkey;
+		r.len[i] = mr[i]->length;
+	}
+	side_setup(&s, args, mr[0]);
+
+	E2E_CHECK(mremap(d, 2 * PAGE, PAGE, 0) == d, "mremap D: %s",
+		  strerror(errno));
+	e2e_pattern(d, PAGE, 40);	/* still shared with the MR */
+	/* E's second page is taken: growing E must move it. */
+	moved = mremap(e, PAGE, 2 * PAGE, MREMAP_MAYMOVE);
+	E2E_CHECK(moved != MAP_FAILED && moved != e, "mremap E: %s",
+		  moved == e ? "did not move" : strerror(errno));
+	E2E_CHECK(e2e_pattern_ok(moved, PAGE, 5), "mremap E lost its data");
+	memset(moved, NEW_BYTE, 2 * PAGE);
+
+	e2e_send_all(s.sock, &r, sizeof(r));
+	e2e_sync(s.sock, "given-up");
+	e2e_sync(s.sock, "done");
+	E2E_CHECK(all_bytes(moved, 2 * PAGE, NEW_BYTE),
+		  "the moved mapping of E was written by the device");
+
+	E2E_CHECK(!ibv_destroy_qp(s.qp), "ibv_destroy_qp failed");
+	for (i = 0; i < 2; i++)
+		E2E_CHECK(!ibv_dereg_mr(mr[i]), "ibv_dereg_mr failed");
+	E2E_CHECK(!ibv_destroy_cq(s.cq), "ibv_destroy_cq failed");
+	e2e_close(&s.d);
+	munmap(d, PAGE);
+	munmap(e + PAGE, PAGE);
+	munmap(moved, 2 * PAGE);
+	printf("mr_pinning server (remap): passed\n");
+	return 0;
+}
+
+static int remap_client(const struct e2e_args *args)
+{
+	uint8_t exp[2 * PAGE];
+	struct side s;
+	struct regions r;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+
+	memset(&s, 0, sizeof(s));
+	e2e_open(&s.d, args->dev, args->gid_index);
+	buf = map_pages(2 * PAGE, PROT_READ | PROT_WRITE);
+	mr = ibv_reg_mr(s.d.pd, buf, 2 * PAGE, IBV_ACCESS_LOCAL_WRITE);
+	E2E_CHECK(mr, "ibv_reg_mr: %s", strerror(errno));
+	side_setup(&s, args, mr);
+	E2E_CHECK(e2e_recv_all(s.sock, &r, sizeof(r)),
+		  "server went away before sending its regions");
+	e2e_sync(s.sock, "given-up");
+
+	rdma(&s, mr, IBV_WR_RDMA_READ, r.addr[0], r.rkey[0], 2 * PAGE,
+	     "RDMA READ of D");
+	remap_d_expect(exp);
+	E2E_CHECK(!memcmp(buf, exp, PAGE),
+		  "D: the page mremap kept is not shared with the MR");
+	E2E_CHECK(!memcmp(buf + PAGE, exp + PAGE, PAGE),
+		  "D: the page mremap took away lost its content");
+
+	memset(buf, 0, PAGE);
+	rdma(&s, mr, IBV_WR_RDMA_READ, r.addr[1], r.rkey[1], PAGE,
+	     "RDMA READ of E");
+	E2E_CHECK(e2e_pattern_ok(buf, PAGE, 5),
+		  "E: the MR lost the content of the moved page");
+	e2e_pattern(buf, PAGE, 11);
+	rdma(&s, mr, IBV_WR_RDMA_WRITE, r.addr[1], r.rkey[1], PAGE,
+	     "RDMA WRITE to E");
+	memset(buf, 0, PAGE);
+	rdma(&s, mr, IBV_WR_RDMA_READ, r.addr[1], r.rkey[1], PAGE,
+	     "RDMA READ of E after the write");
+	E2E_CHECK(e2e_pattern_ok(buf, PAGE, 11), "E: the write did not stay");
+	e2e_sync(s.sock, "done");
+
+	E2E_CHECK(!ibv_destroy_qp(s.qp), "ibv_destroy_qp failed");
+	E2E_CHECK(!ibv_dereg_mr(mr), "ibv_dereg_mr failed");
+	E2E_CHECK(!ibv_destroy_cq(s.cq), "ibv_destroy_cq failed");
+	e2e_close(&s.d);
+	munmap(buf, 2 * PAGE);
+	printf("mr_pinning client (remap): passed\n");
+	return 0;
+}
+
 /*
  * behind, two processes: the server's memory goes away behind the pinning
  * (PROT_NONE); the client's RDMA WRITE lands (as on the pinned pages of a
@@ -550,8 +669,11 @@ int main(int argc, char **argv)
 		return reg_check(&args);
 	if (!strcmp(args.mode, "behind"))
 		return args.single ? behind(&args) : behind_pair(&args);
-	E2E_CHECK(!strcmp(args.mode, "unmap") && !args.single,
-		  "unknown mode %s (or unmap without --server/--client)",
+	E2E_CHECK(!args.single, "mode %s needs --server or --client",
 		  args.mode);
+	if (!strcmp(args.mode, "remap"))
+		return args.server ? remap_server(&args) :
+				     remap_client(&args);
+	E2E_CHECK(!strcmp(args.mode, "unmap"), "unknown mode %s", args.mode);
 	return args.server ? unmap_server(&args) : unmap_client(&args);
 }
