@@ -692,8 +692,10 @@ static int run_waiters(struct engine *eng)
 	return n;
 }
 
+/* Where the device reads or writes an SGE list or a remote range: one
+ * piece per SGE, more where an MR kept pages the application gave up. */
 struct local_iov {
-	struct iovec iov[SIM_MAX_SGE];
+	struct iovec iov[SIM_MAX_IOV];
 	int n;
 };
 
@@ -702,18 +704,18 @@ static uint32_t map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
 			 uint32_t num_sge, int need, struct local_iov *li)
 {
 	uint32_t i;
-	uint8_t *p;
+	int n;
 
 	li->n = 0;
 	for (i = 0; i < num_sge; i++) {
 		if (!sge[i].length)
 			continue;
-		if (sim_mr_check(qp->uctx->dev, qp->pd, sge[i].lkey, false,
-				 sge[i].addr, sge[i].length, need, &p))
+		n = SIM_MAX_IOV - li->n;
+		if (sim_mr_map(qp->uctx->dev, qp->pd, sge[i].lkey, false,
+			       sge[i].addr, sge[i].length, need,
+			       li->iov + li->n, &n))
 			return PVRDMA_WC_LOC_PROT_ERR;
-		li->iov[li->n].iov_base = p;
-		li->iov[li->n].iov_len = sge[i].length;
-		li->n++;
+		li->n += n;
 	}
 	return PVRDMA_WC_SUCCESS;
 }
@@ -771,7 +773,10 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o)
 		h.len = wr->total_len;
 		stat_add(&qp->uctx->dev->stats.bytes_tx, wr->total_len);
 	}
-	fabric_send(e->eng->port, e->link, &h, li.iov, li.n);
+	/* A payload the device cannot read: nothing was sent. */
+	if (!fabric_send(e->eng->port, e->link, &h, li.iov, li.n) &&
+	    errno == EFAULT)
+		return PVRDMA_WC_LOC_PROT_ERR;
 	return PVRDMA_WC_SUCCESS;
 }
 
@@ -822,6 +827,8 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 	}
 	if (fabric_send(e->eng->port, e->ud_link, &h, li.iov, li.n))
 		stat_add(&dev->stats.bytes_tx, wr->total_len);
+	else if (errno == EFAULT)
+		return PVRDMA_WC_LOC_PROT_ERR;
 	return PVRDMA_WC_SUCCESS;
 }
 
@@ -1017,14 +1024,20 @@ static void read_atomic_done(struct eqp *e, const struct fab_hdr *h,
 		return;
 	}
 	if (h->type == FAB_READ_RESP) {
-		if (!fab_rx_read(rx, li.iov, li.n))
+		if (!fab_rx_read(rx, li.iov, li.n)) {
+			if (rx->fault)
+				requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
 			return;		/* lost: the timer resends */
+		}
 		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	} else {
 		/* the original value lands in the local SGE(s) */
 		struct fab_rx mem = { .mem = (void *)&val, .left = 8 };
 
-		fab_rx_read(&mem, li.iov, li.n);
+		if (!fab_rx_read(&mem, li.iov, li.n)) {
+			requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+			return;
+		}
 	}
 	wr = o->wr;
 	out_pop(e);
@@ -1233,14 +1246,13 @@ static void responder_fail(struct eqp *e, struct fab_link *from,
 
 static void rc_recv_message(struct eqp *e, struct fab_link *from,
 			    const struct fab_hdr *h, struct fab_rx *rx,
-			    uint8_t *write_dst)
+			    const struct local_iov *write_dst)
 {
 	struct sim_qp *qp = e->qp;
 	struct sim_recv_wr rwr;
 	struct local_iov li;
 	enum recv_take t = recv_peek(qp, &rwr);
 	bool is_write = h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
-	struct iovec wv = { .iov_base = write_dst, .iov_len = h->len };
 
 	if (t == RECV_BAD) {
 		qp_fatal(e);
@@ -1273,9 +1285,18 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 			responder_fail(e, from, h, FAB_NAK_INV_REQ);
 			return;
 		}
-		if (!fab_rx_read(rx, li.iov, li.n))
+		if (!fab_rx_read(rx, li.iov, li.n)) {
+			if (rx->fault) {
+				recv_consume(qp);
+				complete_recv_error(e, rwr.wr_id,
+						    PVRDMA_WC_LOC_PROT_ERR);
+				responder_fail(e, from, h, FAB_NAK_REM_OP);
+			}
 			return;
-	} else if (!fab_rx_read(rx, &wv, 1)) {
+		}
+	} else if (!fab_rx_read(rx, write_dst->iov, write_dst->n)) {
+		if (rx->fault)
+			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return;
 	}
 	recv_consume(qp);
@@ -1287,26 +1308,28 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 	ack_queue(e, from, h->psn);
 }
 
-/* Checks an incoming RDMA/atomic against the QP's rights and the rkey. */
+/* Checks an incoming RDMA/atomic against the QP's rights and the rkey;
+ * ri gets where the bytes are. */
 static bool remote_check(struct eqp *e, const struct fab_hdr *h,
-			 uint64_t len, int need, uint8_t **p)
+			 uint64_t len, int need, struct local_iov *ri)
 {
 	struct sim_qp *qp = e->qp;
 
 	if ((qp->attr.qp_access_flags & need) != need)
 		return false;
-	return sim_mr_check(qp->uctx->dev, qp->pd, h->rkey, true,
-			    h->remote_addr, len, need, p) == SIM_ACCESS_OK;
+	ri->n = SIM_MAX_IOV;
+	return sim_mr_map(qp->uctx->dev, qp->pd, h->rkey, true,
+			  h->remote_addr, len, need, ri->iov, &ri->n) ==
+	       SIM_ACCESS_OK;
 }
 
 static void rc_read(struct eqp *e, struct fab_link *from,
 		    const struct fab_hdr *h)
 {
 	struct fab_hdr r;
-	uint8_t *p;
-	struct iovec v;
+	struct local_iov ri;
 
-	if (!remote_check(e, h, h->read_len, IBV_ACCESS_REMOTE_READ, &p)) {
+	if (!remote_check(e, h, h->read_len, IBV_ACCESS_REMOTE_READ, &ri)) {
 		responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return;
 	}
@@ -1316,9 +1339,11 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 	r.dst_qpn = h->src_qpn;
 	r.psn = h->psn;
 	r.len = h->read_len;
-	v.iov_base = p;
-	v.iov_len = h->read_len;
-	fabric_send(e->eng->port, from, &r, &v, 1);
+	if (!fabric_send(e->eng->port, from, &r, ri.iov, ri.n) &&
+	    errno == EFAULT) {
+		responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+		return;
+	}
 	stat_add(&e->qp->uctx->dev->stats.bytes_tx, h->read_len);
 	if (h->psn == e->epsn) {
 		e->epsn = (h->psn + 1) & PSN_MASK;
@@ -1341,8 +1366,8 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 		      const struct fab_hdr *h)
 {
 	struct fab_hdr r;
+	struct local_iov ri;
 	uint64_t *p, orig;
-	uint8_t *b;
 
 	if (h->remote_addr & 7) {
 		responder_fail(e, from, h, FAB_NAK_INV_REQ);
@@ -1360,11 +1385,16 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 		}
 		orig = res->orig;
 	} else {
-		if (!remote_check(e, h, 8, IBV_ACCESS_REMOTE_ATOMIC, &b)) {
+		/* aligned: 8 bytes never span two pages, one piece */
+		if (!remote_check(e, h, 8, IBV_ACCESS_REMOTE_ATOMIC, &ri)) {
 			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 			return;
 		}
-		p = (uint64_t *)b;
+		p = ri.iov[0].iov_base;
+		if (!sim_app_writable(p, 8)) {
+			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+			return;
+		}
 		if (h->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP) {
 			orig = h->atomic_a;
 			__atomic_compare_exchange_n(p, &orig, h->atomic_b,
@@ -1395,8 +1425,7 @@ static void responder_rx(struct eqp *e, struct fab_link *from,
 {
 	struct sim_qp *qp = e->qp;
 	enum ibv_qp_state st = qp->attr.state;
-	uint8_t *p;
-	struct iovec v;
+	struct local_iov ri;
 
 	if (qp->type != IBV_QPT_RC)
 		return;
@@ -1428,18 +1457,20 @@ static void responder_rx(struct eqp *e, struct fab_link *from,
 		break;
 	case PVRDMA_WR_RDMA_WRITE:
 	case PVRDMA_WR_RDMA_WRITE_WITH_IMM:
-		if (!remote_check(e, h, h->len, IBV_ACCESS_REMOTE_WRITE, &p)) {
+		if (!remote_check(e, h, h->len, IBV_ACCESS_REMOTE_WRITE, &ri)) {
 			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 			return;
 		}
 		if (h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM) {
-			rc_recv_message(e, from, h, rx, p);
+			rc_recv_message(e, from, h, rx, &ri);
 			return;
 		}
-		v.iov_base = p;
-		v.iov_len = h->len;
-		if (!fab_rx_read(rx, &v, 1))
+		if (!fab_rx_read(rx, ri.iov, ri.n)) {
+			if (rx->fault)
+				responder_fail(e, from, h,
+					       FAB_NAK_REM_ACCESS);
 			return;
+		}
 		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 		e->epsn = (h->psn + 1) & PSN_MASK;
 		e->nak_sent = false;
@@ -1566,7 +1597,7 @@ static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
 	struct sim_qp *qp = e->qp;
 	struct sim_recv_wr rwr;
 	struct local_iov li;
-	struct iovec rest[SIM_MAX_SGE];
+	struct iovec rest[SIM_MAX_IOV];
 	uint8_t grh[40];
 	struct fab_rx grh_rx = { .mem = grh, .left = sizeof(grh) };
 	enum recv_take t;
@@ -1599,10 +1630,15 @@ static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
 		return;
 	}
 	build_grh(grh, h);
-	fab_rx_read(&grh_rx, li.iov, li.n);
 	n = iov_skip(li.iov, li.n, sizeof(grh), rest);
-	if (!fab_rx_read(rx, rest, n))
+	if (!fab_rx_read(&grh_rx, li.iov, li.n) || !fab_rx_read(rx, rest, n)) {
+		if (!grh_rx.fault && !rx->fault)
+			return;		/* lost */
+		recv_consume(qp);
+		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_PROT_ERR);
+		qp_to_error(e);
 		return;
+	}
 	recv_consume(qp);
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	recv_complete(qp, &rwr, h, PVRDMA_WC_RECV, h->len + sizeof(grh),

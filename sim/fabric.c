@@ -35,6 +35,8 @@
 #define FAB_SOCK_BUF		(4 << 20)
 /* Readiness events taken per wait. */
 #define FAB_EVENTS		32
+/* Pieces of one packet: header, payload pieces, read-ahead. */
+#define FAB_MAX_IOV		((int)SIM_MAX_IOV + 2)
 
 enum fab_link_kind { LINK_LOCAL, LINK_SOCK };
 
@@ -446,13 +448,20 @@ static void link_flush(struct fab_link *link)
 		link_want_out(link, link->out_head != NULL);
 }
 
-/* Copies the unsent tail (skip bytes already written) to the out-queue. */
+/*
+ * Copies the unsent tail (skip bytes already written) to the out-queue.
+ * The payload is registered memory: it is read with the fault-safe copy.
+ * A payload that cannot be read (the application took the memory away
+ * behind the sim's back) is not sent (errno EFAULT) when none of the
+ * packet left yet, else it breaks the link rather than the process.
+ */
 static bool link_queue(struct fab_link *link, const struct iovec *iov,
 		       int iovcnt, size_t total, size_t skip)
 {
 	struct fab_out *o = malloc(sizeof(*o) + total - skip);
-	size_t pos = 0, k;
-	int i;
+	struct iovec rest[FAB_MAX_IOV];
+	bool started = skip > 0;
+	int i, n = 0;
 
 	if (!o) {
 		link_kill(link);	/* a hole in the stream is no option */
@@ -461,18 +470,27 @@ static bool link_queue(struct fab_link *link, const struct iovec *iov,
 	o->next = NULL;
 	o->len = total - skip;
 	o->off = 0;
-	for (i = 0; i < iovcnt; i++) {
-		const uint8_t *b = iov[i].iov_base;
+	for (i = 0; i < iovcnt && n < FAB_MAX_IOV; i++) {
 		size_t l = iov[i].iov_len;
 
 		if (skip >= l) {
 			skip -= l;
 			continue;
 		}
-		k = l - skip;
-		memcpy(o->data + pos, b + skip, k);
-		pos += k;
+		rest[n].iov_base = (uint8_t *)iov[i].iov_base + skip;
+		rest[n].iov_len = l - skip;
+		n++;
 		skip = 0;
+	}
+	if (!sim_app_read(o->data, rest, n, o->len)) {
+		free(o);
+		if (!started) {
+			errno = EFAULT;
+			return false;
+		}
+		link_kill(link);	/* half a packet is on the wire */
+		errno = EPIPE;
+		return false;
 	}
 	if (link->out_tail)
 		link->out_tail->next = o;
@@ -488,21 +506,16 @@ static bool send_local(struct fab_port *from, struct fab_port *to,
 		       int iovcnt)
 {
 	struct fab_pkt *p = malloc(sizeof(*p) + hdr->len);
-	size_t pos = 0;
-	int i;
 
 	if (!p)
-		return false;
+		return false;	/* ENOMEM: the packet is lost */
 	p->next = NULL;
 	p->from = &from->self;
 	p->hdr = *hdr;
-	for (i = 0; i < iovcnt && pos < hdr->len; i++) {
-		size_t l = iov[i].iov_len;
-
-		if (l > hdr->len - pos)
-			l = hdr->len - pos;
-		memcpy(p->data + pos, iov[i].iov_base, l);
-		pos += l;
+	if (!sim_app_read(p->data, iov, iovcnt, hdr->len)) {
+		free(p);
+		errno = EFAULT;
+		return false;
 	}
 	pthread_mutex_lock(&to->inq_lock);
 	if (to->inq_tail)
@@ -515,8 +528,6 @@ static bool send_local(struct fab_port *from, struct fab_port *to,
 	fabric_wake(to);
 	return true;
 }
-
-#define FAB_MAX_IOV	((int)SIM_MAX_SGE + 2)
 
 bool fabric_send(struct fab_port *port, struct fab_link *link,
 		 const struct fab_hdr *hdr, const struct iovec *iov,
@@ -535,8 +546,10 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 	ssize_t n;
 	int i;
 
-	if (!link || link->dead)
+	if (!link || link->dead) {
+		errno = EPIPE;		/* never a stale EFAULT */
 		return false;
+	}
 	if (link->kind == LINK_LOCAL)
 		return send_local(port, link->port, hdr, iov, iovcnt);
 
@@ -554,6 +567,8 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 	do {
 		n = sendmsg(link->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EFAULT)
+		return false;	/* nothing sent: the link is fine */
 	if (n < 0) {
 		if (errno != EAGAIN) {
 			link_kill(link);
@@ -605,8 +620,12 @@ static bool wait_readable(struct fab_port *port, struct fab_link *link)
  * header as a last element: bytes the stream holds past the payload start
  * the next packet's header, at no extra system call.
  */
-static bool link_read_full(struct fab_port *port, struct fab_link *link,
-			   struct iovec *iov, int iovcnt, bool ahead)
+enum link_read { LINK_READ_OK, LINK_READ_BROKEN, LINK_READ_FAULT };
+
+static enum link_read link_read_full(struct fab_port *port,
+				     struct fab_link *link,
+				     struct iovec *iov, int iovcnt,
+				     bool ahead, uint64_t *done)
 {
 	struct iovec v[FAB_MAX_IOV + 1];
 	ssize_t n;
@@ -635,6 +654,7 @@ static bool link_read_full(struct fab_port *port, struct fab_link *link,
 
 				iov->iov_base = (uint8_t *)iov->iov_base + k;
 				iov->iov_len -= k;
+				*done += k;
 				n -= k;
 				if (!iov->iov_len) {
 					iov++;
@@ -648,19 +668,24 @@ static bool link_read_full(struct fab_port *port, struct fab_link *link,
 			continue;
 		if (n < 0 && errno == EAGAIN && wait_readable(port, link))
 			continue;
+		/* The kernel takes from the socket only what it copied: the
+		 * rest of the payload is still there to be discarded. */
+		if (n < 0 && errno == EFAULT)
+			return LINK_READ_FAULT;
 		link_kill(link);
-		return false;
+		return LINK_READ_BROKEN;
 	}
-	return true;
+	return LINK_READ_OK;
 }
 
 bool fab_rx_read(struct fab_rx *rx, const struct iovec *iov, int iovcnt)
 {
 	struct iovec v[FAB_MAX_IOV];
-	uint64_t want = 0;
+	uint64_t want = 0, done = 0;
+	enum link_read r;
 	int i, n = 0;
 
-	if (rx->failed)
+	if (rx->failed || rx->fault)
 		return false;
 	for (i = 0; i < iovcnt && n < FAB_MAX_IOV && want < rx->left; i++) {
 		v[n] = iov[i];
@@ -670,22 +695,24 @@ bool fab_rx_read(struct fab_rx *rx, const struct iovec *iov, int iovcnt)
 		n++;
 	}
 	if (!rx->link) {
-		const uint8_t *src = rx->mem;
+		bool ok = sim_app_write(v, n, rx->mem, want);
 
-		for (i = 0; i < n; i++) {
-			memcpy(v[i].iov_base, src, v[i].iov_len);
-			src += v[i].iov_len;
-		}
-		rx->mem = src;
+		rx->mem += want;
 		rx->left -= want;
-		return true;
+		rx->fault = !ok;
+		return ok;
 	}
 	/* The read that ends the payload may start the next header. */
-	if (!link_read_full(rx->port, rx->link, v, n, want == rx->left)) {
+	r = link_read_full(rx->port, rx->link, v, n, want == rx->left, &done);
+	if (r == LINK_READ_BROKEN) {
 		rx->failed = true;
 		return false;
 	}
-	rx->left -= want;
+	rx->left -= done;
+	if (r == LINK_READ_FAULT) {
+		rx->fault = true;
+		return false;
+	}
 	return true;
 }
 
@@ -694,6 +721,7 @@ static void rx_discard(struct fab_rx *rx)
 	static uint8_t sink[65536];
 	struct iovec v = { .iov_base = sink };
 
+	rx->fault = false;
 	while (rx->left && !rx->failed) {
 		v.iov_len = rx->left < sizeof(sink) ? rx->left : sizeof(sink);
 		fab_rx_read(rx, &v, 1);

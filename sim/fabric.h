@@ -82,10 +82,14 @@ struct fab_rx {
 	const uint8_t *mem;
 	uint64_t left;		/* payload bytes not yet read */
 	bool failed;		/* the link broke inside the payload */
+	bool fault;		/* the destination could not be written */
 };
 
 /* Reads the next bytes of the payload into iov (at most what is left).
- * Returns false if the link broke: the packet is lost. */
+ * Returns false if the link broke: the packet is lost; or, with
+ * rx->fault, if iov could not be written (registered memory the
+ * application took away behind the sim's back): the link is fine, the
+ * rest of the payload is dropped, the device fails the operation. */
 bool fab_rx_read(struct fab_rx *rx, const struct iovec *iov, int iovcnt);
 
 /* Opens the port of an adapter: wake-up eventfd, and, when sim_global.rundir
@@ -100,7 +104,9 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16]);
 bool fabric_link_alive(const struct fab_link *link);
 
 /* Queues one packet; the payload is gathered from iov. Never blocks.
- * Returns false if the link is dead (the packet is lost). */
+ * Returns false if the packet is not sent: with errno EFAULT when iov
+ * could not be read (nothing was sent, the link is fine), else the link
+ * is dead (the packet is lost). */
 bool fabric_send(struct fab_port *port, struct fab_link *link,
 		 const struct fab_hdr *hdr, const struct iovec *iov,
 		 int iovcnt);

@@ -11,6 +11,8 @@
  *   write                              uverbs commands
  *   ioctl                              ENOTTY: libibverbs keeps to write()
  *   mmap/munmap                        the UAR page
+ *   munmap, mmap MAP_FIXED, mremap,    registered memory keeps the pages
+ *   madvise(DONTNEED/FREE/REMOVE)      it loses (sim_mr_pin_give_up)
  *   close*, dup*, fcntl(F_DUPFD*)      the file's lifetime
  *   socket(AF_NETLINK, NETLINK_RDMA)   unsupported: libibverbs scans sysfs
  *   sigaction/signal(SIGSEGV)          recorded for the doorbell trap
@@ -114,6 +116,8 @@ REAL(int, ioctl, int, unsigned long, ...)
 REAL(void *, mmap, void *, size_t, int, int, int, off_t)
 REAL(void *, mmap64, void *, size_t, int, int, int, off64_t)
 REAL(int, munmap, void *, size_t)
+REAL(void *, mremap, void *, size_t, size_t, int, void *)
+REAL(int, madvise, void *, size_t, int)
 REAL(int, close, int)
 REAL(int, close_range, unsigned int, unsigned int, int)
 REAL(void, closefrom, int)
@@ -775,6 +779,8 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	struct host_file *hf = fd >= 0 ? fd_lookup(fd) : NULL;
 
+	if (flags & MAP_FIXED)
+		sim_mr_pin_give_up(addr, len);
 	if (hf)
 		return uverbs_mmap(hf->file, addr, len, prot, flags, off);
 	return get_mmap()(addr, len, prot, flags, fd, off);
@@ -785,6 +791,8 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 {
 	struct host_file *hf = fd >= 0 ? fd_lookup(fd) : NULL;
 
+	if (flags & MAP_FIXED)
+		sim_mr_pin_give_up(addr, len);
 	if (hf)
 		return uverbs_mmap(hf->file, addr, len, prot, flags, off);
 	return get_mmap64()(addr, len, prot, flags, fd, off);
@@ -796,6 +804,8 @@ int munmap(void *addr, size_t len)
 	struct host_file *hf;
 	int ret = 0;
 
+	if (!((uintptr_t)addr & (SIM_PAGE_SIZE - 1)))
+		sim_mr_pin_give_up(addr, len);
 	if (!uctx || ((uintptr_t)addr & (SIM_PAGE_SIZE - 1)))
 		return get_munmap()(addr, len);
 	hf = fd_lookup(uctx->cmd_fd);
@@ -813,6 +823,50 @@ int munmap(void *addr, size_t len)
 		ret = get_munmap()((char *)addr + SIM_PAGE_SIZE,
 				   len - SIM_PAGE_SIZE);
 	return ret;
+}
+
+/* Registered memory keeps its pages (sim_mr_pin_give_up) when mremap
+ * moves or shrinks the mapping; growing in place keeps them anyway. */
+void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *new_addr = NULL, *p;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+		sim_mr_pin_give_up(old, old_len);
+		if (flags & MREMAP_FIXED)
+			sim_mr_pin_give_up(new_addr, new_len);
+	} else if (new_len < old_len) {
+		sim_mr_pin_give_up((char *)old + new_len, old_len - new_len);
+	} else if ((flags & MREMAP_MAYMOVE) && new_len > old_len) {
+		p = get_mremap()(old, old_len, new_len, 0, NULL);
+		if (p != MAP_FAILED)
+			return p;
+		sim_mr_pin_give_up(old, old_len);
+	}
+	return get_mremap()(old, old_len, new_len, flags, new_addr);
+}
+
+int madvise(void *addr, size_t len, int advice)
+{
+	switch (advice) {
+	case MADV_DONTNEED:
+	case MADV_FREE:
+	case MADV_REMOVE:
+#ifdef MADV_DONTNEED_LOCKED
+	case MADV_DONTNEED_LOCKED:
+#endif
+		sim_mr_pin_give_up(addr, len);
+		break;
+	default:
+		break;
+	}
+	return get_madvise()(addr, len, advice);
 }
 
 int close(int fd)

@@ -1,10 +1,41 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Memory protection checks of the device: every byte the device reads or
- * writes on behalf of a WQE or a remote request is first checked against
- * the memory region its key names (key, protection domain, bounds, access
- * rights), as an HCA does against its MPT.
+ * Registered memory as the device sees it.
+ *
+ * Protection: every byte the device reads or writes on behalf of a WQE or
+ * a remote request is first checked against the memory region its key
+ * names (key, protection domain, bounds, access rights), as an HCA does
+ * against its MPT.
+ *
+ * Pinning: the kernel pins the pages of an MR when it is registered
+ * (ib_umem_get: the range must be mapped, and writable when an access
+ * flag lets the device write), and the MR keeps those pages until it is
+ * deregistered, whatever the application does with its mappings. The sim
+ * checks the range the same way at registration, and when the application
+ * is about to give up pages an MR covers (munmap, mmap MAP_FIXED over them,
+ * mremap that moves or shrinks, madvise that frees them) the content of
+ * those pages moves into device-owned storage, the MR's shadow: from then
+ * on the MR's accesses to them go there, and the application's new mapping
+ * at that address is never touched by the device. Pages the application
+ * kept are still shared with it, as pinned pages are.
+ *
+ * Fast path: an MR whose pages the application never gave up has no
+ * shadow, and a check yields one pointer into the application's memory,
+ * as it did before pinning existed. Only an MR with a shadow is walked
+ * page by page, and an access that spans kept and given-up pages becomes
+ * several pieces.
+ *
+ * Everything here runs with dev->lock held, except the registration check
+ * (no device state) and the hook, which takes each adapter's lock itself.
  */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include "sim.h"
 
 /*
@@ -22,6 +53,26 @@ struct mr_cache_entry {
 };
 
 static struct mr_cache_entry mr_cache[SIM_MAX_ADAPTERS][2][MR_CACHE_SIZE];
+
+/* The pages of an MR the application gave up, kept by the device. */
+struct sim_mr_shadow {
+	uint64_t first;		/* address of the MR's first page */
+	uint64_t npages;	/* pages the MR spans */
+	uint8_t *mem;		/* npages pages, device-owned */
+	uint64_t *given_up;	/* bitmap: page i lives in mem */
+};
+
+#define PAGE_MASK_U64	((uint64_t)SIM_PAGE_SIZE - 1)
+
+static uint64_t page_down(uint64_t a)
+{
+	return a & ~PAGE_MASK_U64;
+}
+
+static uint64_t page_up(uint64_t a)
+{
+	return (a + PAGE_MASK_U64) & ~PAGE_MASK_U64;
+}
 
 static bool mr_has_key(const struct sim_mr *mr, uint32_t key, bool remote)
 {
@@ -58,23 +109,76 @@ static struct sim_mr *mr_lookup(struct sim_dev *dev, uint32_t key,
 	return NULL;
 }
 
+static bool shadow_has(const struct sim_mr_shadow *s, uint64_t page)
+{
+	return s->given_up[page / 64] & (1ull << (page % 64));
+}
+
+/*
+ * Where [va, va + len) of mr is, as pieces: the application's memory for
+ * pages it kept, the shadow for pages it gave up. Returns false when more
+ * than max pieces would be needed.
+ */
+static bool mr_pieces(const struct sim_mr *mr, uint64_t va, uint64_t len,
+		      struct iovec *iov, int max, int *n)
+{
+	const struct sim_mr_shadow *s = mr->shadow;
+	uint64_t end = va + len, page, run_end;
+	bool in_shadow;
+	int k = 0;
+
+	if (mr->pin_lost)
+		return false;
+	if (!s) {
+		if (max < 1)
+			return false;
+		iov[0].iov_base = (void *)(uintptr_t)va;
+		iov[0].iov_len = len;
+		*n = 1;
+		return true;
+	}
+	while (va < end) {
+		page = (va - s->first) / SIM_PAGE_SIZE;
+		in_shadow = shadow_has(s, page);
+		run_end = s->first + (page + 1) * SIM_PAGE_SIZE;
+		while (run_end < end &&
+		       shadow_has(s, (run_end - s->first) / SIM_PAGE_SIZE) ==
+		       in_shadow)
+			run_end += SIM_PAGE_SIZE;
+		if (run_end > end)
+			run_end = end;
+		if (k == max)
+			return false;
+		iov[k].iov_base = in_shadow ?
+			(void *)(s->mem + (va - s->first)) :
+			(void *)(uintptr_t)va;
+		iov[k].iov_len = run_end - va;
+		k++;
+		va = run_end;
+	}
+	*n = k;
+	return true;
+}
+
 /*
  * Checks that [addr, addr + len) may be accessed through key: addr is a
  * process virtual address for a local key (lkey), the MR's I/O virtual
  * address for a remote key (rkey). need_access holds the IBV_ACCESS_* bits
- * the access requires (0: local read, always allowed). On success
- * *host_ptr is where the bytes are in this process (NULL for len 0, which
- * IB lets through without checking the key).
+ * the access requires (0: local read, always allowed). On success iov holds
+ * where the bytes are in this process, in *iovcnt pieces (at most the
+ * *iovcnt given; 0 for len 0, which IB lets through without checking the
+ * key).
  */
-enum sim_access_result sim_mr_check(struct sim_dev *dev, struct sim_pd *pd,
-				    uint32_t key, bool remote, uint64_t addr,
-				    uint64_t len, int need_access,
-				    uint8_t **host_ptr)
+enum sim_access_result sim_mr_map(struct sim_dev *dev, struct sim_pd *pd,
+				  uint32_t key, bool remote, uint64_t addr,
+				  uint64_t len, int need_access,
+				  struct iovec *iov, int *iovcnt)
 {
 	struct sim_mr *mr;
 	uint64_t base, off;
+	int max = *iovcnt;
 
-	*host_ptr = NULL;
+	*iovcnt = 0;
 	if (len == 0)
 		return SIM_ACCESS_OK;
 
@@ -92,6 +196,220 @@ enum sim_access_result sim_mr_check(struct sim_dev *dev, struct sim_pd *pd,
 	if ((mr->access & need_access) != need_access)
 		return SIM_ACCESS_DENIED;
 
-	*host_ptr = (uint8_t *)(uintptr_t)(mr->addr + off);
+	if (!mr_pieces(mr, mr->addr + off, len, iov, max, iovcnt))
+		return SIM_ACCESS_FAULT;
 	return SIM_ACCESS_OK;
+}
+
+/* sim_mr_map() for an access the device makes through one pointer. */
+enum sim_access_result sim_mr_check(struct sim_dev *dev, struct sim_pd *pd,
+				    uint32_t key, bool remote, uint64_t addr,
+				    uint64_t len, int need_access,
+				    uint8_t **host_ptr)
+{
+	enum sim_access_result r;
+	struct iovec iov;
+	int n = 1;
+
+	r = sim_mr_map(dev, pd, key, remote, addr, len, need_access, &iov,
+		       &n);
+	*host_ptr = r == SIM_ACCESS_OK && n ? iov.iov_base : NULL;
+	return r;
+}
+
+/* ---- pinning ---- */
+
+static bool access_writes(int access)
+{
+	return access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+}
+
+/*
+ * ib_umem_get pins the pages with FOLL_WRITE when the MR lets the device
+ * write, else for reading: a page that is not mapped, or not writable
+ * (readable) as the access needs, fails the pin with EFAULT; so does a
+ * doorbell page, which is device memory (VM_IO | VM_PFNMAP) and never
+ * pinned.
+ */
+int sim_mr_pin_check(uint64_t addr, uint64_t len, int access)
+{
+	uint64_t page;
+
+	for (page = page_down(addr); page < addr + len; page += SIM_PAGE_SIZE)
+		if (sim_uar_lookup((void *)(uintptr_t)page))
+			return EFAULT;
+	return sim_app_pin((void *)(uintptr_t)addr, len,
+			   access_writes(access));
+}
+
+/*
+ * The span of every MR registered so far, so that the hooks return at
+ * once for the many unmaps of a program that touch no registered memory.
+ * It only grows; registrations are counted so that a process with no MR
+ * left pays nothing.
+ */
+static _Atomic uint64_t pinned_lo = UINT64_MAX;
+static _Atomic uint64_t pinned_hi;
+static atomic_ulong pinned_mrs;
+
+void sim_mr_pin_track(struct sim_mr *mr)
+{
+	uint64_t lo = page_down(mr->addr), hi = page_up(mr->addr + mr->length);
+	uint64_t cur;
+
+	cur = atomic_load(&pinned_lo);
+	while (lo < cur && !atomic_compare_exchange_weak(&pinned_lo, &cur, lo))
+		;
+	cur = atomic_load(&pinned_hi);
+	while (hi > cur && !atomic_compare_exchange_weak(&pinned_hi, &cur, hi))
+		;
+	atomic_fetch_add(&pinned_mrs, 1);
+}
+
+/* The shadow is the device's memory: mapped and unmapped with the system
+ * calls themselves, never through the application's hooks. */
+static void shadow_unmap(void *mem, size_t len)
+{
+	syscall(SYS_munmap, mem, len);
+}
+
+void sim_mr_pin_release(struct sim_mr *mr)
+{
+	struct sim_mr_shadow *s = mr->shadow;
+
+	atomic_fetch_sub(&pinned_mrs, 1);
+	if (!s)
+		return;
+	if (s->mem)
+		shadow_unmap(s->mem, s->npages * SIM_PAGE_SIZE);
+	free(s->given_up);
+	free(s);
+	mr->shadow = NULL;
+}
+
+/*
+ * Copies len bytes at the application's address src to dst without ever
+ * faulting: the kernel does the copy and reports a page that is not there
+ * or not readable. Returns the bytes copied.
+ */
+static size_t copy_from_app(void *dst, uint64_t src, size_t len)
+{
+	struct iovec local = { .iov_base = dst, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)src,
+				.iov_len = len };
+	ssize_t n;
+
+	do {
+		n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	} while (n < 0 && errno == EINTR);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+static struct sim_mr_shadow *shadow_get(struct sim_mr *mr)
+{
+	struct sim_mr_shadow *s = mr->shadow;
+	void *mem;
+
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->first = page_down(mr->addr);
+	s->npages = (page_up(mr->addr + mr->length) - s->first) /
+		    SIM_PAGE_SIZE;
+	s->given_up = calloc((s->npages + 63) / 64, sizeof(uint64_t));
+	mem = (void *)syscall(SYS_mmap, NULL, s->npages * SIM_PAGE_SIZE,
+			      PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+			      -1, 0);
+	if (!s->given_up || mem == MAP_FAILED) {
+		if (mem != MAP_FAILED)
+			shadow_unmap(mem, s->npages * SIM_PAGE_SIZE);
+		free(s->given_up);
+		free(s);
+		return NULL;
+	}
+	s->mem = mem;
+	mr->shadow = s;
+	return s;
+}
+
+/* The application gives up [start, end) (whole pages inside the MR). */
+static void mr_give_up(struct sim_mr *mr, uint64_t start, uint64_t end)
+{
+	struct sim_mr_shadow *s = shadow_get(mr);
+	uint64_t page, first, last, va, run, off, total;
+
+	if (!s) {
+		/* Nowhere to keep the pages: the MR can no longer reach
+		 * them, and must never reach the new mapping instead. */
+		mr->pin_lost = true;
+		return;
+	}
+	first = (start - s->first) / SIM_PAGE_SIZE;
+	last = (end - s->first) / SIM_PAGE_SIZE;
+	for (page = first; page < last; page += run) {
+		run = 1;
+		if (shadow_has(s, page))
+			continue;
+		while (page + run < last && !shadow_has(s, page + run))
+			run++;
+		va = s->first + page * SIM_PAGE_SIZE;
+		total = run * SIM_PAGE_SIZE;
+		/* The copy stops at the first page that cannot be read
+		 * (already gone, PROT_NONE): that one keeps zeros, the
+		 * ones after it are copied one by one. */
+		off = copy_from_app(s->mem + page * SIM_PAGE_SIZE, va, total);
+		for (off = page_down(off) + SIM_PAGE_SIZE; off < total;
+		     off += SIM_PAGE_SIZE)
+			copy_from_app(s->mem + page * SIM_PAGE_SIZE + off,
+				      va + off, SIM_PAGE_SIZE);
+		for (va = page; va < page + run; va++)
+			s->given_up[va / 64] |= 1ull << (va % 64);
+	}
+}
+
+void sim_mr_pin_give_up(const void *addr, size_t len)
+{
+	uint64_t start = page_down((uintptr_t)addr), end, ms, me;
+	unsigned int i;
+	uint32_t k;
+
+	/* An unaligned address fails every one of those calls (EINVAL). */
+	if (!len || ((uintptr_t)addr & PAGE_MASK_U64) ||
+	    !atomic_load(&pinned_mrs))
+		return;
+	end = (uintptr_t)addr + len;
+	if (end < (uintptr_t)addr)
+		end = UINT64_MAX;
+	end = page_up(end);
+	if (!end)
+		end = ~PAGE_MASK_U64;
+	if (end <= atomic_load(&pinned_lo) || start >= atomic_load(&pinned_hi))
+		return;
+	for (i = 0; i < sim_global.num_adapters && i < SIM_MAX_ADAPTERS; i++) {
+		struct sim_dev *dev = &sim_devs[i];
+
+		/* EDEADLK: a handler interrupted this thread inside the
+		 * device; nothing can be kept safely then. */
+		if (pthread_mutex_lock(&dev->lock))
+			continue;
+		for (k = 0; k < dev->mrs.size; k++) {
+			struct sim_mr *mr = dev->mrs.slot[k];
+
+			if (!mr)
+				continue;
+			ms = page_down(mr->addr);
+			me = page_up(mr->addr + mr->length);
+			if (ms < start)
+				ms = start;
+			if (me > end)
+				me = end;
+			if (ms < me)
+				mr_give_up(mr, ms, me);
+		}
+		pthread_mutex_unlock(&dev->lock);
+	}
 }

@@ -9,6 +9,8 @@
  *                                        driver model (control path)
  *   engine.c / fabric.c                  the device: executes WQEs, writes
  *                                        CQEs, moves data between adapters
+ *   mr.c / dma.c                         registered memory: checks, pinning,
+ *                                        the device's fault-free copies
  *
  * One process holds one or more adapters (struct sim_dev). All objects of an
  * adapter are guarded by dev->lock: the control path takes it for every
@@ -24,6 +26,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
@@ -132,6 +135,8 @@ struct sim_mr {
 	uint32_t lkey;
 	uint32_t rkey;
 	int access;			/* IBV_ACCESS_* */
+	struct sim_mr_shadow *shadow;	/* mr.c: pages the app gave up */
+	bool pin_lost;			/* mr.c: pages it could not keep */
 };
 
 struct sim_comp_channel {
@@ -229,6 +234,7 @@ enum sim_access_result {
 	SIM_ACCESS_BAD_KEY,		/* no such key / wrong PD */
 	SIM_ACCESS_BAD_RANGE,		/* outside the MR */
 	SIM_ACCESS_DENIED,		/* access flags forbid it */
+	SIM_ACCESS_FAULT,		/* the device cannot reach the pages */
 };
 
 struct sim_ucontext {
@@ -356,10 +362,45 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state);
 void engine_qp_destroy(struct sim_qp *qp);
 void engine_cq_destroy(struct sim_cq *cq);
 void engine_srq_modified(struct sim_srq *srq);
+
+/* ---- mr.c: registered memory (dev->lock held unless noted) ---- */
+/* Where the bytes of an access are: up to *iovcnt pieces (the pages an
+ * MR kept of memory the application gave up are elsewhere). */
+enum sim_access_result sim_mr_map(struct sim_dev *dev, struct sim_pd *pd,
+				  uint32_t key, bool remote, uint64_t addr,
+				  uint64_t len, int need_access,
+				  struct iovec *iov, int *iovcnt);
+/* sim_mr_map() of an access that must be one piece (SIM_ACCESS_FAULT if
+ * it is not). */
 enum sim_access_result sim_mr_check(struct sim_dev *dev, struct sim_pd *pd,
 				    uint32_t key, bool remote, uint64_t addr,
 				    uint64_t len, int need_access,
 				    uint8_t **host_ptr);
+/* REG_MR: pins [addr, addr + len) as ib_umem_get would; 0 or EFAULT. No
+ * lock needed. */
+int sim_mr_pin_check(uint64_t addr, uint64_t len, int access);
+/* A registered MR enters / leaves the pinning registry. */
+void sim_mr_pin_track(struct sim_mr *mr);
+void sim_mr_pin_release(struct sim_mr *mr);
+/* The application is about to give up the pages of [addr, addr + len)
+ * (munmap, mmap MAP_FIXED, mremap, madvise): every MR covering some keeps
+ * their content. Takes each adapter's lock; call it without any. */
+void sim_mr_pin_give_up(const void *addr, size_t len);
+
+/* ---- dma.c: the device's accesses to application memory (no lock) ---- */
+/* Copies that never fault: false when a page is not there or not
+ * accessible. len bounds the bytes copied (at most the iovecs' total). */
+bool sim_app_read(void *dst, const struct iovec *src, int n, size_t len);
+bool sim_app_write(const struct iovec *dst, int n, const void *src,
+		   size_t len);
+/* The page(s) of [p, p + len) are present and writable (an atomic's). */
+bool sim_app_writable(void *p, size_t len);
+/* Faults the pages of [addr, addr + len) in as a pin would, writable or
+ * readable: 0, or EFAULT where the pin would fail. */
+int sim_app_pin(void *addr, size_t len, bool write);
+
+/* Most pieces the local memory of one WQE maps to. */
+#define SIM_MAX_IOV		(4 * SIM_MAX_SGE)
 
 /* ---- stats.c ---- */
 void sim_stats_print(int fd);

@@ -239,6 +239,9 @@ int uverbs_reg_mr(struct uverbs_call *c)
 	ret = uverbs_user_range_ok(cmd.start, cmd.length);
 	if (ret)
 		return ret;
+	ret = sim_mr_pin_check(cmd.start, cmd.length, (int)cmd.access_flags);
+	if (ret)
+		return ret;
 	npages = ((cmd.start + cmd.length + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE) -
 		 cmd.start / SIM_PAGE_SIZE;
 	if (npages > SIM_PAGE_DIR_MAX_PAGES)
@@ -252,6 +255,7 @@ int uverbs_reg_mr(struct uverbs_call *c)
 	mr->iova = cmd.hca_va;
 	mr->length = cmd.length;
 	mr->access = (int)cmd.access_flags;
+	sim_mr_pin_track(mr);
 	if (!dev->next_key)
 		dev->next_key = SIM_FIRST_KEY;
 	ret = sim_table_alloc(&dev->mrs, SIM_FIRST_KEY,
@@ -279,6 +283,7 @@ err_uobj:
 err_dev:
 	sim_table_del(&dev->mrs, key);
 err_free:
+	sim_mr_pin_release(mr);
 	free(mr);
 	return ret;
 }
@@ -287,6 +292,7 @@ void uverbs_mr_free(struct sim_file *f, struct sim_mr *mr)
 {
 	sim_table_del(&f->dev->mrs, mr->lkey);
 	mr->pd->refs--;
+	sim_mr_pin_release(mr);
 	free(mr);
 }
 
