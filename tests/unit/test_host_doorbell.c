@@ -111,7 +111,7 @@ static void test_store_forms(void **state)
 	/* The device consumed the stores: nothing landed in memory. */
 	for (i = 0; i < SIM_PAGE_SIZE; i++)
 		assert_int_equal(uar[i], 0);
-	sim_uar_unmap(uar);
+	sim_uar_unmap(&uctx_a, uar);
 	assert_null(sim_uar_lookup(uar));
 }
 
@@ -126,8 +126,8 @@ static void test_two_contexts(void **state)
 	assert_int_equal(ndb, 2);
 	expect_db(0, &uctx_b, 8, 0x40000001);
 	expect_db(1, &uctx_a, 0, 0x80000002);
-	sim_uar_unmap(a);
-	sim_uar_unmap(b);
+	sim_uar_unmap(&uctx_a, a);
+	sim_uar_unmap(&uctx_b, b);
 }
 
 static sigjmp_buf app_jmp;
