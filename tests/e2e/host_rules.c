@@ -13,6 +13,10 @@
  *                   own fault still reaches it; a fault while it holds
  *                   SIGSEGV (sighold, sigprocmask) kills the process
  *   raw-action      SIGSEGV handler installed with syscall(SYS_rt_sigaction)
+ *   inline-action   SIGSEGV handler installed by an inline system call no
+ *                   library can see (it returns from faults that are not
+ *                   its own, as most handlers do): doorbells work again
+ *                   once the sim takes SIGSEGV back, own faults reach it
  *   close-range     close_range(3, ~0U, 0) with the device open: the data
  *                   path works, control verbs get EBADF, and a new file at
  *                   a closed number gets nothing of the device's
@@ -327,6 +331,56 @@ static void mode_raw_action(struct loop *l)
 	loop_traffic(l, 4100);
 }
 
+static volatile uint32_t *own_page;
+static volatile sig_atomic_t foreign_faults;
+
+/* Escapes from its own faults; returns from the others (they repeat). */
+static void selective_handler(int sig, siginfo_t *si, void *ctx)
+{
+	if (si->si_addr == (void *)own_page) {
+		faults++;
+		siglongjmp(fault_jmp, 1);
+	}
+	foreign_faults++;
+}
+
+static long inline_rt_sigaction(int sig, const struct ksigaction *act,
+				struct ksigaction *old)
+{
+	register long r10 __asm__("r10") = 8;
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret)
+			 : "a"((long)SYS_rt_sigaction), "D"((long)sig),
+			   "S"(act), "d"(old), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static void mode_inline_action(struct loop *l)
+{
+	struct ksigaction ka, glibc;
+
+	own_page = no_access_page();
+	E2E_CHECK(signal(SIGUSR1, SIG_IGN) != SIG_ERR, "signal");
+	E2E_CHECK(!syscall(SYS_rt_sigaction, SIGUSR1, NULL, &glibc, 8),
+		  "rt_sigaction");
+	memset(&ka, 0, sizeof(ka));
+	ka.handler = (void *)selective_handler;
+	ka.flags = SA_SIGINFO | SA_NODEFER | 0x04000000ul;
+	ka.restorer = glibc.restorer;
+	E2E_CHECK(!inline_rt_sigaction(SIGSEGV, &ka, NULL),
+		  "inline rt_sigaction");
+	loop_traffic(l, 8000);
+	printf("doorbell faults the handler saw: %d\n", (int)foreign_faults);
+	faults = 0;
+	if (!sigsetjmp(fault_jmp, 1))
+		*own_page = 1;
+	E2E_CHECK(faults == 1, "own fault reached the handler %d times",
+		  (int)faults);
+	loop_traffic(l, 8100);
+}
+
 /* ---- fds ---- */
 
 /* Closes every fd from 3 on, the three ways a program can. */
@@ -454,8 +508,9 @@ static void mode_mmap_hook(struct loop *l, bool raw)
 
 int main(int argc, char **argv)
 {
+	/* Static: the objects a mode cannot destroy (EBADF) stay reachable. */
+	static struct loop l;
 	struct e2e_args args;
-	struct loop l;
 
 	e2e_parse_args(argc, argv, &args);
 	E2E_CHECK(args.mode, "--mode is required");
@@ -475,6 +530,8 @@ int main(int argc, char **argv)
 		mode_sigset(&l);
 	else if (!strcmp(args.mode, "raw-action"))
 		mode_raw_action(&l);
+	else if (!strcmp(args.mode, "inline-action"))
+		mode_inline_action(&l);
 	else if (!strcmp(args.mode, "close-range") ||
 		 !strcmp(args.mode, "closefrom") ||
 		 !strcmp(args.mode, "raw-close-range"))
