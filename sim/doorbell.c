@@ -273,6 +273,14 @@ struct sim_ucontext *sim_uar_lookup(const void *addr)
 }
 
 static void *signal_watch(void *arg);
+static void signal_watch_start(void);
+
+static void signal_watch_forked(void)
+{
+	atomic_store(&watch_started, false);
+	if (atomic_load(&uar_slots_used))
+		signal_watch_start();
+}
 
 /* The safety net runs from the first UAR on: only then do traps matter. */
 static void signal_watch_start(void)
@@ -529,6 +537,9 @@ int sim_doorbell_trap_install(void)
 	}
 	atomic_store(&trap_installed, true);
 	pthread_mutex_unlock(&app_lock);
+
+	/* The watch thread is not forked: a child starts its own. */
+	pthread_atfork(NULL, NULL, signal_watch_forked);
 
 	/* A mask inherited across exec is the application's view only. */
 	sim_sys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&kmask, (long)&kold,

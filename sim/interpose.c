@@ -1885,6 +1885,133 @@ int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
 	return WITH_MASK(mask, get_epoll_pwait2()(epfd, ev, max, ts, m_));
 }
 
+/*
+ * A new thread starts with its creator's mask, or the one its attributes
+ * give (pthread_attr_setsigmask_np): the owned signals of it go to the
+ * new thread's view, never to the kernel. Attributes' owned signals are
+ * remembered by address (a few attribute objects carry masks at once).
+ */
+REAL(int, pthread_create, pthread_t *, const pthread_attr_t *,
+     void *(*)(void *), void *)
+REAL(int, pthread_attr_setsigmask_np, pthread_attr_t *, const sigset_t *)
+REAL(int, pthread_attr_getsigmask_np, const pthread_attr_t *, sigset_t *)
+REAL(int, pthread_attr_destroy, pthread_attr_t *)
+
+#define ATTR_MASKS	64
+
+static struct {
+	const pthread_attr_t *attr;
+	unsigned int bits;
+} attr_masks[ATTR_MASKS];
+static pthread_mutex_t attr_masks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void attr_bits_set(const pthread_attr_t *attr, unsigned int bits)
+{
+	int i, free_slot = -1;
+
+	pthread_mutex_lock(&attr_masks_lock);
+	for (i = 0; i < ATTR_MASKS; i++) {
+		if (attr_masks[i].attr == attr) {
+			attr_masks[i].attr = NULL;
+			free_slot = i;
+		} else if (!attr_masks[i].attr && free_slot < 0) {
+			free_slot = i;
+		}
+	}
+	if (bits && free_slot >= 0) {
+		attr_masks[free_slot].attr = attr;
+		attr_masks[free_slot].bits = bits;
+	}
+	pthread_mutex_unlock(&attr_masks_lock);
+}
+
+static unsigned int attr_bits(const pthread_attr_t *attr)
+{
+	unsigned int bits = 0;
+	int i;
+
+	pthread_mutex_lock(&attr_masks_lock);
+	for (i = 0; i < ATTR_MASKS; i++)
+		if (attr_masks[i].attr == attr)
+			bits = attr_masks[i].bits;
+	pthread_mutex_unlock(&attr_masks_lock);
+	return bits;
+}
+
+int pthread_attr_setsigmask_np(pthread_attr_t *attr, const sigset_t *set)
+{
+	sigset_t copy;
+	int ret;
+
+	if (!set) {
+		ret = get_pthread_attr_setsigmask_np()(attr, NULL);
+		if (!ret)
+			attr_bits_set(attr, 0);
+		return ret;
+	}
+	copy = *set;
+	sim_signal_strip(&copy);
+	ret = get_pthread_attr_setsigmask_np()(attr, &copy);
+	if (!ret)
+		attr_bits_set(attr, sim_signal_bits(set));
+	return ret;
+}
+
+int pthread_attr_getsigmask_np(const pthread_attr_t *attr, sigset_t *set)
+{
+	int ret = get_pthread_attr_getsigmask_np()(attr, set);
+
+	if (!ret)
+		sim_signal_add_bits(set, attr_bits(attr));
+	return ret;
+}
+
+int pthread_attr_destroy(pthread_attr_t *attr)
+{
+	attr_bits_set(attr, 0);
+	return get_pthread_attr_destroy()(attr);
+}
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	unsigned int blocked;
+};
+
+static void *thread_start(void *p)
+{
+	struct thread_start ts = *(struct thread_start *)p;
+
+	free(p);
+	sim_signal_set_blocked(ts.blocked);
+	return ts.fn(ts.arg);
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+		   void *(*fn)(void *), void *arg)
+{
+	unsigned int blocked = sim_signal_blocked();
+	struct thread_start *ts;
+	sigset_t set;
+	int ret;
+
+	if (attr && get_pthread_attr_getsigmask_np() &&
+	    !get_pthread_attr_getsigmask_np()(attr, &set))
+		blocked = attr_bits(attr);
+	if (!blocked)		/* nothing to carry over: no wrapper */
+		return get_pthread_create()(thread, attr, fn, arg);
+	ts = malloc(sizeof(*ts));
+	if (!ts)
+		return EAGAIN;
+	ts->fn = fn;
+	ts->arg = arg;
+	ts->blocked = blocked;
+	ret = get_pthread_create()(thread, attr, thread_start, ts);
+	if (ret)
+		free(ts);
+	return ret;
+}
+
 /* A context switch sets the mask its context holds. */
 int setcontext(const ucontext_t *ucp)
 {

@@ -7,11 +7,14 @@
  * mode does its thing, then sends messages both ways and checks them:
  *
  *   mask-thread     a thread that blocks every signal (pthread_sigmask with
- *                   a full set) posts and polls; it reads its mask back
+ *                   a full set) posts and polls; it reads its mask back;
+ *                   so do threads started with every signal blocked by
+ *                   their creator or by pthread_attr_setsigmask_np
  *   raw-mask        the same with syscall(SYS_rt_sigprocmask)
  *   sigset          SIGSEGV handler installed with sigset(); the program's
  *                   own fault still reaches it; a fault while it holds
- *                   SIGSEGV (sighold, sigprocmask) kills the process
+ *                   SIGSEGV (sighold, sigprocmask) kills the process; a
+ *                   raised one waits (sigpending) until unblocked
  *   raw-action      SIGSEGV handler installed with syscall(SYS_rt_sigaction)
  *   inline-action   SIGSEGV handler installed by an inline system call no
  *                   library can see (it returns from faults that are not
@@ -178,13 +181,47 @@ static void *masked_worker(void *arg)
 	return NULL;
 }
 
-static void mode_mask_thread(struct loop *l)
+/* Started with every signal blocked (by its creator or attributes). */
+static void *born_masked_worker(void *arg)
+{
+	struct loop *l = arg;
+
+	E2E_CHECK(segv_blocked_now(), "the new thread's mask lacks SIGSEGV");
+	loop_traffic(l, 1100);
+	return NULL;
+}
+
+static void run_thread(void *(*fn)(void *), pthread_attr_t *attr,
+		       struct loop *l)
 {
 	pthread_t t;
 
-	E2E_CHECK(!pthread_create(&t, NULL, masked_worker, l),
-		  "pthread_create");
+	E2E_CHECK(!pthread_create(&t, attr, fn, l), "pthread_create");
 	E2E_CHECK(!pthread_join(t, NULL), "pthread_join");
+}
+
+static void mode_mask_thread(struct loop *l)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+
+	run_thread(masked_worker, NULL, l);
+	E2E_CHECK(!segv_blocked_now(), "the main thread's mask changed");
+
+	/* The common server pattern: block all, then start the workers. */
+	sigfillset(&all);
+	E2E_CHECK(!pthread_sigmask(SIG_SETMASK, &all, &old), "sigmask");
+	run_thread(born_masked_worker, NULL, l);
+	E2E_CHECK(!pthread_sigmask(SIG_SETMASK, &old, NULL), "sigmask");
+
+	E2E_CHECK(!pthread_attr_init(&attr), "pthread_attr_init");
+	E2E_CHECK(!pthread_attr_setsigmask_np(&attr, &all),
+		  "pthread_attr_setsigmask_np");
+	E2E_CHECK(!pthread_attr_getsigmask_np(&attr, &old) &&
+		  sigismember(&old, SIGSEGV) == 1,
+		  "the attributes' mask lost SIGSEGV");
+	run_thread(born_masked_worker, &attr, l);
+	pthread_attr_destroy(&attr);
 	E2E_CHECK(!segv_blocked_now(), "the main thread's mask changed");
 }
 
@@ -288,6 +325,26 @@ static void mode_sigset(struct loop *l)
 	E2E_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
 		  "fault with SIGSEGV blocked: status %#x, want death by "
 		  "SIGSEGV", status);
+	/* A sent SIGSEGV waits while blocked, and comes on unblocking. */
+	{
+		sigset_t segv, pending;
+
+		sigemptyset(&segv);
+		sigaddset(&segv, SIGSEGV);
+		E2E_CHECK(!sigprocmask(SIG_BLOCK, &segv, NULL), "block");
+		faults = 0;
+		E2E_CHECK(!raise(SIGSEGV), "raise");
+		E2E_CHECK(!faults, "a blocked SIGSEGV was delivered");
+		E2E_CHECK(!sigpending(&pending) &&
+			  sigismember(&pending, SIGSEGV) == 1,
+			  "sigpending does not show SIGSEGV");
+		loop_traffic(l, 3150);
+		if (!sigsetjmp(fault_jmp, 1))
+			sigprocmask(SIG_UNBLOCK, &segv, NULL);
+		E2E_CHECK(faults == 1, "unblocked SIGSEGV delivered %d times",
+			  (int)faults);
+		E2E_CHECK(!segv_blocked_now(), "SIGSEGV still blocked");
+	}
 	/* Holding and releasing it around traffic changes nothing. */
 	E2E_CHECK(sigset(SIGSEGV, SIG_HOLD) == fault_handler, "sigset hold");
 	loop_traffic(l, 3200);
