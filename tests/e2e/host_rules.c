@@ -25,6 +25,11 @@
  *                   a closed number gets nothing of the device's
  *   closefrom       the same with closefrom(3)
  *   raw-close-range the same with syscall(SYS_close_range)
+ *   close-range-pair (--server/--client) two processes close every fd
+ *                   but their side channel, fill the freed numbers with
+ *                   sockets and pipes, and exchange messages: the sim's own
+ *                   fds (fabric, epoll, eventfd, event sockets) carry on and
+ *                   nothing of the device lands in the program's new files
  *   fd-reuse        a uverbs fd closed with syscall(SYS_close_range), one
  *                   closed by an inline system call nothing can see: the
  *                   file opened next at the number is that file, writes go
@@ -34,7 +39,7 @@
  *                   library loaded after the preload (libe2e_mmap_hook.so)
  *   mmap-hook-raw   the same hooks issuing syscall(SYS_mmap/SYS_munmap)
  *
- *   host_rules --mode M
+ *   host_rules --mode M [--server|--client --port P]
  */
 #include "e2e_common.h"
 
@@ -51,6 +56,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -488,6 +494,130 @@ static void mode_close_all(struct loop *l, const char *how)
 	close(p[1]);
 }
 
+#define REUSE_FILES	16
+
+struct pair {
+	struct e2e_dev d;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;		/* [2][MSGS][MSG_LEN]: sends, receives */
+	int files[2 * REUSE_FILES][2];
+};
+
+static uint8_t *pair_slot(struct pair *p, int recv, int i)
+{
+	return p->buf + ((size_t)recv * MSGS + i) * MSG_LEN;
+}
+
+static void mode_pair(const struct e2e_args *args)
+{
+	/* Static: what cannot be destroyed any more stays reachable. */
+	static struct pair p;
+	struct e2e_peer me, peer;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr, *bad_rwr;
+	struct ibv_send_wr swr, *bad_swr;
+	struct ibv_wc wc;
+	unsigned int mine = args->server ? 1000 : 2000;
+	unsigned int theirs = args->server ? 2000 : 1000;
+	int sock, i, sends = 0, recvs = 0;
+	char c;
+
+	sock = e2e_channel_open(args);
+	e2e_open(&p.d, NULL, 0);
+	p.buf = calloc(2 * MSGS, MSG_LEN);
+	E2E_CHECK(p.buf, "calloc");
+	p.mr = ibv_reg_mr(p.d.pd, p.buf, 2 * MSGS * MSG_LEN,
+			  IBV_ACCESS_LOCAL_WRITE);
+	E2E_CHECK(p.mr, "ibv_reg_mr: %s", strerror(errno));
+	p.cq = ibv_create_cq(p.d.ctx, 2 * MSGS, NULL, NULL, 0);
+	E2E_CHECK(p.cq, "ibv_create_cq: %s", strerror(errno));
+	p.qp = e2e_create_qp(&p.d, IBV_QPT_RC, p.cq, p.cq, MSGS, 1);
+	e2e_qp_to_init(p.qp, IBV_QPT_RC);
+	memset(&me, 0, sizeof(me));
+	me.rc_qpn = p.qp->qp_num;
+	me.psn = mine;
+	memcpy(me.gid, p.d.gid.raw, 16);
+	e2e_exchange(sock, &me, &peer);
+	e2e_rc_connect(&p.d, p.qp, me.psn, &peer, NULL);
+	for (i = 0; i < MSGS; i++) {
+		sge.addr = (uintptr_t)pair_slot(&p, 1, i);
+		sge.length = MSG_LEN;
+		sge.lkey = p.mr->lkey;
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.wr_id = i;
+		rwr.sg_list = &sge;
+		rwr.num_sge = 1;
+		E2E_CHECK(!ibv_post_recv(p.qp, &rwr, &bad_rwr), "post_recv");
+	}
+	e2e_sync(sock, "ready");
+
+	/* Every fd but the side channel, then new files at the numbers. */
+	if (sock > 3)
+		E2E_CHECK(!close_range(3, sock - 1, 0), "close_range: %s",
+			  strerror(errno));
+	E2E_CHECK(!close_range(sock + 1, ~0U, 0), "close_range: %s",
+		  strerror(errno));
+	for (i = 0; i < REUSE_FILES; i++) {
+		E2E_CHECK(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0,
+				      p.files[i]), "socketpair");
+		E2E_CHECK(!pipe2(p.files[REUSE_FILES + i], O_NONBLOCK),
+			  "pipe2");
+	}
+	e2e_sync(sock, "closed");
+
+	for (i = 0; i < MSGS; i++) {
+		e2e_pattern(pair_slot(&p, 0, i), MSG_LEN, mine + i);
+		sge.addr = (uintptr_t)pair_slot(&p, 0, i);
+		sge.length = MSG_LEN;
+		sge.lkey = p.mr->lkey;
+		memset(&swr, 0, sizeof(swr));
+		swr.wr_id = i;
+		swr.sg_list = &sge;
+		swr.num_sge = 1;
+		swr.opcode = IBV_WR_SEND;
+		swr.send_flags = IBV_SEND_SIGNALED;
+		E2E_CHECK(!ibv_post_send(p.qp, &swr, &bad_swr), "post_send");
+		e2e_poll_one(p.cq, &wc, "completion");
+		do {
+			E2E_CHECK(wc.status == IBV_WC_SUCCESS,
+				  "completion status %d", wc.status);
+			if (wc.opcode == IBV_WC_SEND) {
+				sends++;
+				continue;
+			}
+			E2E_CHECK(e2e_pattern_ok(pair_slot(&p, 1, wc.wr_id),
+						 MSG_LEN, theirs + wc.wr_id),
+				  "message %llu arrived corrupted",
+				  (unsigned long long)wc.wr_id);
+			recvs++;
+		} while (e2e_poll_now(p.cq, &wc));
+	}
+	while (sends < MSGS || recvs < MSGS) {
+		e2e_poll_one(p.cq, &wc, "completion");
+		E2E_CHECK(wc.status == IBV_WC_SUCCESS, "completion status %d",
+			  wc.status);
+		if (wc.opcode == IBV_WC_SEND) {
+			sends++;
+			continue;
+		}
+		E2E_CHECK(e2e_pattern_ok(pair_slot(&p, 1, wc.wr_id), MSG_LEN,
+					 theirs + wc.wr_id),
+			  "message %llu arrived corrupted",
+			  (unsigned long long)wc.wr_id);
+		recvs++;
+	}
+	for (i = 0; i < 2 * REUSE_FILES; i++)
+		E2E_CHECK(read(p.files[i][0], &c, 1) == -1 &&
+			  read(p.files[i][1], &c, 1) == -1,
+			  "the device wrote into the program's file %d/%d",
+			  p.files[i][0], p.files[i][1]);
+	e2e_sync(sock, "done");
+	printf("%s %s: passed\n", args->mode,
+	       args->server ? "server" : "client");
+}
+
 /* A close the sim cannot see: straight into the kernel. */
 static long inline_close(int fd)
 {
@@ -572,6 +702,10 @@ int main(int argc, char **argv)
 	e2e_parse_args(argc, argv, &args);
 	E2E_CHECK(args.mode, "--mode is required");
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!args.single) {
+		mode_pair(&args);
+		return 0;
+	}
 	if (!strncmp(args.mode, "mmap-hook", 9)) {
 		mode_mmap_hook(&l, !strcmp(args.mode, "mmap-hook-raw"));
 		loop_close(&l);
