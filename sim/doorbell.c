@@ -410,6 +410,14 @@ static void chain(int sig, siginfo_t *si, void *ctx)
 	if (act.sa_handler == SIG_IGN && sent)
 		return;
 	if (sent && (blocked & bit)) {
+		/* Sent to the process (kill, sigqueue), it is the main
+		 * thread's if that one is not this (the kernel would pick a
+		 * thread that does not block it; the sim's own block all). */
+		if ((si->si_code == SI_USER || si->si_code == SI_QUEUE) &&
+		    sim_sys(SYS_gettid, 0, 0, 0) != getpid() &&
+		    !sim_sys6(SYS_rt_tgsigqueueinfo, getpid(), getpid(), sig,
+			      (long)si, 0, 0))
+			return;
 		/* Pending until the thread unblocks it. */
 		view_pending_info[idx] = *si;
 		view_pending |= bit;

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <mqueue.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/close_range.h>
@@ -1626,16 +1627,12 @@ struct sim_sigvec {
 #define SIM_SV_INTERRUPT	2
 #define SIM_SV_RESETHAND	4
 
-REAL_COMPAT(int, sigvec, int, const struct sim_sigvec *, struct sim_sigvec *)
-
 int sigvec(int sig, const struct sim_sigvec *vec, struct sim_sigvec *ovec);
 int sigvec(int sig, const struct sim_sigvec *vec, struct sim_sigvec *ovec)
 {
 	struct sigaction act, old;
 	unsigned long w;
 
-	if (!sim_signal_owned(sig))
-		return get_sigvec()(sig, vec, ovec);
 	if (vec) {
 		memset(&act, 0, sizeof(act));
 		act.sa_handler = vec->sv_handler;
@@ -2009,6 +2006,127 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	ret = get_pthread_create()(thread, attr, thread_start, ts);
 	if (ret)
 		free(ts);
+	return ret;
+}
+
+/*
+ * glibc runs a SIGEV_THREAD notification (timers, message queues) on a
+ * thread of its own that blocks every signal in the kernel; the function
+ * is wrapped so that it runs with the owned signals unblocked there (the
+ * view blocks them, as glibc meant).
+ */
+REAL(int, timer_create, clockid_t, struct sigevent *, timer_t *)
+REAL(int, timer_delete, timer_t)
+REAL(int, mq_notify, int, const struct sigevent *)
+
+struct notify_call {
+	void (*fn)(union sigval);
+	union sigval value;
+	timer_t timer;
+	bool once;			/* mq_notify: one notification */
+	struct notify_call *next;
+};
+
+#define TIMER_GRAVEYARD	64
+
+static struct notify_call *timer_calls;
+static struct notify_call *timer_graveyard[TIMER_GRAVEYARD];
+static unsigned int timer_graveyard_next;
+static pthread_mutex_t timer_calls_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void notify_start(union sigval v)
+{
+	struct notify_call *nc = v.sival_ptr, call = *nc;
+	unsigned long owned = 0;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sim_signal_add_bits(&set, (1u << SIM_OWNED_SIGNALS) - 1);
+	memcpy(&owned, &set, sizeof(owned));
+	sim_sys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&owned, 0,
+		 SIM_KSIGSET_SIZE, 0, 0);
+	sim_signal_set_blocked((1u << SIM_OWNED_SIGNALS) - 1);
+	if (call.once)
+		free(nc);
+	call.fn(call.value);
+}
+
+static struct notify_call *notify_wrap(const struct sigevent *sev,
+				       struct sigevent *copy, bool once)
+{
+	struct notify_call *nc;
+
+	if (!sev || sev->sigev_notify != SIGEV_THREAD ||
+	    !sev->sigev_notify_function)
+		return NULL;
+	nc = calloc(1, sizeof(*nc));
+	if (!nc)
+		return NULL;
+	nc->fn = sev->sigev_notify_function;
+	nc->value = sev->sigev_value;
+	nc->once = once;
+	*copy = *sev;
+	copy->sigev_notify_function = notify_start;
+	copy->sigev_value.sival_ptr = nc;
+	return nc;
+}
+
+int timer_create(clockid_t clock, struct sigevent *sev, timer_t *timer)
+{
+	struct sigevent copy;
+	struct notify_call *nc = notify_wrap(sev, &copy, false);
+	int ret;
+
+	ret = get_timer_create()(clock, nc ? &copy : sev, timer);
+	if (!nc)
+		return ret;
+	if (ret) {
+		free(nc);
+		return ret;
+	}
+	nc->timer = *timer;
+	pthread_mutex_lock(&timer_calls_lock);
+	nc->next = timer_calls;
+	timer_calls = nc;
+	pthread_mutex_unlock(&timer_calls_lock);
+	return 0;
+}
+
+int timer_delete(timer_t timer)
+{
+	struct notify_call **pp, *nc = NULL;
+	int ret = get_timer_delete()(timer);
+
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&timer_calls_lock);
+	for (pp = &timer_calls; *pp; pp = &(*pp)->next) {
+		if ((*pp)->timer == timer) {
+			nc = *pp;
+			*pp = nc->next;
+			break;
+		}
+	}
+	/* A notification of the timer may still be starting: what it
+	 * reads is freed only a few deletions later. */
+	if (nc) {
+		free(timer_graveyard[timer_graveyard_next]);
+		timer_graveyard[timer_graveyard_next] = nc;
+		timer_graveyard_next = (timer_graveyard_next + 1) %
+				       TIMER_GRAVEYARD;
+	}
+	pthread_mutex_unlock(&timer_calls_lock);
+	return 0;
+}
+
+int mq_notify(int mqd, const struct sigevent *sev)
+{
+	struct sigevent copy;
+	struct notify_call *nc = notify_wrap(sev, &copy, true);
+	int ret = get_mq_notify()(mqd, nc ? &copy : sev);
+
+	if (ret)
+		free(nc);
 	return ret;
 }
 

@@ -11,6 +11,8 @@
  *                   so do threads started with every signal blocked by
  *                   their creator or by pthread_attr_setsigmask_np
  *   raw-mask        the same with syscall(SYS_rt_sigprocmask)
+ *   timer-thread    a timer's SIGEV_THREAD callback (glibc runs it with
+ *                   every signal blocked) posts and polls
  *   sigset          SIGSEGV handler installed with sigset(); the program's
  *                   own fault still reaches it; a fault while it holds
  *                   SIGSEGV (sighold, sigprocmask) kills the process; a
@@ -61,6 +63,7 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 
 /* sigset(), sighold() & co. are what this program tests. */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -243,6 +246,37 @@ static void mode_raw_mask(struct loop *l)
 	loop_traffic(l, 2000);
 	E2E_CHECK(!syscall(SYS_rt_sigprocmask, SIG_SETMASK, &(uint64_t){ 0 },
 			   NULL, 8), "rt_sigprocmask");
+}
+
+static struct loop *timer_loop;
+static volatile sig_atomic_t timer_done;
+
+static void timer_callback(union sigval v)
+{
+	loop_traffic(timer_loop, 1500);
+	timer_done = 1;
+}
+
+static void mode_timer_thread(struct loop *l)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+	timer_t timer;
+	int i;
+
+	timer_loop = l;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD;
+	sev.sigev_notify_function = timer_callback;
+	E2E_CHECK(!timer_create(CLOCK_MONOTONIC, &sev, &timer),
+		  "timer_create: %s", strerror(errno));
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_nsec = 1000000;
+	E2E_CHECK(!timer_settime(timer, 0, &its, NULL), "timer_settime");
+	for (i = 0; i < E2E_WAIT_SECONDS * 100 && !timer_done; i++)
+		usleep(10000);
+	E2E_CHECK(timer_done, "the timer's callback did not finish");
+	E2E_CHECK(!timer_delete(timer), "timer_delete");
 }
 
 static sigjmp_buf fault_jmp;
@@ -717,6 +751,8 @@ int main(int argc, char **argv)
 		mode_mask_thread(&l);
 	else if (!strcmp(args.mode, "raw-mask"))
 		mode_raw_mask(&l);
+	else if (!strcmp(args.mode, "timer-thread"))
+		mode_timer_thread(&l);
 	else if (!strcmp(args.mode, "sigset"))
 		mode_sigset(&l);
 	else if (!strcmp(args.mode, "raw-action"))
