@@ -644,6 +644,7 @@ static void *signal_watch(void *arg)
 	sigset_t all;
 
 	(void)arg;
+	pthread_setname_np(pthread_self(), "pvrdma-sigwatch");
 	/* Never runs the application's handlers. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);

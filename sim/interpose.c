@@ -2328,6 +2328,9 @@ long syscall(long nr, ...)
 		return raw_wait_mask(nr, a[0], a[1], a[2], a[3], a[4], a[5],
 				     (const unsigned long *)a[3], 3);
 	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
 		return raw_wait_mask(nr, a[0], a[1], a[2], a[3], a[4], a[5],
 				     (const unsigned long *)a[4], 4);
 	case SYS_mmap:

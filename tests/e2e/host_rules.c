@@ -36,6 +36,9 @@
  *                   closed by an inline system call nothing can see: the
  *                   file opened next at the number is that file, writes go
  *                   to it
+ *   uar-map         the program maps the UAR itself, with mmap and with
+ *                   syscall(SYS_mmap): pvrdma_mmap's rules (one page), a
+ *                   store traps, mremap cannot grow it but moves it
  *   mmap-hook       the provider's mmap/munmap patched (as UCX patches
  *                   them) to libc's, found with dlsym(RTLD_NEXT) from a
  *                   library loaded after the preload (libe2e_mmap_hook.so)
@@ -696,6 +699,46 @@ static void mode_fd_reuse(struct loop *l)
 
 /* ---- mappings ---- */
 
+/* A store no doorbell decodes into work: QP handle 0, no SEND/RECV. */
+static void harmless_doorbell(void *uar)
+{
+	*(volatile uint32_t *)uar = 0;
+}
+
+static void mode_uar_map(struct loop *l)
+{
+	int fd = l->d.ctx->cmd_fd;
+	void *p, *q, *r;
+
+	errno = 0;
+	p = mmap(NULL, 8192, PROT_WRITE, MAP_SHARED, fd, 0);
+	E2E_CHECK(p == MAP_FAILED && errno == EINVAL,
+		  "two-page UAR mapping: %p, errno %s", p,
+		  e2e_errno_name(errno));
+	p = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, fd, 0);
+	E2E_CHECK(p != MAP_FAILED, "UAR mmap: %s", strerror(errno));
+	harmless_doorbell(p);
+
+	errno = 0;
+	q = mremap(p, 4096, 8192, MREMAP_MAYMOVE);
+	E2E_CHECK(q == MAP_FAILED && errno == EFAULT,
+		  "growing a UAR: %p, errno %s", q, e2e_errno_name(errno));
+	r = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	E2E_CHECK(r != MAP_FAILED, "mmap");
+	q = mremap(p, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED, r);
+	E2E_CHECK(q == r, "moving a UAR: %p, %s", q, strerror(errno));
+	harmless_doorbell(q);
+	E2E_CHECK(!munmap(q, 4096), "munmap");
+
+	p = (void *)syscall(SYS_mmap, NULL, 4096, PROT_WRITE, MAP_SHARED, fd,
+			    0);
+	E2E_CHECK(p != MAP_FAILED, "SYS_mmap of the UAR: %s",
+		  strerror(errno));
+	harmless_doorbell(p);
+	E2E_CHECK(!syscall(SYS_munmap, p, 4096), "SYS_munmap");
+	loop_traffic(l, 6500);
+}
+
 typedef int (*hook_install_fn)(const char *object, int raw);
 
 static void mode_mmap_hook(struct loop *l, bool raw)
@@ -765,6 +808,8 @@ int main(int argc, char **argv)
 		mode_close_all(&l, args.mode);
 	else if (!strcmp(args.mode, "fd-reuse"))
 		mode_fd_reuse(&l);
+	else if (!strcmp(args.mode, "uar-map"))
+		mode_uar_map(&l);
 	else
 		E2E_CHECK(0, "unknown mode %s", args.mode);
 	/* Everything the modes closed, the device still tears down. */
