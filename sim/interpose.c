@@ -1045,10 +1045,12 @@ static void *host_mremap(void *old, size_t old_len, size_t new_len,
 }
 
 /*
- * The mapping wrappers. Hooks on the application's mappings (memory
- * registration pins pages) go at the top of mmap/mmap64 (after the call,
- * for the new mapping), munmap and mremap (before the call, for the pages
- * that go); syscall() routes SYS_mmap, SYS_munmap and SYS_mremap here.
+ * The mapping wrappers. mmap/mmap64/munmap/mremap and syscall()'s
+ * SYS_mmap/SYS_munmap/SYS_mremap all land in host_mmap/host_munmap/
+ * host_mremap: a hook on the application's mappings (memory registration
+ * pinning pages) goes there, before the libc call for pages that go
+ * (munmap, mremap, a MAP_FIXED mmap), after it for a new mapping. Calls
+ * that reach libc past the preload (UCX's hooks) are not seen at all.
  */
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -1223,7 +1225,8 @@ int close(int fd)
 	struct host_file *hf = NULL;
 
 	if (sim_fd_is_own(fd)) {
-		errno = EBADF;		/* not in the application's table */
+		/* Not in the application's table. */
+		errno = EBADF;
 		return -1;
 	}
 	if ((unsigned int)fd < FD_TABLE_SIZE && fd_lookup(fd))
@@ -2248,8 +2251,8 @@ static long raw_sigaction(int sig, const struct sim_ksigaction *kact,
 		ret = get_syscall()(SYS_rt_sigaction, sig, kact, kold, size);
 		if (!ret && kold) {
 			sigemptyset(&set);
-			sim_signal_add_bits(&set,
-					    atomic_load(&app_samask_owned[sig]));
+			w = atomic_load(&app_samask_owned[sig]);
+			sim_signal_add_bits(&set, (unsigned int)w);
 			memcpy(&w, &set, sizeof(w));
 			kold->mask |= w;
 		}

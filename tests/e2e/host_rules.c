@@ -79,7 +79,7 @@ struct loop {
 	struct ibv_cq *cq[2];
 	struct ibv_qp *qp[2];
 	struct ibv_mr *mr;
-	uint8_t *buf;		/* [2][2][MSG_LEN]: per QP, send and recv */
+	uint8_t *buf;		/* [QP][send, recv][MSG_LEN] */
 };
 
 static uint8_t *slot(struct loop *l, int qp, int recv)
@@ -813,7 +813,8 @@ int main(int argc, char **argv)
 	else
 		E2E_CHECK(0, "unknown mode %s", args.mode);
 	/* Everything the modes closed, the device still tears down. */
-	if (strcmp(args.mode, "close-range") && strcmp(args.mode, "closefrom") &&
+	if (strcmp(args.mode, "close-range") &&
+	    strcmp(args.mode, "closefrom") &&
 	    strcmp(args.mode, "raw-close-range"))
 		loop_close(&l);
 	printf("%s: passed\n", args.mode);
