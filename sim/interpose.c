@@ -33,6 +33,7 @@
  */
 #undef _FORTIFY_SOURCE		/* we define open() & co. ourselves */
 
+#include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -2131,6 +2132,123 @@ int mq_notify(int mqd, const struct sigevent *sev)
 	if (ret)
 		free(nc);
 	return ret;
+}
+
+/*
+ * exec keeps the thread's mask: the view's owned signals are blocked in
+ * the kernel for the new image (whose sim takes them back into its view
+ * at start-up), and unblocked again if exec fails.
+ */
+REAL(int, execve, const char *, char *const[], char *const[])
+REAL(int, execv, const char *, char *const[])
+REAL(int, execvp, const char *, char *const[])
+REAL(int, execvpe, const char *, char *const[], char *const[])
+REAL(int, fexecve, int, char *const[], char *const[])
+
+static unsigned long exec_block(void)
+{
+	unsigned long w = 0;
+	sigset_t set;
+
+	if (!sim_signal_blocked())
+		return 0;
+	sigemptyset(&set);
+	sim_signal_add_bits(&set, sim_signal_blocked());
+	memcpy(&w, &set, sizeof(w));
+	sim_sys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&w, 0,
+		 SIM_KSIGSET_SIZE, 0, 0);
+	return w;
+}
+
+static int exec_failed(unsigned long w, int ret)
+{
+	int err = errno;
+
+	if (w)
+		sim_sys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&w, 0,
+			 SIM_KSIGSET_SIZE, 0, 0);
+	errno = err;
+	return ret;
+}
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+	unsigned long w = exec_block();
+
+	return exec_failed(w, get_execve()(path, argv, envp));
+}
+
+int execv(const char *path, char *const argv[])
+{
+	unsigned long w = exec_block();
+
+	return exec_failed(w, get_execv()(path, argv));
+}
+
+int execvp(const char *file, char *const argv[])
+{
+	unsigned long w = exec_block();
+
+	return exec_failed(w, get_execvp()(file, argv));
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	unsigned long w = exec_block();
+
+	return exec_failed(w, get_execvpe()(file, argv, envp));
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	unsigned long w = exec_block();
+
+	return exec_failed(w, get_fexecve()(fd, argv, envp));
+}
+
+/* The list forms, as glibc builds them: argv from the arguments. */
+#define EXEC_LIST(first, argv, want_env, envp)				\
+	do {								\
+		va_list ap_;						\
+		size_t n_ = 1;						\
+		va_start(ap_, first);					\
+		while (va_arg(ap_, char *))				\
+			n_++;						\
+		va_end(ap_);						\
+		argv = alloca((n_ + 1) * sizeof(char *));		\
+		argv[0] = (char *)(first);				\
+		va_start(ap_, first);					\
+		for (size_t i_ = 1; i_ <= n_; i_++)			\
+			argv[i_] = va_arg(ap_, char *);			\
+		if (want_env)						\
+			envp = va_arg(ap_, char **);			\
+		va_end(ap_);						\
+	} while (0)
+
+int execl(const char *path, const char *arg, ...)
+{
+	char **argv, **envp = NULL;
+
+	EXEC_LIST(arg, argv, false, envp);
+	(void)envp;
+	return execv(path, argv);
+}
+
+int execlp(const char *file, const char *arg, ...)
+{
+	char **argv, **envp = NULL;
+
+	EXEC_LIST(arg, argv, false, envp);
+	(void)envp;
+	return execvp(file, argv);
+}
+
+int execle(const char *path, const char *arg, ...)
+{
+	char **argv, **envp = NULL;
+
+	EXEC_LIST(arg, argv, true, envp);
+	return execve(path, argv, envp);
 }
 
 /* A context switch sets the mask its context holds. */

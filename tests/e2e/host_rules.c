@@ -13,6 +13,8 @@
  *   raw-mask        the same with syscall(SYS_rt_sigprocmask)
  *   timer-thread    a timer's SIGEV_THREAD callback (glibc runs it with
  *                   every signal blocked) posts and polls
+ *   exec-mask       a program that blocks SIGSEGV execs itself: the new
+ *                   image starts with it blocked, and its doorbells work
  *   sigset          SIGSEGV handler installed with sigset(); the program's
  *                   own fault still reaches it; a fault while it holds
  *                   SIGSEGV (sighold, sigprocmask) kills the process; a
@@ -770,6 +772,39 @@ static void mode_mmap_hook(struct loop *l, bool raw)
 	loop_traffic(l, 7100);
 }
 
+/* The exec'd image: SIGSEGV came blocked, doorbells work regardless. */
+static void mode_exec_child(void)
+{
+	static struct loop l;
+	sigset_t segv;
+
+	E2E_CHECK(segv_blocked_now(), "SIGSEGV unblocked across exec");
+	loop_open(&l);
+	loop_traffic(&l, 9000);
+	sigemptyset(&segv);
+	sigaddset(&segv, SIGSEGV);
+	E2E_CHECK(!sigprocmask(SIG_UNBLOCK, &segv, NULL), "sigprocmask");
+	E2E_CHECK(!segv_blocked_now(), "SIGSEGV still blocked");
+	loop_traffic(&l, 9100);
+	loop_close(&l);
+}
+
+static void mode_exec_mask(void)
+{
+	char self[PATH_MAX];
+	sigset_t segv;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	E2E_CHECK(n > 0, "readlink");
+	self[n] = 0;
+	sigemptyset(&segv);
+	sigaddset(&segv, SIGSEGV);
+	E2E_CHECK(!sigprocmask(SIG_BLOCK, &segv, NULL), "sigprocmask");
+	execl(self, self, "--mode", "exec-child", (char *)NULL);
+	E2E_CHECK(0, "execl %s: %s", self, strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	/* Static: the objects a mode cannot destroy (EBADF) stay reachable. */
@@ -781,6 +816,13 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (!args.single) {
 		mode_pair(&args);
+		return 0;
+	}
+	if (!strcmp(args.mode, "exec-mask"))
+		mode_exec_mask();
+	if (!strcmp(args.mode, "exec-child")) {
+		mode_exec_child();
+		printf("exec-mask: passed\n");
 		return 0;
 	}
 	if (!strncmp(args.mode, "mmap-hook", 9)) {
