@@ -5,8 +5,9 @@
  * fd table, but the sim has no other table to put them in, so they are
  * kept out of the application's way instead:
  *
- *  - each moves to the top of the fd space (below RLIMIT_NOFILE), where an
- *    application that takes the lowest free numbers does not reach;
+ *  - each moves to the top of the fd space (below RLIMIT_NOFILE and 16384),
+ *    where an application that takes the lowest free numbers does not
+ *    reach;
  *  - interpose.c hides them from the application: close(), close_range(),
  *    closefrom() (and their raw system calls) leave them open and report
  *    nothing of them, and dup2()/dup3() onto one fail with EBUSY (as the
@@ -30,8 +31,13 @@
 static _Atomic(unsigned long) own[SIM_FD_BITMAP_FDS / WORD_BITS];
 static atomic_int own_base;		/* 0: not computed yet */
 
-/* Where the sim's fds go: a quarter of the soft limit, at most 1024, from
- * the top, so the application's lowest-free numbers rarely meet them. */
+/*
+ * Where the sim's fds go: a quarter of the soft limit, at most 1024, from
+ * the top, so the application's lowest-free numbers rarely meet them; but
+ * below FD_TOP whatever the limit, as the kernel sizes a process's fd
+ * table (and copies it at fork) to the highest number in use.
+ */
+#define FD_TOP		16384
 static int base_fd(void)
 {
 	int base = atomic_load_explicit(&own_base, memory_order_relaxed);
@@ -43,8 +49,8 @@ static int base_fd(void)
 	if (sim_sys6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0))
 		rl.rlim_cur = 1024;
 	soft = rl.rlim_cur;
-	if (soft > SIM_FD_BITMAP_FDS)
-		soft = SIM_FD_BITMAP_FDS;
+	if (soft > FD_TOP)
+		soft = FD_TOP;
 	if (soft < 64)
 		base = 3;
 	else if (soft / 4 > 1024)
