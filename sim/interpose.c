@@ -17,6 +17,8 @@
  *   every libc way to set a signal's   SIGSEGV and SIGBUS stay the doorbell
  *   action or a thread's mask          trap's (doorbell.c): the
  *                                      application's view is kept there
+ *   pthread_create, exec*,             the view carried where the kernel
+ *   timer_create, mq_notify            carries a mask
  *
  * An open uverbs file lives as long as an fd or a UAR mapping of it does,
  * as a kernel file held by its VMAs: after close_range() the data path
