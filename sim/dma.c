@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sim.h"
+#include "sys.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ	22
@@ -84,9 +85,9 @@ static bool populate_supported(void)
 
 	if (works < 0) {
 		do {
-			r = syscall(SYS_madvise, probe_page, SIM_PAGE_SIZE,
+			r = sim_sys(SYS_madvise, probe_page, SIM_PAGE_SIZE,
 				    MADV_POPULATE_WRITE);
-		} while (r && errno == EINTR);
+		} while (r == -EINTR);
 		works = !r;
 	}
 	return works;
@@ -102,9 +103,9 @@ int sim_app_pin(void *addr, size_t len, bool write)
 	if (!populate_supported())
 		return 0;
 	do {
-		r = syscall(SYS_madvise, (void *)start, end - start,
+		r = sim_sys(SYS_madvise, start, end - start,
 			    write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
-	} while (r && errno == EINTR);
+	} while (r == -EINTR);
 	return r ? EFAULT : 0;
 }
 

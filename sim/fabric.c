@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fabric.h"
+#include "sys.h"
 
 /* A payload stalled this long inside a packet means the peer is gone. */
 #define FAB_STALL_MS		5000
@@ -92,20 +93,33 @@ struct fab_port {
 static struct fab_port *local_ports[SIM_MAX_ADAPTERS];
 
 /* The sim interposes libc in the application; the device talks to the
- * kernel directly so that none of its calls is ever taken for the app's. */
+ * kernel directly so that none of its calls is ever taken for the app's.
+ * Its fds are its own (fds.c): out of the application's way. */
 static int sys_close(int fd)
 {
-	return syscall(SYS_close, fd);
+	return sim_fd_close(fd);
 }
 
 static ssize_t sys_read(int fd, void *buf, size_t len)
 {
-	return syscall(SYS_read, fd, buf, len);
+	ssize_t ret = sim_sys(SYS_read, fd, buf, len);
+
+	if (ret < 0) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
 }
 
 static ssize_t sys_write(int fd, const void *buf, size_t len)
 {
-	return syscall(SYS_write, fd, buf, len);
+	ssize_t ret = sim_sys(SYS_write, fd, buf, len);
+
+	if (ret < 0) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
 }
 
 void fabric_wake(struct fab_port *port)
@@ -232,7 +246,8 @@ static int port_listen(struct fab_port *port)
 		return -1;
 	}
 	strcpy(sa.sun_path, port->sock_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = sim_fd_own(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+				   SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return -1;
 	unlink(sa.sun_path);
@@ -262,8 +277,8 @@ struct fab_port *fabric_open(struct sim_dev *dev)
 	port->self.port = port;
 	port->self.fd = -1;
 	pthread_mutex_init(&port->inq_lock, NULL);
-	port->epfd = epoll_create1(EPOLL_CLOEXEC);
-	port->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	port->epfd = sim_fd_own(epoll_create1(EPOLL_CLOEXEC));
+	port->evfd = sim_fd_own(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
 	if (port->epfd < 0 || port->evfd < 0)
 		goto err;
 	if (epoll_add(port, port->evfd, EPOLLIN, &port->evfd))
@@ -393,7 +408,8 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
 		if (!link->dead && !strcmp(link->path, sa.sun_path))
 			return link;
 
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = sim_fd_own(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+				   SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return NULL;
 	/* A stale entry (its process is gone) refuses: unreachable. */
@@ -814,8 +830,8 @@ static void port_accept(struct fab_port *port)
 	int fd;
 
 	for (;;) {
-		fd = accept4(port->listen_fd, NULL, NULL,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		fd = sim_fd_own(accept4(port->listen_fd, NULL, NULL,
+					SOCK_NONBLOCK | SOCK_CLOEXEC));
 		if (fd < 0)
 			return;
 		link_new(port, fd, NULL);

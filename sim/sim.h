@@ -311,11 +311,13 @@ struct sim_libc {
 };
 extern struct sim_libc sim_libc;
 
-/* ---- doorbell.c: the UAR trap ---- */
+/* ---- doorbell.c: the UAR trap and the signals it owns ---- */
 int sim_doorbell_trap_install(void);
 /* A read-only UAR page whose stores trap into engine_doorbell(uctx, ...). */
 void *sim_uar_map(struct sim_ucontext *uctx, void *addr_hint);
-void sim_uar_unmap(void *uar);
+/* Unmaps uctx's UAR page at uar; nothing if the page is no longer its
+ * UAR (unmapped behind the sim's back and the address given again). */
+void sim_uar_unmap(struct sim_ucontext *uctx, void *uar);
 /* The context whose UAR page holds addr, or NULL. Async-signal-safe. */
 struct sim_ucontext *sim_uar_lookup(const void *addr);
 bool sim_doorbell_trap_installed(void);
@@ -323,6 +325,41 @@ bool sim_doorbell_trap_installed(void);
  * records act as the action to chain to and returns the recorded one. */
 int sim_doorbell_app_sigaction(const struct sigaction *act,
 			       struct sigaction *old);
+
+/*
+ * SIGSEGV and SIGBUS, owned by the trap: never blocked in the kernel, the
+ * application's actions and per-thread mask recorded instead. Bits of a
+ * view: 1 << i for the i-th owned signal.
+ */
+#define SIM_OWNED_SIGNALS	2
+bool sim_signal_owned(int sig);
+/* The same for any owned signal. */
+int sim_signal_app_action(int sig, const struct sigaction *act,
+			  struct sigaction *old);
+unsigned int sim_signal_bits(const sigset_t *set);
+void sim_signal_add_bits(sigset_t *set, unsigned int bits);
+void sim_signal_strip(sigset_t *set);
+/* This thread's view: blocked owned signals; setting it delivers a sent
+ * one it held back and now unblocks. */
+unsigned int sim_signal_blocked(void);
+void sim_signal_set_blocked(unsigned int bits);
+unsigned int sim_signal_pending(void);
+/* Takes back an owned signal whose action was changed unseen. */
+void sim_signal_check(void);
+/* SIGBUS at addr: true if it was made a UAR (the access restarts). */
+typedef bool (*sim_bus_fixup_fn)(void *addr);
+void sim_signal_set_bus_fixup(sim_bus_fixup_fn fn);
+
+/* ---- fds.c: the sim's own fds, out of the application's way ---- */
+#define SIM_FD_BITMAP_FDS	(1 << 20)
+/* Takes fd (just made by the sim) as the sim's: returns the number to use
+ * from now on (moved high, close-on-exec). */
+int sim_fd_own(int fd);
+/* Closes an fd sim_fd_own() returned. */
+int sim_fd_close(int fd);
+bool sim_fd_is_own(int fd);
+/* The first of the sim's fds in [from, last], or -1. */
+int sim_fd_next_own(unsigned int from, unsigned int last);
 
 /* ---- sysfs.c ---- */
 int sim_sysfs_write(void);

@@ -482,7 +482,7 @@ int uverbs_munmap(struct sim_file *f, void *addr, size_t len)
 		*pp = u->next;
 		if (f->uctx && f->uctx->uar == addr)
 			f->uctx->uar = f->uars ? f->uars->addr : NULL;
-		sim_uar_unmap(addr);
+		sim_uar_unmap(f->uctx, addr);
 		free(u);
 		return 0;
 	}
@@ -543,18 +543,18 @@ void uverbs_close(struct sim_file *f)
 	while ((ch = f->channels)) {
 		f->channels = ch->next;
 		/* The application keeps its end; it now reads end-of-file. */
-		close(ch->ch.fd_dev);
+		sim_fd_close(ch->ch.fd_dev);
 		free(ch);
 	}
 	pthread_mutex_unlock(&f->dev->lock);
 
 	while ((u = f->uars)) {
 		f->uars = u->next;
-		sim_uar_unmap(u->addr);
+		sim_uar_unmap(f->uctx, u->addr);
 		free(u);
 	}
 	if (f->uctx) {
-		close(f->uctx->async_fd_dev);
+		sim_fd_close(f->uctx->async_fd_dev);
 		free(f->uctx);
 	}
 	free(f->uobjs);

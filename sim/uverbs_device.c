@@ -30,7 +30,7 @@ static int event_socketpair(int *user_end, int *dev_end, dev_t *st_dev,
 		return ENOMEM;
 	}
 	*user_end = sv[0];
-	*dev_end = sv[1];
+	*dev_end = sim_fd_own(sv[1]);
 	*st_dev = st.st_dev;
 	*st_ino = st.st_ino;
 	return 0;
@@ -71,7 +71,7 @@ int uverbs_get_context(struct uverbs_call *c)
 		ret = udata_out(c, &uresp, sizeof(uresp));
 	if (ret) {
 		close(uctx->async_fd_user);
-		close(uctx->async_fd_dev);
+		sim_fd_close(uctx->async_fd_dev);
 		free(uctx);
 		return ret;
 	}
@@ -333,7 +333,7 @@ static void channels_prune(struct sim_file *f)
 			continue;
 		}
 		*pp = ch->next;
-		close(ch->ch.fd_dev);
+		sim_fd_close(ch->ch.fd_dev);
 		free(ch);
 	}
 }
@@ -362,7 +362,7 @@ int uverbs_create_comp_channel(struct uverbs_call *c)
 	ret = uverbs_response(c, &resp, sizeof(resp));
 	if (ret) {
 		close(ch->ch.fd_user);
-		close(ch->ch.fd_dev);
+		sim_fd_close(ch->ch.fd_dev);
 		free(ch);
 		return ret;
 	}

@@ -3,7 +3,8 @@
  * The UAR doorbell trap in a live process: stores of every decoded form
  * reach engine_doorbell() with the right offset and value and never land
  * in the page; faults elsewhere go to the application's handler, or kill
- * the process as they would without the sim; an undecodable UAR store
+ * the process as they would without the sim, or when the thread's view
+ * blocks SIGSEGV; a sent one waits while blocked; an undecodable UAR store
  * aborts.
  */
 #include <dlfcn.h>
@@ -111,7 +112,7 @@ static void test_store_forms(void **state)
 	/* The device consumed the stores: nothing landed in memory. */
 	for (i = 0; i < SIM_PAGE_SIZE; i++)
 		assert_int_equal(uar[i], 0);
-	sim_uar_unmap(uar);
+	sim_uar_unmap(&uctx_a, uar);
 	assert_null(sim_uar_lookup(uar));
 }
 
@@ -126,8 +127,8 @@ static void test_two_contexts(void **state)
 	assert_int_equal(ndb, 2);
 	expect_db(0, &uctx_b, 8, 0x40000001);
 	expect_db(1, &uctx_a, 0, 0x80000002);
-	sim_uar_unmap(a);
-	sim_uar_unmap(b);
+	sim_uar_unmap(&uctx_a, a);
+	sim_uar_unmap(&uctx_b, b);
 }
 
 static sigjmp_buf app_jmp;
@@ -160,6 +161,8 @@ static void test_foreign_fault_reaches_app(void **state)
 	ndb = 0;
 	if (!sigsetjmp(app_jmp, 1))
 		*(volatile uint32_t *)(page + 12) = 1;
+	else
+		sim_signal_set_blocked(0);	/* interpose.c's siglongjmp */
 	assert_int_equal(app_calls, 1);
 	assert_ptr_equal(app_addr, page + 12);
 	assert_int_equal(ndb, 0);
@@ -236,6 +239,59 @@ static void test_resethand(void **state)
 	assert_int_equal(child_signal(resethand_store), SIGSEGV);
 }
 
+static volatile sig_atomic_t sent_calls;
+
+static void sent_handler(int sig)
+{
+	sent_calls++;
+}
+
+static void install_sent_handler(void)
+{
+	struct sigaction act = { .sa_handler = sent_handler };
+
+	sigemptyset(&act.sa_mask);
+	sim_doorbell_app_sigaction(&act, NULL);
+}
+
+/* A fault while the thread "blocks" SIGSEGV kills, handler or not, as
+ * the kernel's forced signal does; the kernel mask never blocked it. */
+static void blocked_fault(void)
+{
+	install_sent_handler();
+	sim_signal_set_blocked(1);
+	*guard_page() = 1;
+	_exit(sent_calls ? 3 : 4);
+}
+
+static void test_blocked_fault_kills(void **state)
+{
+	assert_int_equal(child_signal(blocked_fault), SIGSEGV);
+}
+
+/* A sent SIGSEGV waits while blocked and runs the handler on unblocking;
+ * a doorbell rings meanwhile. */
+static void test_sent_waits_while_blocked(void **state)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	uint8_t *uar = sim_uar_map(&uctx_a, NULL);
+
+	install_sent_handler();
+	sent_calls = 0;
+	ndb = 0;
+	sim_signal_set_blocked(1);
+	assert_int_equal(raise(SIGSEGV), 0);
+	assert_int_equal(sent_calls, 0);
+	assert_int_equal(sim_signal_pending(), 1);
+	*(volatile uint32_t *)uar = 0x40000001;
+	assert_int_equal(ndb, 1);
+	sim_signal_set_blocked(0);
+	assert_int_equal(sent_calls, 1);
+	assert_int_equal(sim_signal_pending(), 0);
+	sim_uar_unmap(&uctx_a, uar);
+	sim_doorbell_app_sigaction(&dfl, NULL);
+}
+
 static void undecodable_store(void)
 {
 	uint8_t *uar = sim_uar_map(&uctx_a, NULL);
@@ -257,6 +313,8 @@ int main(void)
 		cmocka_unit_test(test_foreign_fault_reaches_app),
 		cmocka_unit_test(test_foreign_fault_default_kills),
 		cmocka_unit_test(test_resethand),
+		cmocka_unit_test(test_blocked_fault_kills),
+		cmocka_unit_test(test_sent_waits_while_blocked),
 		cmocka_unit_test(test_undecodable_aborts),
 	};
 

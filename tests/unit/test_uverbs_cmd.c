@@ -50,7 +50,8 @@ __attribute__((weak)) void *sim_uar_map(struct sim_ucontext *uctx,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 }
 
-__attribute__((weak)) void sim_uar_unmap(void *uar)
+__attribute__((weak)) void sim_uar_unmap(struct sim_ucontext *uctx,
+					 void *uar)
 {
 	munmap(uar, SIM_PAGE_SIZE);
 }
