@@ -245,7 +245,7 @@ static void test_pin_check_uar(void **unused)
 	assert_int_equal(sim_mr_pin_check((uintptr_t)uar, 8, 0), EFAULT);
 	assert_int_equal(sim_mr_pin_check((uintptr_t)buf, sizeof(buf),
 					  IBV_ACCESS_LOCAL_WRITE), 0);
-	sim_uar_unmap(uar);
+	sim_uar_unmap(&uctx, uar);
 	assert_int_equal(sim_mr_pin_check((uintptr_t)buf, sizeof(buf), 0), 0);
 }
 
