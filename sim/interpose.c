@@ -135,9 +135,6 @@ REAL_COMPAT(int, __fxstatat64, int, int, const char *, struct stat64 *, int)
 REAL(ssize_t, write, int, const void *, size_t)
 REAL(ssize_t, read, int, void *, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
-REAL(void *, mmap, void *, size_t, int, int, int, off_t)
-REAL(int, munmap, void *, size_t)
-REAL(int, madvise, void *, size_t, int)
 REAL(int, close, int)
 REAL(int, close_range, unsigned int, unsigned int, int)
 REAL(void, closefrom, int)
@@ -147,7 +144,6 @@ REAL(int, dup3, int, int, int)
 REAL(int, fcntl, int, int, ...)
 REAL(int, fcntl64, int, int, ...)
 REAL(int, socket, int, int, int)
-REAL(void *, mremap, void *, size_t, size_t, int, ...)
 REAL(long, syscall, long, ...)
 
 /* Wrappers with the exact sim_libc signatures (no varargs). */
@@ -169,12 +165,12 @@ static ssize_t libc_read(int fd, void *buf, size_t len)
 static void *libc_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		       off_t off)
 {
-	return get_mmap()(addr, len, prot, flags, fd, off);
+	return sim_sys_mmap(addr, len, prot, flags, fd, off);
 }
 
 static int libc_munmap(void *addr, size_t len)
 {
-	return get_munmap()(addr, len);
+	return sim_sys_munmap(addr, len);
 }
 
 static void fill_sim_libc(void)
@@ -996,7 +992,7 @@ static void *host_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		return uar_mmap(hf, addr, len, prot, flags, off);
 	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE))
 		uars_release(addr, len);
-	return get_mmap()(addr, len, prot, flags, fd, off);
+	return sim_sys_mmap(addr, len, prot, flags, fd, off);
 }
 
 static int host_munmap(void *addr, size_t len)
@@ -1005,7 +1001,7 @@ static int host_munmap(void *addr, size_t len)
 		sim_mr_pin_give_up(addr, len);
 		uars_release(addr, len);
 	}
-	return get_munmap()(addr, len);
+	return sim_sys_munmap(addr, len);
 }
 
 /*
@@ -1020,7 +1016,7 @@ static void *host_mremap(void *old, size_t old_len, size_t new_len,
 	void *uar, *p;
 
 	if (!page_range(old, old_len ? old_len : 1, &lo, &hi))
-		return get_mremap()(old, old_len, new_len, flags, new_addr);
+		return sim_sys_mremap(old, old_len, new_len, flags, new_addr);
 	if (!(page & (SIM_PAGE_SIZE - 1)) && uar_map_any(lo, hi)) {
 		if (hi - lo != SIM_PAGE_SIZE || new_len > SIM_PAGE_SIZE ||
 		    old_len > SIM_PAGE_SIZE) {
@@ -1032,7 +1028,7 @@ static void *host_mremap(void *old, size_t old_len, size_t new_len,
 		/* Moved: the context's UAR at the new address instead. */
 		hf = uar_map_take(lo, hi, &uar);
 		if (!hf)
-			return get_mremap()(old, old_len, new_len, flags,
+			return sim_sys_mremap(old, old_len, new_len, flags,
 					    new_addr);
 		uverbs_munmap(hf->file, uar, SIM_PAGE_SIZE);
 		uars_release(new_addr, SIM_PAGE_SIZE);
@@ -1058,14 +1054,14 @@ static void *host_mremap(void *old, size_t old_len, size_t new_len,
 	} else if (new_len < old_len) {
 		sim_mr_pin_give_up((char *)old + new_len, old_len - new_len);
 	} else if ((flags & MREMAP_MAYMOVE) && new_len > old_len) {
-		p = get_mremap()(old, old_len, new_len, 0, NULL);
+		p = sim_sys_mremap(old, old_len, new_len, 0, NULL);
 		if (p != MAP_FAILED)
 			return p;
 		sim_mr_pin_give_up(old, old_len);
 	}
 	if (flags & MREMAP_FIXED)
 		uars_release(new_addr, new_len);
-	return get_mremap()(old, old_len, new_len, flags, new_addr);
+	return sim_sys_mremap(old, old_len, new_len, flags, new_addr);
 }
 
 /*
@@ -1105,7 +1101,7 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	return host_mremap(old, old_len, new_len, flags, new_addr);
 }
 
-int madvise(void *addr, size_t len, int advice)
+static int host_madvise(void *addr, size_t len, int advice)
 {
 	switch (advice) {
 	case MADV_DONTNEED:
@@ -1119,7 +1115,12 @@ int madvise(void *addr, size_t len, int advice)
 	default:
 		break;
 	}
-	return get_madvise()(addr, len, advice);
+	return sim_sys_madvise(addr, len, advice);
+}
+
+int madvise(void *addr, size_t len, int advice)
+{
+	return host_madvise(addr, len, advice);
 }
 
 /*
@@ -2503,8 +2504,8 @@ long syscall(long nr, ...)
 		return (long)host_mremap((void *)a[0], (size_t)a[1],
 					 (size_t)a[2], (int)a[3],
 					 (void *)a[4]);
-	case SYS_madvise:
-		return madvise((void *)a[0], (size_t)a[1], (int)a[2]);
+	case SYS_madvise:	/* not madvise(): a memory hook may own it */
+		return host_madvise((void *)a[0], (size_t)a[1], (int)a[2]);
 	case SYS_close:
 		return close((int)a[0]);
 	case SYS_close_range:

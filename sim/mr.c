@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "sim.h"
+#include "sys.h"
 
 /*
  * Keys are looked up by scanning the MR table; a small direct-mapped cache
@@ -271,7 +272,7 @@ void sim_mr_pin_track(struct sim_mr *mr)
  * calls themselves, never through the application's hooks. */
 static void shadow_unmap(void *mem, size_t len)
 {
-	syscall(SYS_munmap, mem, len);
+	sim_sys_munmap(mem, len);
 }
 
 void sim_mr_pin_release(struct sim_mr *mr)
@@ -320,10 +321,9 @@ static struct sim_mr_shadow *shadow_get(struct sim_mr *mr)
 	s->npages = (page_up(mr->addr + mr->length) - s->first) /
 		    SIM_PAGE_SIZE;
 	s->given_up = calloc((s->npages + 63) / 64, sizeof(uint64_t));
-	mem = (void *)syscall(SYS_mmap, NULL, s->npages * SIM_PAGE_SIZE,
-			      PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			      -1, 0);
+	mem = sim_sys_mmap(NULL, s->npages * SIM_PAGE_SIZE,
+			   PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (!s->given_up || mem == MAP_FAILED) {
 		if (mem != MAP_FAILED)
 			shadow_unmap(mem, s->npages * SIM_PAGE_SIZE);
