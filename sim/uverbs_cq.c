@@ -80,7 +80,9 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	resp->response_length = c->outlen < sizeof(*resp) ?
 		(uint32_t)c->outlen : (uint32_t)sizeof(*resp);
 	uresp.cqn = cq->cqn;
-	ret = udata_out(c, &uresp, sizeof(uresp));
+	/* pvrdma_create_cq: a udata copy that fails destroys the CQ and
+	 * answers EINVAL; the core response is uverbs' (EFAULT). */
+	ret = udata_out(c, &uresp, sizeof(uresp)) ? EINVAL : 0;
 	if (!ret)
 		ret = uverbs_response(c, resp, sizeof(*resp));
 	if (ret)

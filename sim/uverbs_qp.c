@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "uaccess.h"
 #include "uverbs_internal.h"
 
 /* What both CREATE_QP forms carry. */
@@ -212,12 +213,16 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 		(uint32_t)c->outlen : (uint32_t)sizeof(*resp);
 	uresp.qpn = qp->qpn;
 	uresp.qp_handle = qp->qp_handle;
-	/* The driver copies back as much as the provider has room for. */
-	if (c->udata_outlen && c->udata_out)
-		memcpy(c->udata_out, &uresp,
-		       c->udata_outlen < sizeof(uresp) ? c->udata_outlen :
-		       sizeof(uresp));
-	ret = uverbs_response(c, resp, sizeof(*resp));
+	/* The driver copies back as much as the provider has room for; a
+	 * copy that faults destroys the QP and answers EINVAL. */
+	ret = 0;
+	if (c->udata_outlen && c->udata_out &&
+	    sim_copy_to_user(c->udata_out, &uresp,
+			     c->udata_outlen < sizeof(uresp) ?
+			     c->udata_outlen : sizeof(uresp)))
+		ret = EINVAL;
+	if (!ret)
+		ret = uverbs_response(c, resp, sizeof(*resp));
 	if (ret) {
 		engine_qp_destroy(qp);
 		goto err_uobj;

@@ -82,9 +82,11 @@ int uverbs_create_srq(struct uverbs_call *c)
 	resp.max_sge = cmd.max_sge;
 	resp.srqn = 0;		/* only XRC SRQs report their number here */
 	uresp.srqn = srq->srqn;
-	ret = uverbs_response(c, &resp, sizeof(resp));
+	/* The driver's udata copy comes first (EINVAL when it faults), then
+	 * uverbs' response (EFAULT); either failure destroys the SRQ. */
+	ret = udata_out(c, &uresp, sizeof(uresp)) ? EINVAL : 0;
 	if (!ret)
-		ret = udata_out(c, &uresp, sizeof(uresp));
+		ret = uverbs_response(c, &resp, sizeof(resp));
 	if (ret)
 		goto err_uobj;
 	pd->refs++;
