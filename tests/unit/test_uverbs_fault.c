@@ -6,6 +6,13 @@
  * EINVAL where vmw_pvrdma answers a failed udata copy so, and nothing is
  * left half-created: the object whose answer could not be written is
  * gone again.
+ *
+ * Ring buffers in the vmw_pvrdma udata are pinned as ib_umem_get pins
+ * them: EFAULT for pages that are not mapped readable and writable (the
+ * UAR page, read-only, PROT_NONE, unmapped, kernel); once created, the
+ * device works on its own mapping of the pages, which an munmap, an
+ * mprotect or a new mapping at the same address does not touch, and a
+ * page shared by two rings is one page for both.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -17,6 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "ring.h"
 #include "sim.h"
 
 /* The device and the hypervisor are not under test: no-op stand-ins. */
@@ -433,12 +441,200 @@ static void test_bad_udata(void **state)
 	close_ctx(f);
 }
 
+
+/* CREATE_CQ of `cqe` entries on the buffer at addr; the errno. */
+static int create_cq_at(struct sim_file *f, uint32_t cqe, uint64_t addr,
+			uint32_t size, struct cq_resp *resp)
+{
+	struct ib_uverbs_create_cq c = { .cqe = cqe, .comp_channel = -1 };
+	struct pvrdma_create_cq u = { .buf_addr = addr, .buf_size = size };
+
+	if (cmd_at(f, NULL, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c), &u,
+		   sizeof(u), (uintptr_t)resp, sizeof(*resp)) < 0)
+		return errno;
+	return 0;
+}
+
+struct qp_resp {
+	struct ib_uverbs_create_qp_resp r;
+	struct pvrdma_create_qp_resp u;
+};
+
+/* CREATE_QP, 4 WRs of 1 SGE each way, on the given buffers; the errno. */
+static int create_qp_at(struct sim_file *f, uint32_t pd, uint32_t cq,
+			uint64_t sbuf, uint32_t ssize, uint64_t rbuf,
+			uint32_t rsize, struct qp_resp *resp)
+{
+	struct ib_uverbs_create_qp c = {
+		.pd_handle = pd, .send_cq_handle = cq, .recv_cq_handle = cq,
+		.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+		.max_recv_sge = 1, .qp_type = IBV_QPT_RC,
+	};
+	struct pvrdma_create_qp u = {
+		.sbuf_addr = sbuf, .sbuf_size = ssize,
+		.rbuf_addr = rbuf, .rbuf_size = rsize,
+	};
+
+	if (cmd_at(f, NULL, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof(c), &u,
+		   sizeof(u), (uintptr_t)resp, sizeof(*resp)) < 0)
+		return errno;
+	return 0;
+}
+
+/* Rings the device cannot pin: EFAULT, and nothing is created. */
+static void test_ring_unpinnable(void **state)
+{
+	const uint32_t size = 2 * SIM_PAGE_SIZE;
+	struct cq_resp resp;
+	struct sim_file *f;
+	uint8_t *none, *ro, *gone;
+	void *uar;
+
+	dev_setup();
+	f = open_ctx();
+	none = ring(2);
+	assert_int_equal(mprotect(none, size, PROT_NONE), 0);
+	ro = ring(2);
+	assert_int_equal(mprotect(ro, size, PROT_READ), 0);
+	gone = ring(2);
+	munmap(gone, size);
+	uar = uverbs_mmap(f, NULL, SIM_PAGE_SIZE, PROT_WRITE, MAP_SHARED, 0);
+	assert_true(uar != MAP_FAILED);
+
+	assert_int_equal(create_cq_at(f, 4, (uintptr_t)none, size, &resp),
+			 EFAULT);
+	assert_int_equal(create_cq_at(f, 4, (uintptr_t)ro, size, &resp),
+			 EFAULT);
+	assert_int_equal(create_cq_at(f, 4, (uintptr_t)gone, size, &resp),
+			 EFAULT);
+	assert_int_equal(create_cq_at(f, 4, KERNEL_ADDR, size, &resp),
+			 EFAULT);
+	assert_int_equal(create_cq_at(f, 4, (uintptr_t)uar, size, &resp),
+			 EFAULT);
+	/* Only the second page (the CQEs) read-only. */
+	{
+		uint8_t *half = ring(2);
+
+		assert_int_equal(mprotect(half + SIM_PAGE_SIZE, SIM_PAGE_SIZE,
+					  PROT_READ), 0);
+		assert_int_equal(create_cq_at(f, 4, (uintptr_t)half, size,
+					      &resp), EFAULT);
+	}
+	/* The read-only buffer is still read-only and unchanged. */
+	assert_int_equal(ro[8], 0);
+	/* None of them left a CQ behind: the first CQ number is free. */
+	assert_int_equal(create_cq_at(f, 4, (uintptr_t)ring(2), size, &resp),
+			 0);
+	assert_int_equal(resp.u.cqn, 1);
+	close_ctx(f);
+}
+
+/* After CREATE_CQ the device's pages are its own: the application may
+ * unmap, protect or replace its mapping, the device still writes. */
+static void test_ring_pinned(void **state)
+{
+	const uint32_t size = 2 * SIM_PAGE_SIZE;
+	struct cq_resp resp;
+	struct sim_file *f;
+	struct sim_cq *cq;
+	uint8_t *buf, *again;
+
+	dev_setup();
+	f = open_ctx();
+	buf = ring(2);
+	buf[SIM_PAGE_SIZE] = 0x77;	/* content survives the pinning */
+	assert_int_equal(create_cq_at(f, 4, (uintptr_t)buf, size, &resp), 0);
+	cq = sim_table_get(&dev.cqs, resp.u.cqn);
+	assert_non_null(cq);
+	/* The device's view is not the application's address, but it is
+	 * the same memory. */
+	assert_true((uint8_t *)cq->ring.state < buf ||
+		    (uint8_t *)cq->ring.state >= buf + size);
+	assert_int_equal(cq->ring.elems[0], 0x77);
+	cq->ring.state->prod_tail = 3;
+	assert_int_equal(((struct pvrdma_ring *)(buf + 8))->prod_tail, 3);
+	buf[8 + 4] = 2;
+	assert_int_equal(cq->ring.state->cons_head, 2);
+
+	/* Protected: the device still writes, the application sees it
+	 * once it may look again. */
+	assert_int_equal(mprotect(buf, size, PROT_NONE), 0);
+	cq->ring.elems[1] = 0x55;
+	assert_int_equal(mprotect(buf, size, PROT_READ | PROT_WRITE), 0);
+	assert_int_equal(buf[SIM_PAGE_SIZE + 1], 0x55);
+
+	/* Unmapped, and new memory at the same address: the device writes
+	 * its own pages, the new mapping stays zero. */
+	munmap(buf, size);
+	cq->ring.elems[2] = 0x66;
+	again = mmap(buf, size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	assert_true(again == buf);
+	cq->ring.elems[3] = 0x44;
+	assert_int_equal(again[SIM_PAGE_SIZE + 2], 0);
+	assert_int_equal(again[SIM_PAGE_SIZE + 3], 0);
+	assert_int_equal(cq->ring.elems[2], 0x66);
+	assert_int_equal(destroy_cq(f, resp.r.cq_handle), 0);
+	munmap(again, size);
+	close_ctx(f);
+}
+
+/* A misaligned buffer: the device's directory starts at the page, so
+ * the ring state is at offset 8 of the page, not of the address. A QP
+ * whose ring-state page is its CQ's first page shares it with the CQ. */
+static void test_ring_layout_and_sharing(void **state)
+{
+	const uint32_t size = 2 * SIM_PAGE_SIZE;
+	struct cq_resp resp;
+	struct qp_resp qresp;
+	struct sim_file *f;
+	struct sim_cq *cq;
+	struct sim_qp *qp;
+	uint8_t *buf, *rbuf;
+	uint32_t pd;
+
+	dev_setup();
+	f = open_ctx();
+	pd = alloc_pd(f);
+	buf = ring(3);
+	assert_int_equal(create_cq_at(f, 4, (uintptr_t)buf + 100,
+				      size, &resp), 0);
+	cq = sim_table_get(&dev.cqs, resp.u.cqn);
+	assert_non_null(cq);
+	cq->ring.state->prod_tail = 1;
+	assert_int_equal(((struct pvrdma_ring *)(buf + 8))->prod_tail, 1);
+	cq->ring.state->prod_tail = 0;
+
+	/* The QP's send buffer is the CQ's buffer; its receive buffer
+	 * shares the send buffer's last page. */
+	rbuf = ring(1);
+	assert_int_equal(create_qp_at(f, pd, resp.r.cq_handle, (uintptr_t)buf,
+				      2 * SIM_PAGE_SIZE, (uintptr_t)rbuf,
+				      SIM_PAGE_SIZE, &qresp), 0);
+	qp = sim_table_get(&dev.qp_by_qp_handle, qresp.u.qp_handle);
+	assert_non_null(qp);
+	/* One page, three views: the QP's receive ring state is the CQ's
+	 * ring state, as the hardware would see it. */
+	qp->rq.state->prod_tail = 5;
+	assert_int_equal(cq->ring.state->prod_tail, 5);
+	assert_int_equal(((struct pvrdma_ring *)(buf + 8))->prod_tail, 5);
+	qp->sq.elems[0] = 0x31;
+	assert_int_equal(cq->ring.elems[0], 0x31);
+	assert_int_equal(buf[SIM_PAGE_SIZE], 0x31);
+	qp->rq.elems[7] = 0x32;
+	assert_int_equal(rbuf[7], 0x32);
+	close_ctx(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_request),
 		cmocka_unit_test(test_bad_response),
 		cmocka_unit_test(test_bad_udata),
+		cmocka_unit_test(test_ring_unpinnable),
+		cmocka_unit_test(test_ring_pinned),
+		cmocka_unit_test(test_ring_layout_and_sharing),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
