@@ -499,6 +499,15 @@ static ssize_t send_cmd(struct fuzz *z, const uint8_t *cmd, size_t len,
 	return write(z->fd, at, claimed);
 }
 
+/* Answers may sit at any (misaligned) address. */
+static uint32_t load32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 /* What a successful answer tells: handles to reuse, fds to close. */
 static void harvest(struct fuzz *z, uint32_t cmd, bool ex, uint64_t resp,
 		    size_t core_resp)
@@ -509,18 +518,22 @@ static void harvest(struct fuzz *z, uint32_t cmd, bool ex, uint64_t resp,
 	if (r < lo || r + 64 > hi)
 		return;		/* not ours to read */
 	if (ex && cmd == IB_USER_VERBS_EX_CMD_CREATE_CQ) {
-		struct ib_uverbs_ex_create_cq_resp *c = (void *)r;
+		uint32_t cq = load32(r + offsetof(struct ib_uverbs_ex_create_cq_resp,
+						  base.cq_handle));
 
-		keep(z->handles, &z->nhandles, c->base.cq_handle);
-		keep(z->typed[H_CQ], &z->ntyped[H_CQ], c->base.cq_handle);
+		keep(z->handles, &z->nhandles, cq);
+		keep(z->typed[H_CQ], &z->ntyped[H_CQ], cq);
 		return;
 	}
 	if (ex && cmd == IB_USER_VERBS_EX_CMD_CREATE_QP) {
-		struct ib_uverbs_ex_create_qp_resp *c = (void *)r;
+		uint32_t qp = load32(r + offsetof(struct ib_uverbs_ex_create_qp_resp,
+						  base.qp_handle));
 
-		keep(z->handles, &z->nhandles, c->base.qp_handle);
-		keep(z->typed[H_QP], &z->ntyped[H_QP], c->base.qp_handle);
-		keep(z->dev_ids, &z->nids, c->base.qpn);
+		keep(z->handles, &z->nhandles, qp);
+		keep(z->typed[H_QP], &z->ntyped[H_QP], qp);
+		keep(z->dev_ids, &z->nids,
+		     load32(r + offsetof(struct ib_uverbs_ex_create_qp_resp,
+					 base.qpn)));
 		return;
 	}
 	if (ex)
@@ -531,26 +544,24 @@ static void harvest(struct fuzz *z, uint32_t cmd, bool ex, uint64_t resp,
 	case IB_USER_VERBS_CMD_CREATE_QP:
 	case IB_USER_VERBS_CMD_CREATE_SRQ:
 	case IB_USER_VERBS_CMD_REG_MR:
-		keep(z->handles, &z->nhandles, *(uint32_t *)r);
+		keep(z->handles, &z->nhandles, load32(r));
 		if (cmd == IB_USER_VERBS_CMD_ALLOC_PD)
-			keep(z->typed[H_PD], &z->ntyped[H_PD], *(uint32_t *)r);
+			keep(z->typed[H_PD], &z->ntyped[H_PD], load32(r));
 		if (cmd == IB_USER_VERBS_CMD_CREATE_CQ)
-			keep(z->typed[H_CQ], &z->ntyped[H_CQ], *(uint32_t *)r);
+			keep(z->typed[H_CQ], &z->ntyped[H_CQ], load32(r));
 		if (cmd == IB_USER_VERBS_CMD_CREATE_QP)
-			keep(z->typed[H_QP], &z->ntyped[H_QP], *(uint32_t *)r);
+			keep(z->typed[H_QP], &z->ntyped[H_QP], load32(r));
 		if (cmd == IB_USER_VERBS_CMD_CREATE_SRQ)
 			keep(z->typed[H_SRQ], &z->ntyped[H_SRQ],
-			     *(uint32_t *)r);
+			     load32(r));
 		if (cmd == IB_USER_VERBS_CMD_CREATE_CQ)
-			keep(z->dev_ids, &z->nids, *(uint32_t *)
-			     (r + sizeof(struct ib_uverbs_create_cq_resp)));
+			keep(z->dev_ids, &z->nids, load32(r + sizeof(struct ib_uverbs_create_cq_resp)));
 		if (cmd == IB_USER_VERBS_CMD_CREATE_QP && core_resp >=
 		    sizeof(struct ib_uverbs_create_qp_resp) + 8)
-			keep(z->dev_ids, &z->nids, *(uint32_t *)
-			     (r + sizeof(struct ib_uverbs_create_qp_resp) + 4));
+			keep(z->dev_ids, &z->nids, load32(r + sizeof(struct ib_uverbs_create_qp_resp) + 4));
 		break;
 	case IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL:
-		close((int)*(uint32_t *)r);
+		close((int)load32(r));
 		break;
 	default:
 		break;
