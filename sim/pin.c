@@ -155,9 +155,13 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	}
 
 	pthread_mutex_lock(&pin_lock);
-	/* Which pages are shared memory already: those are aliased. */
+	/* Range by range, so that a receive buffer sharing pages with the
+	 * send buffer finds them already moved and shares them too. */
 	for (i = 0, off = 0; i < nranges; off += len[i], i++) {
-		for (k = 0; k < len[i] / SIM_PAGE_SIZE; k++) {
+		size_t n = len[i] / SIM_PAGE_SIZE, run;
+
+		/* Pages that are shared memory already are aliased. */
+		for (k = 0; k < n; k++) {
 			size_t pg = off / SIM_PAGE_SIZE + k;
 
 			shared[pg] = alias_shared_page(start[i] +
@@ -167,22 +171,17 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 			if (ret)
 				goto err_unlock;
 		}
-	}
-	/* ib_umem_get: every page readable and writable by the process.
-	 * Reading fills the device's copy of the private pages; writing
-	 * the same bytes back proves the mapping writable. */
-	for (i = 0, off = 0; i < nranges; off += len[i], i++) {
+		/* ib_umem_get: every page readable and writable by the
+		 * process. Reading fills the device's copy of the private
+		 * pages; writing the same bytes back proves the mapping
+		 * writable. */
 		if (sim_copy_from_user(view + off, start[i], len[i]) ||
 		    sim_copy_to_user(start[i], view + off, len[i])) {
 			ret = EFAULT;
 			goto err_unlock;
 		}
-	}
-	/* The private pages now become the memfd's, at the same address
-	 * and with the same content. */
-	for (i = 0, off = 0; i < nranges; off += len[i], i++) {
-		size_t n = len[i] / SIM_PAGE_SIZE, run;
-
+		/* The private pages now become the memfd's, at the same
+		 * address and with the same content. */
 		for (k = 0; k < n; k += run) {
 			size_t pg = off / SIM_PAGE_SIZE + k;
 

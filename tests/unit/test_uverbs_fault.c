@@ -623,6 +623,28 @@ static void test_ring_layout_and_sharing(void **state)
 	assert_int_equal(buf[SIM_PAGE_SIZE], 0x31);
 	qp->rq.elems[7] = 0x32;
 	assert_int_equal(rbuf[7], 0x32);
+
+	/* Send and receive buffers on the same fresh pages: the receive
+	 * ring's first page is the send ring's second (its SQ WQEs). */
+	{
+		struct qp_resp q2;
+		struct sim_qp *qp2;
+		uint8_t *both = ring(2);
+
+		assert_int_equal(create_qp_at(f, pd, resp.r.cq_handle,
+					      (uintptr_t)both,
+					      2 * SIM_PAGE_SIZE,
+					      (uintptr_t)both + SIM_PAGE_SIZE,
+					      SIM_PAGE_SIZE, &q2), 0);
+		qp2 = sim_table_get(&dev.qp_by_qp_handle, q2.u.qp_handle);
+		assert_non_null(qp2);
+		qp2->rq.elems[3] = 0x47;
+		assert_int_equal(qp2->sq.elems[3], 0x47);
+		assert_int_equal(both[SIM_PAGE_SIZE + 3], 0x47);
+		both[SIM_PAGE_SIZE + 5] = 0x48;
+		assert_int_equal(qp2->sq.elems[5], 0x48);
+		assert_int_equal(qp2->rq.elems[5], 0x48);
+	}
 	close_ctx(f);
 }
 
