@@ -555,13 +555,18 @@ static void harvest(struct fuzz *z, uint32_t cmd, bool ex, uint64_t resp,
 			keep(z->typed[H_SRQ], &z->ntyped[H_SRQ],
 			     load32(r));
 		if (cmd == IB_USER_VERBS_CMD_CREATE_CQ)
-			keep(z->dev_ids, &z->nids, load32(r + sizeof(struct ib_uverbs_create_cq_resp)));
+			keep(z->dev_ids, &z->nids,
+			     load32(r + sizeof(struct
+					       ib_uverbs_create_cq_resp)));
 		if (cmd == IB_USER_VERBS_CMD_CREATE_QP && core_resp >=
 		    sizeof(struct ib_uverbs_create_qp_resp) + 8)
-			keep(z->dev_ids, &z->nids, load32(r + sizeof(struct ib_uverbs_create_qp_resp) + 4));
+			keep(z->dev_ids, &z->nids,
+			     load32(r + sizeof(struct
+					       ib_uverbs_create_qp_resp) + 4));
 		break;
 	case IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL:
-		close((int)load32(r));
+		if (load32(r) > 2 && (int)load32(r) != z->fd)
+			close((int)load32(r));
 		break;
 	default:
 		break;
@@ -747,8 +752,14 @@ static void fuzz_one(struct fuzz *z)
 		E2E_CHECK((size_t)n == claimed, "command %#x answered %zd of %zu",
 			  h->command, n, claimed);
 		z->ok++;
-		z->answered[ex][cmd & 63]++;
-		harvest(z, cmd, ex, resp, resp_len);
+		z->answered[!!(h->command & IB_USER_VERBS_CMD_FLAG_EXTENDED)]
+			   [h->command & 63]++;
+		/* Only an answer to the command meant is read: closing
+		 * what another command left there would close fds at
+		 * random, the sim's own among them. */
+		if (h->command == ((ex ? IB_USER_VERBS_CMD_FLAG_EXTENDED : 0) |
+				   cmd))
+			harvest(z, cmd, ex, resp, resp_len);
 	} else {
 		E2E_CHECK(errno > 0 && errno < 160, "command %#x: errno %d",
 			  h->command, errno);
