@@ -13,6 +13,9 @@
  * device works on its own mapping of the pages, which an munmap, an
  * mprotect or a new mapping at the same address does not touch, and a
  * page shared by two rings is one page for both.
+ *
+ * And what the application leaves unread: taking a destroyed object's
+ * events back out of a crowded channel ends, and keeps the rest in order.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -648,6 +652,67 @@ static void test_ring_layout_and_sharing(void **state)
 	close_ctx(f);
 }
 
+/* More unread completion events than the model once held aside: taking
+ * back a destroyed CQ's events must end, and keep the others in order.
+ * An alarm turns a hang into a failure. */
+static void test_event_reclaim_many(void **state)
+{
+	struct ib_uverbs_create_comp_channel cc = { 0 };
+	struct ib_uverbs_create_comp_channel_resp ccr;
+	struct ib_uverbs_create_cq c = { .cqe = 4 };
+	struct pvrdma_create_cq u = { .buf_size = 2 * SIM_PAGE_SIZE };
+	struct ib_uverbs_comp_event_desc desc;
+	struct cq_resp ra, rb;
+	struct sim_file *f;
+	struct sim_cq *a, *b;
+	unsigned int i, sent = 0;
+
+	dev_setup();
+	f = open_ctx();
+	assert_true(cmd_at(f, NULL, IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL,
+			   &cc, sizeof(cc), NULL, 0, (uintptr_t)&ccr,
+			   sizeof(ccr)) > 0);
+	c.comp_channel = (int32_t)ccr.fd;
+	c.user_handle = 0xa;
+	u.buf_addr = (uintptr_t)ring(2);
+	assert_true(cmd_at(f, NULL, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c),
+			   &u, sizeof(u), (uintptr_t)&ra, sizeof(ra)) > 0);
+	c.user_handle = 0xb;
+	u.buf_addr = (uintptr_t)ring(2);
+	assert_true(cmd_at(f, NULL, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof(c),
+			   &u, sizeof(u), (uintptr_t)&rb, sizeof(rb)) > 0);
+	a = sim_table_get(&dev.cqs, ra.u.cqn);
+	b = sim_table_get(&dev.cqs, rb.u.cqn);
+	assert_non_null(a);
+	assert_non_null(b);
+	/* As many events of A as the socket takes, one of B. */
+	b->armed = SIM_CQ_ARM_NEXT;
+	sim_event_comp(b, false);
+	for (i = 0; i < 4096; i++) {
+		a->armed = SIM_CQ_ARM_NEXT;
+		sim_event_comp(a, false);
+		if (a->comp_events_reported == sent)
+			break;
+		sent = a->comp_events_reported;
+	}
+	assert_true(sent > 256);
+
+	alarm(60);
+	assert_int_equal(destroy_cq(f, rb.r.cq_handle), 0);
+	alarm(0);
+	/* A's events are all there, B's is gone. */
+	for (i = 0; i < sent; i++) {
+		assert_int_equal(recv((int)ccr.fd, &desc, sizeof(desc),
+				      MSG_DONTWAIT), sizeof(desc));
+		assert_int_equal(desc.cq_handle, 0xa);
+	}
+	assert_int_equal(recv((int)ccr.fd, &desc, sizeof(desc), MSG_DONTWAIT),
+			 -1);
+	assert_int_equal(destroy_cq(f, ra.r.cq_handle), 0);
+	close_ctx(f);
+	close((int)ccr.fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -657,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_ring_unpinnable),
 		cmocka_unit_test(test_ring_pinned),
 		cmocka_unit_test(test_ring_layout_and_sharing),
+		cmocka_unit_test(test_event_reclaim_many),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
