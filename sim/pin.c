@@ -75,18 +75,6 @@ static int range_pages(const struct sim_pin_range *r, uint64_t *start,
 	return 0;
 }
 
-size_t sim_pin_offset(const struct sim_pin_range *ranges, unsigned int i)
-{
-	uint64_t start, len;
-	size_t off = 0;
-	unsigned int k;
-
-	for (k = 0; k < i; k++)
-		if (!range_pages(&ranges[k], &start, &len))
-			off += len;
-	return off;
-}
-
 /*
  * Page `page` of the application, if it is shared memory, becomes page
  * `dst` of the device's mapping: true. False when it is private memory
@@ -122,7 +110,7 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	size_t total = 0, off, npages, k;
 	bool *shared = NULL;
 	uint8_t *view;
-	unsigned int i;
+	unsigned int i, r, order[2] = { 0, 1 };
 	int fd, ret;
 
 	pin->base = NULL;
@@ -138,6 +126,16 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 		total += len[i];
 	}
 	npages = total / SIM_PAGE_SIZE;
+	/* The memory file holds the ranges in address order: buffers that
+	 * are neighbours in the process (a QP's receive buffer mapped just
+	 * below its send buffer) stay one mapping there, not two. */
+	if (nranges == 2 && start[1] < start[0]) {
+		order[0] = 1;
+		order[1] = 0;
+	}
+	pin->off[order[0]] = 0;
+	if (nranges == 2)
+		pin->off[order[1]] = len[order[0]];
 
 	fd = (int)syscall(SYS_memfd_create, "pvrdma-ring",
 			  MFD_CLOEXEC);
@@ -157,8 +155,12 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	pthread_mutex_lock(&pin_lock);
 	/* Range by range, so that a receive buffer sharing pages with the
 	 * send buffer finds them already moved and shares them too. */
-	for (i = 0, off = 0; i < nranges; off += len[i], i++) {
-		size_t n = len[i] / SIM_PAGE_SIZE, run;
+	for (r = 0; r < nranges; r++) {
+		size_t n, run;
+
+		i = order[r];
+		off = pin->off[i];
+		n = len[i] / SIM_PAGE_SIZE;
 
 		/* Pages that are shared memory already are aliased. */
 		for (k = 0; k < n; k++) {

@@ -16,19 +16,18 @@ struct sim_pin_range {
 	uint64_t len;
 };
 
-/* The device's own mapping of the pages: the ranges' pages one after the
- * other, each range starting on a page (the page directory's order). */
+/* The device's own mapping of the pages: each range's pages, from the
+ * page its address is in, at off[i] (in address order, see pin.c). */
 struct sim_pin {
 	uint8_t *base;
 	size_t len;
+	size_t off[2];
 };
 
 /* 0, EFAULT (a page that is not mapped, readable and writable), EINVAL
  * (an empty range) or ENOMEM. */
 int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 		  unsigned int nranges);
-/* Page offset, in the device's mapping, of range i's first page. */
-size_t sim_pin_offset(const struct sim_pin_range *ranges, unsigned int i);
 void sim_unpin(struct sim_pin *pin);
 
 #endif /* PVRDMA_SIM_PIN_H */

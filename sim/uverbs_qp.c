@@ -145,7 +145,7 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	if (!qp)
 		return ENOMEM;
 	/* The device's page directory: the send buffer's pages (ring
-	 * state, SQ WQEs), then the receive buffer's (RQ WQEs). */
+	 * state, SQ WQEs) and the receive buffer's (RQ WQEs). */
 	rings[0] = (struct sim_pin_range){
 		.addr = ucmd.sbuf_addr & ~(uint64_t)(SIM_PAGE_SIZE - 1),
 		.len = sq_bytes,
@@ -170,14 +170,17 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	qp->cap.max_send_sge = a->max_send_sge;
 	qp->cap.max_recv_sge = a->max_recv_sge;
 	qp->cap.max_inline_data = 0;	/* the driver supports none */
-	qp->sq.state = (struct pvrdma_ring *)qp->ring_pin.base;
-	qp->sq.elems = qp->ring_pin.base + SIM_PAGE_SIZE;
+	qp->sq.state = (struct pvrdma_ring *)(qp->ring_pin.base +
+					      qp->ring_pin.off[0]);
+	qp->sq.elems = qp->ring_pin.base + qp->ring_pin.off[0] +
+		       SIM_PAGE_SIZE;
 	qp->sq.nelems = sq_n;
 	qp->sq.elem_size = sq_sz;
 	qp->sq.max_sge = a->max_send_sge ? a->max_send_sge : 1;
 	if (!srq) {
-		qp->rq.state = (struct pvrdma_ring *)(qp->ring_pin.base + 8);
-		qp->rq.elems = qp->ring_pin.base + sim_pin_offset(rings, 1);
+		qp->rq.state = (struct pvrdma_ring *)(qp->ring_pin.base +
+						      qp->ring_pin.off[0] + 8);
+		qp->rq.elems = qp->ring_pin.base + qp->ring_pin.off[1];
 		qp->rq.nelems = rq_n;
 		qp->rq.elem_size = rq_sz;
 		qp->rq.max_sge = a->max_recv_sge ? a->max_recv_sge : 1;
