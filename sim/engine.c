@@ -558,6 +558,7 @@ static void qp_flush(struct eqp *e)
 	struct sim_qp *qp = e->qp;
 	struct sim_send_wr swr;
 	struct sim_recv_wr rwr;
+	uint32_t n;
 	void *elem;
 
 	while (e->out_count) {
@@ -566,8 +567,13 @@ static void qp_flush(struct eqp *e)
 		complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
 	}
 	e->deadline = 0;
+	/* A ring holds at most nelems WQEs: more means the indices are
+	 * being rewritten under us (the ring-state page shared with a CQ's
+	 * buffer, say), and the device stops rather than spin. */
 	if (qp->sq.state && qp->sq.nelems) {
-		while (sim_ring_peek(&qp->sq, &elem) == SIM_RING_READY) {
+		for (n = 0; n < qp->sq.nelems &&
+			    sim_ring_peek(&qp->sq, &elem) == SIM_RING_READY;
+		     n++) {
 			sim_wqe_decode_send(&qp->sq, elem, qp->type, &swr);
 			sim_ring_consume(&qp->sq);
 			stat_add(&qp->uctx->dev->stats.send_wqes, 1);
@@ -575,7 +581,9 @@ static void qp_flush(struct eqp *e)
 		}
 	}
 	if (!qp->srq && qp->rq.state && qp->rq.nelems) {
-		while (sim_ring_peek(&qp->rq, &elem) == SIM_RING_READY) {
+		for (n = 0; n < qp->rq.nelems &&
+			    sim_ring_peek(&qp->rq, &elem) == SIM_RING_READY;
+		     n++) {
 			sim_wqe_decode_recv(&qp->rq, elem, &rwr);
 			sim_ring_consume(&qp->rq);
 			stat_add(&qp->uctx->dev->stats.recv_wqes, 1);

@@ -11,6 +11,7 @@
  * object goes (reclaim), which gives the same numbers.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -80,15 +81,19 @@ static bool same_socket(int fd, dev_t st_dev, ino_t st_ino)
 	       st.st_ino == st_ino;
 }
 
-/* Takes every unread datagram out of the user's end, puts back those not
- * for `match` and returns how many were. */
+/*
+ * Takes every unread datagram out of the user's end, puts back those not
+ * for `match`, in their order, and returns how many were. All the others
+ * are held until the queue is empty: one put back while reading would be
+ * read again, forever.
+ */
 static uint32_t reclaim(int user_fd, int dev_fd, size_t len,
 			bool (*is_match)(const void *desc, uint64_t key),
 			uint64_t key)
 {
-	uint8_t keep[256][sizeof(struct ib_uverbs_async_event_desc)];
 	uint8_t desc[sizeof(struct ib_uverbs_async_event_desc)];
-	unsigned int nkeep = 0, i;
+	uint8_t *keep = NULL, *grown;
+	size_t nkeep = 0, cap = 0, i;
 	uint32_t dropped = 0;
 	ssize_t n;
 
@@ -100,15 +105,22 @@ static uint32_t reclaim(int user_fd, int dev_fd, size_t len,
 			dropped++;
 			continue;
 		}
-		if (nkeep < sizeof(keep) / sizeof(keep[0])) {
-			memcpy(keep[nkeep++], desc, len);
-		} else {
-			/* Too many to hold: put it back at once. */
-			send_event(dev_fd, desc, len);
+		if (nkeep == cap) {
+			cap = cap ? 2 * cap : 64;
+			grown = realloc(keep, cap * len);
+			if (!grown) {
+				/* No room to hold the rest: this one goes
+				 * back behind them rather than be lost. */
+				send_event(dev_fd, desc, len);
+				break;
+			}
+			keep = grown;
 		}
+		memcpy(keep + nkeep++ * len, desc, len);
 	}
 	for (i = 0; i < nkeep; i++)
-		send_event(dev_fd, keep[i], len);
+		send_event(dev_fd, keep + i * len, len);
+	free(keep);
 	return dropped;
 }
 

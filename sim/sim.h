@@ -32,6 +32,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/vmw_pvrdma-abi.h>
 
+#include "pin.h"
+
 /*
  * The doorbell bits of <rdma/vmw_pvrdma-abi.h> as unsigned values: the
  * header spells bit 31 as (1 << 31), which overflows int (undefined
@@ -153,6 +155,7 @@ struct sim_cq {
 	struct sim_ucontext *uctx;
 	struct sim_comp_channel *channel;
 	struct sim_ring ring;		/* uses ring.state[1] ("rx") */
+	struct sim_pin ring_pin;	/* the device's view of the ring */
 	int armed;			/* 0, IBV_... see SIM_CQ_ARM_* */
 	uint32_t comp_events_reported;
 	uint32_t async_events_reported;
@@ -174,6 +177,7 @@ struct sim_srq {
 	struct sim_pd *pd;
 	struct sim_ucontext *uctx;
 	struct sim_ring ring;		/* uses ring.state[1] ("rx") */
+	struct sim_pin ring_pin;	/* the device's view of the ring */
 	uint32_t max_wr;
 	uint32_t max_sge;
 	uint32_t limit;			/* srq_limit; 0 = disarmed */
@@ -223,6 +227,7 @@ struct sim_qp {
 	struct ibv_qp_cap cap;		/* as granted */
 	struct sim_ring sq;		/* state = &ring_page->tx */
 	struct sim_ring rq;		/* state = &ring_page->rx (no SRQ) */
+	struct sim_pin ring_pin;	/* the device's view of both rings */
 	struct sim_qp_attr attr;
 	uint32_t async_events_reported;
 	void *engine;			/* engine.c's per-QP transport state */

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "uaccess.h"
 #include "uverbs_internal.h"
 
 /* One write() method: sizes are those of the core structs, as the kernel
@@ -208,18 +209,17 @@ ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t count)
 	struct ib_uverbs_ex_cmd_hdr ex = { 0 };
 	const struct uverbs_method *m;
 	struct uverbs_call c = { .f = f };
-	const uint8_t *p = buf;
+	uint64_t p = (uintptr_t)buf;	/* the application's */
 	int ret;
 
-	if (!buf) {
-		errno = EFAULT;
-		return -1;
-	}
 	if (count < sizeof(hdr)) {
 		errno = EINVAL;
 		return -1;
 	}
-	memcpy(&hdr, p, sizeof(hdr));
+	if (sim_copy_from_user(&hdr, p, sizeof(hdr))) {
+		errno = EFAULT;
+		return -1;
+	}
 	if (hdr.command & ~(uint32_t)(IB_USER_VERBS_CMD_FLAG_EXTENDED |
 				      IB_USER_VERBS_CMD_COMMAND_MASK)) {
 		errno = EINVAL;
@@ -231,7 +231,10 @@ ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t count)
 			errno = EINVAL;
 			return -1;
 		}
-		memcpy(&ex, p + sizeof(hdr), sizeof(ex));
+		if (sim_copy_from_user(&ex, p + sizeof(hdr), sizeof(ex))) {
+			errno = EFAULT;
+			return -1;
+		}
 	}
 	ret = verify_hdr(&hdr, &ex, count, m);
 	if (ret) {
@@ -250,24 +253,28 @@ ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t count)
 			in_len = m->req_size - 8;	/* the short form */
 		if (m->has_udata) {
 			c.udata_inlen = in_len - m->req_size;
-			c.udata_in = c.udata_inlen ? p + m->req_size : NULL;
+			c.udata_in = c.udata_inlen ?
+				p + m->req_size : 0;
 			in_len = m->req_size;
 		}
 		if (m->has_resp) {
-			memcpy(&response, p, sizeof(response));
+			if (sim_copy_from_user(&response, p,
+					       sizeof(response))) {
+				errno = EFAULT;
+				return -1;
+			}
 			if (m->has_udata) {
 				c.udata_outlen = out_len - m->resp_size;
 				out_len = m->resp_size;
 				c.udata_out = c.udata_outlen ?
-					(uint8_t *)(uintptr_t)response +
-					out_len : NULL;
+					response + out_len : 0;
 			}
 		} else {
 			out_len = 0;
 		}
 		c.in = p;
 		c.inlen = in_len;
-		c.out = (uint8_t *)(uintptr_t)response;
+		c.out = response;
 		c.outlen = response ? out_len : 0;
 		/* A response wanted but no place given: nothing can be
 		 * written, the kernel's copy_to_user faults. */
@@ -279,13 +286,13 @@ ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t count)
 		p += sizeof(ex);
 		c.in = p;
 		c.inlen = (size_t)hdr.in_words * 8;
-		c.out = (uint8_t *)(uintptr_t)ex.response;
+		c.out = ex.response;
 		c.outlen = ex.response ? (size_t)hdr.out_words * 8 : 0;
 		c.udata_inlen = (size_t)ex.provider_in_words * 8;
-		c.udata_in = c.udata_inlen ? p + c.inlen : NULL;
+		c.udata_in = c.udata_inlen ? c.in + c.inlen : 0;
 		c.udata_outlen = ex.response ?
 			(size_t)ex.provider_out_words * 8 : 0;
-		c.udata_out = c.udata_outlen ? c.out + c.outlen : NULL;
+		c.udata_out = c.udata_outlen ? c.out + c.outlen : 0;
 	}
 
 	/* Every command but GET_CONTEXT needs the context. */
@@ -309,13 +316,22 @@ ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t count)
  * carry zeros beyond what this kernel knows. */
 int uverbs_request(struct uverbs_call *c, void *req, size_t len)
 {
-	size_t i;
+	uint8_t tail[64];
+	size_t i, off, n;
 
 	memset(req, 0, len);
-	memcpy(req, c->in, c->inlen < len ? c->inlen : len);
-	for (i = len; i < c->inlen; i++)
-		if (c->in[i])
-			return EOPNOTSUPP;
+	if (sim_copy_from_user(req, c->in,
+			       c->inlen < len ? c->inlen : len))
+		return EFAULT;
+	for (off = len; off < c->inlen; off += n) {
+		n = c->inlen - off < sizeof(tail) ? c->inlen - off :
+						    sizeof(tail);
+		if (sim_copy_from_user(tail, c->in + off, n))
+			return EFAULT;
+		for (i = 0; i < n; i++)
+			if (tail[i])
+				return EOPNOTSUPP;
+	}
 	return 0;
 }
 
@@ -327,9 +343,12 @@ int uverbs_response(struct uverbs_call *c, const void *resp, size_t len)
 		return 0;
 	if (!c->out)
 		return EFAULT;
-	memcpy(c->out, resp, c->outlen < len ? c->outlen : len);
-	if (len < c->outlen)
-		memset(c->out + len, 0, c->outlen - len);
+	if (sim_copy_to_user(c->out, resp,
+			     c->outlen < len ? c->outlen : len))
+		return EFAULT;
+	if (len < c->outlen &&
+	    sim_clear_user(c->out + len, c->outlen - len))
+		return EFAULT;
 	return 0;
 }
 
@@ -342,16 +361,14 @@ int udata_in(struct uverbs_call *c, void *req, size_t len)
 {
 	if (c->udata_inlen < len || !c->udata_in)
 		return EFAULT;
-	memcpy(req, c->udata_in, len);
-	return 0;
+	return sim_copy_from_user(req, c->udata_in, len);
 }
 
 int udata_out(struct uverbs_call *c, const void *resp, size_t len)
 {
 	if (c->udata_outlen < len || !c->udata_out)
 		return EFAULT;
-	memcpy(c->udata_out, resp, len);
-	return 0;
+	return sim_copy_to_user(c->udata_out, resp, len);
 }
 
 /* ib_umem_get: the pages must exist in this process, else EFAULT. */

@@ -19,6 +19,7 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	struct pvrdma_create_cq ucmd;
 	struct pvrdma_create_cq_resp uresp = { 0 };
 	struct uverbs_channel *chan = NULL;
+	struct sim_pin_range ring;
 	struct sim_cq *cq;
 	uint32_t entries, next = SIM_FIRST_CQN;
 	uint8_t *buf;
@@ -57,6 +58,16 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return ENOMEM;
+	/* The device's page directory: the state page, then the CQEs,
+	 * from the first page of the buffer on. */
+	ring = (struct sim_pin_range){
+		.addr = ucmd.buf_addr & ~(uint64_t)(SIM_PAGE_SIZE - 1),
+		.len = SIM_PAGE_SIZE +
+		       (uint64_t)entries * sizeof(struct pvrdma_cqe),
+	};
+	ret = sim_pin_rings(&cq->ring_pin, &ring, 1);
+	if (ret)
+		goto err_free;
 	ret = sim_table_alloc(&dev->cqs, SIM_FIRST_CQN,
 			      SIM_FIRST_CQN + SIM_MAX_CQ - 1, &next, cq,
 			      &cq->cqn);
@@ -65,7 +76,7 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	ret = uobj_add(c->f, UOBJ_CQ, cq, &cq->handle);
 	if (ret)
 		goto err_dev;
-	buf = (uint8_t *)(uintptr_t)ucmd.buf_addr;
+	buf = cq->ring_pin.base;
 	cq->user_handle = user_handle;
 	cq->uctx = c->f->uctx;
 	cq->channel = chan ? &chan->ch : NULL;
@@ -80,7 +91,9 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	resp->response_length = c->outlen < sizeof(*resp) ?
 		(uint32_t)c->outlen : (uint32_t)sizeof(*resp);
 	uresp.cqn = cq->cqn;
-	ret = udata_out(c, &uresp, sizeof(uresp));
+	/* pvrdma_create_cq: a udata copy that fails destroys the CQ and
+	 * answers EINVAL; the core response is uverbs' (EFAULT). */
+	ret = udata_out(c, &uresp, sizeof(uresp)) ? EINVAL : 0;
 	if (!ret)
 		ret = uverbs_response(c, resp, sizeof(*resp));
 	if (ret)
@@ -94,6 +107,7 @@ err_uobj:
 err_dev:
 	sim_table_del(&dev->cqs, cq->cqn);
 err_free:
+	sim_unpin(&cq->ring_pin);
 	free(cq);
 	return ret;
 }
@@ -132,6 +146,7 @@ void uverbs_cq_free(struct sim_file *f, struct sim_cq *cq)
 	sim_table_del(&f->dev->cqs, cq->cqn);
 	if (cq->channel)
 		cq->channel->refs--;
+	sim_unpin(&cq->ring_pin);
 	free(cq);
 }
 

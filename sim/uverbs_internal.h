@@ -65,17 +65,21 @@ struct sim_file {
 	struct uverbs_uar *uars;
 };
 
-/* What a handler gets: the core request/response and the driver udata. */
+/*
+ * What a handler gets: the core request/response and the driver udata.
+ * All four are addresses in the application, which may be anything: they
+ * are only ever read or written through uaccess.h (the helpers below).
+ */
 struct uverbs_call {
 	struct sim_file *f;
 	uint32_t command;
-	const uint8_t *in;		/* core request (after the headers) */
+	uint64_t in;			/* core request (after the headers) */
 	size_t inlen;
-	uint8_t *out;			/* core response, may be NULL */
+	uint64_t out;			/* core response, may be 0 */
 	size_t outlen;
-	const uint8_t *udata_in;	/* vendor request */
+	uint64_t udata_in;		/* vendor request */
 	size_t udata_inlen;
-	uint8_t *udata_out;		/* vendor response */
+	uint64_t udata_out;		/* vendor response */
 	size_t udata_outlen;
 };
 

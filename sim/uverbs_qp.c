@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "uaccess.h"
 #include "uverbs_internal.h"
 
 /* What both CREATE_QP forms carry. */
@@ -47,6 +48,7 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	struct sim_srq *srq = NULL;
 	struct pvrdma_create_qp ucmd;
 	struct pvrdma_create_qp_resp uresp = { 0 };
+	struct sim_pin_range rings[2];
 	struct sim_qp *qp;
 	uint32_t sq_n, sq_sz, rq_n = 0, rq_sz = 0, first_handle;
 	uint64_t sq_bytes, rq_bytes = 0;
@@ -143,6 +145,19 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return ENOMEM;
+	/* The device's page directory: the send buffer's pages (ring
+	 * state, SQ WQEs) and the receive buffer's (RQ WQEs). */
+	rings[0] = (struct sim_pin_range){
+		.addr = ucmd.sbuf_addr & ~(uint64_t)(SIM_PAGE_SIZE - 1),
+		.len = sq_bytes,
+	};
+	rings[1] = (struct sim_pin_range){
+		.addr = ucmd.rbuf_addr & ~(uint64_t)(SIM_PAGE_SIZE - 1),
+		.len = rq_bytes,
+	};
+	ret = sim_pin_rings(&qp->ring_pin, rings, srq ? 1 : 2);
+	if (ret)
+		goto err_free;
 	qp->user_handle = a->user_handle;
 	qp->type = a->qp_type;
 	qp->sq_sig_all = a->sq_sig_all;
@@ -156,15 +171,17 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	qp->cap.max_send_sge = a->max_send_sge;
 	qp->cap.max_recv_sge = a->max_recv_sge;
 	qp->cap.max_inline_data = 0;	/* the driver supports none */
-	qp->sq.state = (struct pvrdma_ring *)(uintptr_t)ucmd.sbuf_addr;
-	qp->sq.elems = (uint8_t *)(uintptr_t)ucmd.sbuf_addr + SIM_PAGE_SIZE;
+	qp->sq.state = (struct pvrdma_ring *)(qp->ring_pin.base +
+					      qp->ring_pin.off[0]);
+	qp->sq.elems = qp->ring_pin.base + qp->ring_pin.off[0] +
+		       SIM_PAGE_SIZE;
 	qp->sq.nelems = sq_n;
 	qp->sq.elem_size = sq_sz;
 	qp->sq.max_sge = a->max_send_sge ? a->max_send_sge : 1;
 	if (!srq) {
-		qp->rq.state = (struct pvrdma_ring *)
-			((uint8_t *)(uintptr_t)ucmd.sbuf_addr + 8);
-		qp->rq.elems = (uint8_t *)(uintptr_t)ucmd.rbuf_addr;
+		qp->rq.state = (struct pvrdma_ring *)(qp->ring_pin.base +
+						      qp->ring_pin.off[0] + 8);
+		qp->rq.elems = qp->ring_pin.base + qp->ring_pin.off[1];
 		qp->rq.nelems = rq_n;
 		qp->rq.elem_size = rq_sz;
 		qp->rq.max_sge = a->max_recv_sge ? a->max_recv_sge : 1;
@@ -213,12 +230,16 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 		(uint32_t)c->outlen : (uint32_t)sizeof(*resp);
 	uresp.qpn = qp->qpn;
 	uresp.qp_handle = qp->qp_handle;
-	/* The driver copies back as much as the provider has room for. */
-	if (c->udata_outlen && c->udata_out)
-		memcpy(c->udata_out, &uresp,
-		       c->udata_outlen < sizeof(uresp) ? c->udata_outlen :
-		       sizeof(uresp));
-	ret = uverbs_response(c, resp, sizeof(*resp));
+	/* The driver copies back as much as the provider has room for; a
+	 * copy that faults destroys the QP and answers EINVAL. */
+	ret = 0;
+	if (c->udata_outlen && c->udata_out &&
+	    sim_copy_to_user(c->udata_out, &uresp,
+			     c->udata_outlen < sizeof(uresp) ?
+			     c->udata_outlen : sizeof(uresp)))
+		ret = EINVAL;
+	if (!ret)
+		ret = uverbs_response(c, resp, sizeof(*resp));
 	if (ret) {
 		engine_qp_destroy(qp);
 		goto err_uobj;
@@ -240,6 +261,7 @@ err_qpn:
 err_handle:
 	sim_table_del(&dev->qp_by_qp_handle, qp->qp_handle);
 err_free:
+	sim_unpin(&qp->ring_pin);
 	free(qp);
 	return ret;
 }
@@ -585,6 +607,7 @@ void uverbs_qp_free(struct sim_file *f, struct sim_qp *qp)
 		qp->srq->refs--;
 	if (qp->type == IBV_QPT_UD && dev->num_ud_qps)
 		dev->num_ud_qps--;
+	sim_unpin(&qp->ring_pin);
 	free(qp);
 }
 

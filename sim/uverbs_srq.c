@@ -18,6 +18,7 @@ int uverbs_create_srq(struct uverbs_call *c)
 	struct pvrdma_create_srq ucmd;
 	struct pvrdma_create_srq_resp uresp = { 0 };
 	struct sim_dev *dev = c->f->dev;
+	struct sim_pin_range ring;
 	struct sim_pd *pd;
 	struct sim_srq *srq;
 	uint32_t n, sz, next = SIM_FIRST_SRQN;
@@ -57,6 +58,13 @@ int uverbs_create_srq(struct uverbs_call *c)
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return ENOMEM;
+	ring = (struct sim_pin_range){
+		.addr = ucmd.buf_addr & ~(uint64_t)(SIM_PAGE_SIZE - 1),
+		.len = SIM_PAGE_SIZE + (uint64_t)n * sz,
+	};
+	ret = sim_pin_rings(&srq->ring_pin, &ring, 1);
+	if (ret)
+		goto err_free;
 	ret = sim_table_alloc(&dev->srqs, SIM_FIRST_SRQN,
 			      SIM_FIRST_SRQN + SIM_MAX_SRQ - 1, &next, srq,
 			      &srq->srqn);
@@ -65,7 +73,7 @@ int uverbs_create_srq(struct uverbs_call *c)
 	ret = uobj_add(c->f, UOBJ_SRQ, srq, &srq->handle);
 	if (ret)
 		goto err_dev;
-	buf = (uint8_t *)(uintptr_t)ucmd.buf_addr;
+	buf = srq->ring_pin.base;
 	srq->user_handle = cmd.user_handle;
 	srq->pd = pd;
 	srq->uctx = c->f->uctx;
@@ -83,9 +91,11 @@ int uverbs_create_srq(struct uverbs_call *c)
 	resp.max_sge = cmd.max_sge;
 	resp.srqn = 0;		/* only XRC SRQs report their number here */
 	uresp.srqn = srq->srqn;
-	ret = uverbs_response(c, &resp, sizeof(resp));
+	/* The driver's udata copy comes first (EINVAL when it faults), then
+	 * uverbs' response (EFAULT); either failure destroys the SRQ. */
+	ret = udata_out(c, &uresp, sizeof(uresp)) ? EINVAL : 0;
 	if (!ret)
-		ret = udata_out(c, &uresp, sizeof(uresp));
+		ret = uverbs_response(c, &resp, sizeof(resp));
 	if (ret)
 		goto err_uobj;
 	pd->refs++;
@@ -96,6 +106,7 @@ err_uobj:
 err_dev:
 	sim_table_del(&dev->srqs, srq->srqn);
 err_free:
+	sim_unpin(&srq->ring_pin);
 	free(srq);
 	return ret;
 }
@@ -146,6 +157,7 @@ void uverbs_srq_free(struct sim_file *f, struct sim_srq *srq)
 {
 	sim_table_del(&f->dev->srqs, srq->srqn);
 	srq->pd->refs--;
+	sim_unpin(&srq->ring_pin);
 	free(srq);
 }
 

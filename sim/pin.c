@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Pinning the pages of a ring for the device.
+ *
+ * vmw_pvrdma pins the pages of every ring buffer it is given (ib_umem_get,
+ * EFAULT for a page that cannot be pinned writable) and hands the device a
+ * page directory; from then on the device reads WQEs and writes CQEs in
+ * those physical pages, whatever the process later does with its mapping:
+ * an munmap, mprotect or a new mapping at the same address leaves the
+ * device's pages alone, and the device never faults in the application.
+ *
+ * The model does the same with two mappings of one memory file: the
+ * application's pages (private memory) are moved into a memfd, which is
+ * mapped back at the very same address with the same content, and mapped
+ * a second time for the device. Pages that are already shared memory (a
+ * ring page inside another ring's buffer, as when a QP's ring-state page
+ * lies in a CQ's buffer, or the application's own shared memory) are not
+ * moved: the device's mapping gets a second view of them (mremap with an
+ * old size of 0), so both rings see the one page as hardware would.
+ *
+ * The device's mapping lives until the object is destroyed; the
+ * application's mapping is the application's, as a pinned page stays the
+ * process's after the kernel unpins it. The memfd holds no fd: its pages
+ * live as long as some mapping of them. All mappings are made with raw
+ * system calls, so that the sim's own mmap/munmap interposition never
+ * sees them. A process-wide lock orders pins of different adapters.
+ *
+ * Between reading a private page and mapping its copy back, a store to it
+ * by another thread would be lost: rings are the application's to set up
+ * before it asks for the object, as with any buffer handed to a kernel.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pin.h"
+#include "sim.h"
+#include "uaccess.h"
+
+#define PAGE_MASK_LOW	((uint64_t)SIM_PAGE_SIZE - 1)
+
+static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		      off_t off)
+{
+	long p = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+
+	return p == -1 ? MAP_FAILED : (void *)p;
+}
+
+static void sys_munmap(void *addr, size_t len)
+{
+	syscall(SYS_munmap, addr, len);
+}
+
+/* The pages covering a range: [*start, *start + *len). */
+static int range_pages(const struct sim_pin_range *r, uint64_t *start,
+		       uint64_t *len)
+{
+	uint64_t end;
+
+	if (!r->len)
+		return EINVAL;
+	if (r->addr + r->len < r->addr ||
+	    r->addr + r->len > UINT64_MAX - PAGE_MASK_LOW)
+		return EFAULT;
+	*start = r->addr & ~PAGE_MASK_LOW;
+	end = (r->addr + r->len + PAGE_MASK_LOW) & ~PAGE_MASK_LOW;
+	*len = end - *start;
+	return 0;
+}
+
+/*
+ * Page `page` of the application, if it is shared memory, becomes page
+ * `dst` of the device's mapping: true. False when it is private memory
+ * (it must be moved), with *err set when it is not mapped at all.
+ */
+static bool alias_shared_page(uint64_t page, uint8_t *dst, int *err)
+{
+	long dup = syscall(SYS_mremap, (void *)(uintptr_t)page, 0UL,
+			   (unsigned long)SIM_PAGE_SIZE, MREMAP_MAYMOVE);
+
+	*err = 0;
+	if (dup == -1) {
+		/* EINVAL: private memory, nothing to share. Anything else
+		 * (no mapping, I/O memory) cannot be pinned. */
+		if (errno != EINVAL)
+			*err = EFAULT;
+		return false;
+	}
+	if (syscall(SYS_mremap, dup, (unsigned long)SIM_PAGE_SIZE,
+		    (unsigned long)SIM_PAGE_SIZE,
+		    MREMAP_MAYMOVE | MREMAP_FIXED, dst) == -1) {
+		sys_munmap((void *)dup, SIM_PAGE_SIZE);
+		*err = ENOMEM;
+		return false;
+	}
+	return true;
+}
+
+int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
+		  unsigned int nranges)
+{
+	uint64_t start[2], len[2];
+	size_t total = 0, off, npages, k;
+	bool *shared = NULL;
+	uint8_t *view;
+	unsigned int i, r, order[2] = { 0, 1 };
+	int fd, ret;
+
+	pin->base = NULL;
+	pin->len = 0;
+	if (nranges < 1 || nranges > 2)
+		return EINVAL;
+	for (i = 0; i < nranges; i++) {
+		ret = range_pages(&ranges[i], &start[i], &len[i]);
+		if (ret)
+			return ret;
+		if (len[i] > SIZE_MAX - total)
+			return ENOMEM;
+		total += len[i];
+	}
+	npages = total / SIM_PAGE_SIZE;
+	/* The memory file holds the ranges in address order: buffers that
+	 * are neighbours in the process (a QP's receive buffer mapped just
+	 * below its send buffer) stay one mapping there, not two. */
+	if (nranges == 2 && start[1] < start[0]) {
+		order[0] = 1;
+		order[1] = 0;
+	}
+	pin->off[order[0]] = 0;
+	if (nranges == 2)
+		pin->off[order[1]] = len[order[0]];
+
+	fd = (int)syscall(SYS_memfd_create, "pvrdma-ring",
+			  MFD_CLOEXEC);
+	if (fd < 0)
+		return ENOMEM;
+	if (ftruncate(fd, (off_t)total)) {
+		syscall(SYS_close, fd);
+		return ENOMEM;
+	}
+	view = sys_mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	shared = calloc(npages, sizeof(*shared));
+	if (view == MAP_FAILED || !shared) {
+		ret = ENOMEM;
+		goto err;
+	}
+
+	pthread_mutex_lock(&pin_lock);
+	/* Range by range, so that a receive buffer sharing pages with the
+	 * send buffer finds them already moved and shares them too. */
+	for (r = 0; r < nranges; r++) {
+		size_t n, run;
+
+		i = order[r];
+		off = pin->off[i];
+		n = len[i] / SIM_PAGE_SIZE;
+
+		/* Pages that are shared memory already are aliased. */
+		for (k = 0; k < n; k++) {
+			size_t pg = off / SIM_PAGE_SIZE + k;
+
+			shared[pg] = alias_shared_page(start[i] +
+						       k * SIM_PAGE_SIZE,
+						       view + pg * SIM_PAGE_SIZE,
+						       &ret);
+			if (ret)
+				goto err_unlock;
+		}
+		/* ib_umem_get: every page readable and writable by the
+		 * process. Reading fills the device's copy of the private
+		 * pages; writing the same bytes back proves the mapping
+		 * writable. */
+		if (sim_copy_from_user(view + off, start[i], len[i]) ||
+		    sim_copy_to_user(start[i], view + off, len[i])) {
+			ret = EFAULT;
+			goto err_unlock;
+		}
+		/* The private pages now become the memfd's, at the same
+		 * address and with the same content. */
+		for (k = 0; k < n; k += run) {
+			size_t pg = off / SIM_PAGE_SIZE + k;
+
+			for (run = 0; k + run < n && !shared[pg + run]; run++)
+				;
+			if (!run) {
+				run = 1;	/* a shared page stays */
+				continue;
+			}
+			if (sys_mmap((void *)(uintptr_t)(start[i] +
+							 k * SIM_PAGE_SIZE),
+				     run * SIM_PAGE_SIZE,
+				     PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_FIXED, fd,
+				     (off_t)(pg * SIM_PAGE_SIZE)) ==
+			    MAP_FAILED) {
+				/* The pages already replaced hold what they
+				 * held: the application sees no change. */
+				ret = ENOMEM;
+				goto err_unlock;
+			}
+		}
+	}
+	pthread_mutex_unlock(&pin_lock);
+	/* A fork()ed child gets no device. */
+	madvise(view, total, MADV_DONTFORK);
+	free(shared);
+	syscall(SYS_close, fd);
+	pin->base = view;
+	pin->len = total;
+	return 0;
+
+err_unlock:
+	pthread_mutex_unlock(&pin_lock);
+err:
+	if (view != MAP_FAILED)
+		sys_munmap(view, total);
+	free(shared);
+	syscall(SYS_close, fd);
+	return ret;
+}
+
+void sim_unpin(struct sim_pin *pin)
+{
+	if (pin->base)
+		sys_munmap(pin->base, pin->len);
+	pin->base = NULL;
+	pin->len = 0;
+}
