@@ -39,6 +39,7 @@
 
 #include "pin.h"
 #include "sim.h"
+#include "sys.h"
 #include "uaccess.h"
 
 #define PAGE_MASK_LOW	((uint64_t)SIM_PAGE_SIZE - 1)
@@ -48,14 +49,12 @@ static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		      off_t off)
 {
-	long p = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-
-	return p == -1 ? MAP_FAILED : (void *)p;
+	return sim_sys_mmap(addr, len, prot, flags, fd, off);
 }
 
 static void sys_munmap(void *addr, size_t len)
 {
-	syscall(SYS_munmap, addr, len);
+	sim_sys_munmap(addr, len);
 }
 
 /* The pages covering a range: [*start, *start + *len). */
@@ -82,21 +81,20 @@ static int range_pages(const struct sim_pin_range *r, uint64_t *start,
  */
 static bool alias_shared_page(uint64_t page, uint8_t *dst, int *err)
 {
-	long dup = syscall(SYS_mremap, (void *)(uintptr_t)page, 0UL,
-			   (unsigned long)SIM_PAGE_SIZE, MREMAP_MAYMOVE);
+	void *dup = sim_sys_mremap((void *)(uintptr_t)page, 0,
+				   SIM_PAGE_SIZE, MREMAP_MAYMOVE, NULL);
 
 	*err = 0;
-	if (dup == -1) {
+	if (dup == MAP_FAILED) {
 		/* EINVAL: private memory, nothing to share. Anything else
 		 * (no mapping, I/O memory) cannot be pinned. */
 		if (errno != EINVAL)
 			*err = EFAULT;
 		return false;
 	}
-	if (syscall(SYS_mremap, dup, (unsigned long)SIM_PAGE_SIZE,
-		    (unsigned long)SIM_PAGE_SIZE,
-		    MREMAP_MAYMOVE | MREMAP_FIXED, dst) == -1) {
-		sys_munmap((void *)dup, SIM_PAGE_SIZE);
+	if (sim_sys_mremap(dup, SIM_PAGE_SIZE, SIM_PAGE_SIZE,
+			   MREMAP_MAYMOVE | MREMAP_FIXED, dst) == MAP_FAILED) {
+		sys_munmap(dup, SIM_PAGE_SIZE);
 		*err = ENOMEM;
 		return false;
 	}
@@ -137,12 +135,18 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	if (nranges == 2)
 		pin->off[order[1]] = len[order[0]];
 
-	fd = (int)syscall(SYS_memfd_create, "pvrdma-ring",
-			  MFD_CLOEXEC);
+	/* ib_umem_get: every page mapped and writable by the process, as
+	 * it is now, before the device's own mappings can land anywhere (a
+	 * range the process does not have must not find them there). */
+	for (i = 0; i < nranges; i++)
+		if (sim_app_pin((void *)(uintptr_t)start[i], len[i], true))
+			return EFAULT;
+
+	fd = (int)sim_sys(SYS_memfd_create, "pvrdma-ring", MFD_CLOEXEC, 0);
 	if (fd < 0)
 		return ENOMEM;
-	if (ftruncate(fd, (off_t)total)) {
-		syscall(SYS_close, fd);
+	if (sim_sys(SYS_ftruncate, fd, total, 0)) {
+		sim_sys(SYS_close, fd, 0, 0);
 		return ENOMEM;
 	}
 	view = sys_mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -209,9 +213,9 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	}
 	pthread_mutex_unlock(&pin_lock);
 	/* A fork()ed child gets no device. */
-	madvise(view, total, MADV_DONTFORK);
+	sim_sys_madvise(view, total, MADV_DONTFORK);
 	free(shared);
-	syscall(SYS_close, fd);
+	sim_sys(SYS_close, fd, 0, 0);
 	pin->base = view;
 	pin->len = total;
 	return 0;
@@ -222,7 +226,7 @@ err:
 	if (view != MAP_FAILED)
 		sys_munmap(view, total);
 	free(shared);
-	syscall(SYS_close, fd);
+	sim_sys(SYS_close, fd, 0, 0);
 	return ret;
 }
 
