@@ -6,6 +6,8 @@
  * straight to libc.
  *
  *   open*("/dev/infiniband/uverbsN")  a memfd registered as the uverbs file
+ *   open*("/dev/infiniband/rdma_cm")  an eventfd registered as an rdma_ucm
+ *                                      file (ucma.c; readable with events)
  *   stat/fstat/statx on those          a character device 231:(192+N)
  *   access, xattrs of the device node  crw-rw-rw-, no labels
  *   write                              uverbs commands
@@ -34,12 +36,14 @@
 #include <linux/close_range.h>
 #include <linux/netlink.h>
 #include <sys/ioctl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
+#include "cm.h"
 #include "options.h"
 #include "sim.h"
 
@@ -48,6 +52,11 @@
 #endif
 
 #define UVERBS_PATH	"/dev/infiniband/uverbs"
+#define RDMA_CM_PATH	"/dev/infiniband/rdma_cm"
+/* uverbs_index() of the rdma_cm node: past every adapter's. */
+#define RDMA_CM_INDEX	SIM_MAX_ADAPTERS
+#define RDMA_CM_MAJOR	10	/* a misc device */
+#define RDMA_CM_MINOR	58
 #define FD_TABLE_SIZE	65536	/* fds above are never uverbs files */
 
 struct sim_libc sim_libc;
@@ -168,6 +177,7 @@ static void fill_sim_libc(void)
  * racing lookup can never touch freed memory. */
 struct host_file {
 	struct sim_file *file;
+	struct ucma_file *ucma;		/* an rdma_cm file instead */
 	struct sim_dev *dev;
 	atomic_uint refs;
 	struct host_file *next;		/* all of them, for reuse */
@@ -210,6 +220,7 @@ static void host_file_release(struct host_file *hf)
 {
 	pthread_mutex_lock(&host_files_lock);
 	hf->file = NULL;
+	hf->ucma = NULL;
 	hf->in_use = false;
 	pthread_mutex_unlock(&host_files_lock);
 }
@@ -218,15 +229,21 @@ static void host_file_put(struct host_file *hf)
 {
 	if (!hf || atomic_fetch_sub(&hf->refs, 1) != 1)
 		return;
-	uverbs_close(hf->file);
+	if (hf->ucma)
+		ucma_close(hf->ucma);
+	else
+		uverbs_close(hf->file);
 	host_file_release(hf);
 }
 
-/* The adapter index of "/dev/infiniband/uverbsN", or -1. */
+/* The adapter index of "/dev/infiniband/uverbsN", RDMA_CM_INDEX for
+ * "/dev/infiniband/rdma_cm", or -1. */
 static int uverbs_index(const char *path)
 {
 	const char *p;
 
+	if (path && !strcmp(path, RDMA_CM_PATH) && sim_global.num_adapters)
+		return RDMA_CM_INDEX;
 	if (!path || strncmp(path, UVERBS_PATH, sizeof(UVERBS_PATH) - 1))
 		return -1;
 	p = path + sizeof(UVERBS_PATH) - 1;
@@ -237,6 +254,41 @@ static int uverbs_index(const char *path)
 	return p[0] - '0';
 }
 
+struct ucma_file *sim_ucma_file_of_fd(int fd)
+{
+	struct host_file *hf = fd_lookup(fd);
+
+	return hf ? hf->ucma : NULL;
+}
+
+static int open_rdma_cm(int flags)
+{
+	struct host_file *hf;
+	struct ucma_file *f;
+	int fd;
+
+	fd = eventfd(0, (flags & O_CLOEXEC ? EFD_CLOEXEC : 0) |
+			(flags & O_NONBLOCK ? EFD_NONBLOCK : 0));
+	if (fd < 0)
+		return -1;
+	hf = fd < FD_TABLE_SIZE ? host_file_get() : NULL;
+	f = hf ? ucma_open(fd) : NULL;
+	if (!f) {
+		int err = fd >= FD_TABLE_SIZE ? EMFILE :
+			  hf ? ENODEV : ENOMEM;
+
+		if (hf)
+			host_file_release(hf);
+		get_close()(fd);
+		errno = err;
+		return -1;
+	}
+	hf->ucma = f;
+	atomic_store(&hf->refs, 1);
+	atomic_store_explicit(&fd_table[fd], hf, memory_order_release);
+	return fd;
+}
+
 static int open_uverbs(int index, int flags)
 {
 	char name[32];
@@ -244,6 +296,8 @@ static int open_uverbs(int index, int flags)
 	struct sim_file *f;
 	int fd;
 
+	if (index == RDMA_CM_INDEX)
+		return open_rdma_cm(flags);
 	snprintf(name, sizeof(name), "uverbs%d", index);
 	fd = memfd_create(name, flags & O_CLOEXEC ? MFD_CLOEXEC : 0);
 	if (fd < 0)
@@ -394,6 +448,8 @@ int __openat64_2(int dirfd, const char *path, int flags)
 
 static dev_t uverbs_rdev(unsigned int index)
 {
+	if (index == RDMA_CM_INDEX)
+		return makedev(RDMA_CM_MAJOR, RDMA_CM_MINOR);
 	return makedev(SIM_UVERBS_MAJOR, SIM_UVERBS_MINOR_BASE + index);
 }
 
@@ -419,7 +475,7 @@ static void uverbs_stat(unsigned int index, struct stat *st)
 static void patch_fd_stat(struct host_file *hf, struct stat *st)
 {
 	st->st_mode = S_IFCHR | 0666;
-	st->st_rdev = uverbs_rdev(hf->dev->index);
+	st->st_rdev = uverbs_rdev(hf->ucma ? RDMA_CM_INDEX : hf->dev->index);
 	st->st_size = 0;
 	st->st_blocks = 0;
 }
@@ -747,7 +803,8 @@ ssize_t write(int fd, const void *buf, size_t len)
 	if (!hf)
 		return get_write()(fd, buf, len);
 	/* -1 with errno set, as write() returns; a negative errno too. */
-	ret = uverbs_write(hf->file, buf, len);
+	ret = hf->ucma ? ucma_write(hf->ucma, fd, buf, len) :
+			 uverbs_write(hf->file, buf, len);
 	if (ret < -1) {
 		errno = (int)-ret;
 		return -1;
@@ -775,6 +832,10 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	struct host_file *hf = fd >= 0 ? fd_lookup(fd) : NULL;
 
+	if (hf && hf->ucma) {
+		errno = ENODEV;		/* rdma_ucm has no mmap */
+		return MAP_FAILED;
+	}
 	if (hf)
 		return uverbs_mmap(hf->file, addr, len, prot, flags, off);
 	return get_mmap()(addr, len, prot, flags, fd, off);
@@ -785,6 +846,10 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 {
 	struct host_file *hf = fd >= 0 ? fd_lookup(fd) : NULL;
 
+	if (hf && hf->ucma) {
+		errno = ENODEV;		/* rdma_ucm has no mmap */
+		return MAP_FAILED;
+	}
 	if (hf)
 		return uverbs_mmap(hf->file, addr, len, prot, flags, off);
 	return get_mmap64()(addr, len, prot, flags, fd, off);
