@@ -103,6 +103,8 @@ struct cm_id {
 	uint16_t ps;			/* RDMA_PS_* */
 	uint8_t qp_type;		/* IBV_QPT_RC or IBV_QPT_UD */
 	enum cm_state state;
+	bool child;			/* made by a connection request: it
+					 * holds no port of its own */
 	bool reported;			/* child: CONNECT_REQUEST delivered */
 	bool destroyed;
 	uint32_t events_reported;

@@ -171,6 +171,7 @@ struct cm_id *ucma_child_alloc(struct cm_id *listener)
 	if (!child)
 		return NULL;
 	child->listener = listener;
+	child->child = true;
 	child->reuseaddr = listener->reuseaddr;
 	child->tos = listener->tos;
 	child->tos_set = listener->tos_set;
@@ -262,8 +263,7 @@ static bool port_in_use(const struct cm_id *self, const struct sockaddr *sa)
 		const struct sockaddr *o = (const struct sockaddr *)&id->src;
 
 		if (id == self || id->destroyed || id->state == CM_IDLE ||
-		    id->ps != self->ps || !o->sa_family ||
-		    (id->listener && !id->reported))
+		    id->ps != self->ps || !o->sa_family || id->child)
 			continue;
 		if (id->state != CM_LISTEN && self->state != CM_LISTEN &&
 		    id->reuseaddr && self->reuseaddr)
