@@ -277,23 +277,39 @@ bool cm_addr_reachable(const union ibv_gid *gid)
 	return sysfs_owner(gid);
 }
 
+/*
+ * "@pvrdma-sim-cm:<rundir>/<gid hex>", so that ss -xl shows which process
+ * answers for which GID of which run directory; a run directory too long
+ * for that is named by its hash.
+ */
 socklen_t cm_agent_sockaddr(const union ibv_gid *gid, struct sockaddr *sa)
 {
 	struct sockaddr_un *un = (struct sockaddr_un *)sa;
+	size_t room = sizeof(un->sun_path) - 1;
 	const char *p = sim_global.rundir;
 	uint64_t hash = 0xcbf29ce484222325ull;	/* FNV-1a of the run dir */
 	char hex[33];
 	int n;
 
-	for (; *p; p++)
-		hash = (hash ^ (uint8_t)*p) * 0x100000001b3ull;
-	if (!sim_global.rundir[0])	/* no shared directory: this process */
-		hash ^= (uint64_t)getpid();
 	gid_hex(gid, hex);
 	memset(un, 0, sizeof(*un));
 	un->sun_family = AF_UNIX;
-	n = snprintf(un->sun_path + 1, sizeof(un->sun_path) - 1,
-		     "pvrdma-sim-cm/%016llx/%s", (unsigned long long)hash, hex);
+	if (!sim_global.rundir[0]) {
+		/* No shared directory: only this process. */
+		n = snprintf(un->sun_path + 1, room, "pvrdma-sim-cm:#%d/%s",
+			     (int)getpid(), hex);
+	} else {
+		n = snprintf(un->sun_path + 1, room, "pvrdma-sim-cm:%s/%s",
+			     sim_global.rundir, hex);
+		if (n < 0 || (size_t)n >= room) {
+			for (; *p; p++)
+				hash = (hash ^ (uint8_t)*p) *
+				       0x100000001b3ull;
+			n = snprintf(un->sun_path + 1, room,
+				     "pvrdma-sim-cm:#%016llx/%s",
+				     (unsigned long long)hash, hex);
+		}
+	}
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 

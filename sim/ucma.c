@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h> /*DBG*/
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -787,30 +788,31 @@ static int leave_mcast(struct ucma_file *file, uint32_t handle,
 
 /* ---- migrate ---- */
 
-static int migrate_id(struct ucma_file *file,
+/*
+ * Written to the file the id moves to; c->fd is the file it is on now
+ * (the kernel's order: the new file takes it from the current one).
+ */
+static int migrate_id(struct ucma_file *to,
 		      const struct rdma_ucm_migrate_id *c, uint16_t out)
 {
 	struct rdma_ucm_migrate_resp resp;
-	struct ucma_file *to = sim_ucma_file_of_fd((int)c->fd);
+	struct ucma_file *from = sim_ucma_file_of_fd((int)c->fd);
 	struct ucma_event **p, *e;
 	struct cm_id *id;
-	int err;
+	int ret;
 
 	if (out < sizeof(resp))
 		return -ENOSPC;
-	if (!to)
-		return -ENOENT;
-	id = sim_table_get(&id_table, c->id);
-	if (!id || id->destroyed || (id->listener && !id->reported))
-		return -ENOENT;
-	if (id->file != file)
-		return -EINVAL;
-	(void)err;
+	if (!from)
+		return fcntl((int)c->fd, F_GETFD) < 0 ? -ENOENT : -EINVAL;
+	id = id_get(from, c->id, &ret);
+	if (!id)
+		return ret;
 	resp.events_reported = id->events_reported;
-	if (to != file) {
+	if (to != from) {
 		/* The id's queued events move with it, in order. */
-		p = &file->head;
-		file->tail = NULL;
+		p = &from->head;
+		from->tail = NULL;
 		while ((e = *p)) {
 			if (e->id == id) {
 				*p = e->next;
@@ -822,11 +824,11 @@ static int migrate_id(struct ucma_file *file,
 				to->tail = e;
 				continue;
 			}
-			file->tail = e;
+			from->tail = e;
 			p = &e->next;
 		}
 		id->file = to;
-		file_update_readiness(file);
+		file_update_readiness(from);
 		file_update_readiness(to);
 		pthread_cond_broadcast(&to->cond);
 	}
@@ -1186,6 +1188,7 @@ ssize_t ucma_write(struct ucma_file *file, int fd, const void *buf,
 	file->users++;
 	ret = dispatch(file, fd, hdr.cmd, (const uint8_t *)buf + sizeof(hdr),
 		       hdr.in, hdr.out);
+	if (getenv("CMDBG")) fprintf(stderr, "ucma cmd %u ret %d\n", hdr.cmd, ret); /*DBG*/
 	last = !--file->users && file->closed;
 	if (last)
 		file_release(file);

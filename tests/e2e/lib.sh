@@ -200,3 +200,65 @@ provider_of() {
 	*) echo "$1" ;;
 	esac
 }
+
+# ---- rdma_cm pairs ----
+# rdma_cm servers listen on no TCP port. A server is up when its CM agent
+# answers for its address (an abstract socket "@pvrdma-sim-cm:RUNDIR/GID");
+# it listens a moment later, so a client rejected for want of a listener
+# (IB CM reason 8, "Connection refused" in librdmacm's synchronous calls)
+# is started again while the server runs.
+CM_REFUSED='REJECTED.*[^0-9]8([^0-9]|$)|UNREACHABLE.*[^0-9-]1([^0-9]|$)|Connection refused'
+
+# gid_hex_of_ipv4 A.B.C.D: the IPv4-mapped GID in 32 hex digits.
+gid_hex_of_ipv4() {
+	local IFS=.
+	# shellcheck disable=SC2086
+	set -- $1
+	printf '00000000000000000000ffff%02x%02x%02x%02x' "$1" "$2" "$3" "$4"
+}
+
+# wait_cm_agent IPV4 PID: until a CM agent of RUNDIR answers for IPV4, or
+# PID exited.
+wait_cm_agent() {
+	local name i=0
+	name="@pvrdma-sim-cm:$RUNDIR/$(gid_hex_of_ipv4 "$1")"
+	while [ "$i" -lt 600 ]; do
+		grep -qF -- "$name" /proc/net/unix && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# run_cm_pair SERVER_PROVIDER CLIENT_PROVIDER SERVER_IPV4 CLIENT_IPV4
+#             "SERVER CMD" "CLIENT CMD"
+# As run_pair, for programs that connect through rdma_cm; each process
+# gets its address with --ipv4.
+run_cm_pair() {
+	local sprov=$1 cprov=$2 sip=$3 cip=$4 scmd=$5 ccmd=$6 spid tries=0
+	# shellcheck disable=SC2086
+	sim_start server "$sprov" "--ipv4 $sip" $scmd
+	spid=$bg_pid
+	if ! wait_cm_agent "$sip" "$spid"; then
+		sim_wait "$spid"
+		server_rc=$rc
+		client_rc=-1
+		e2e_log "server never opened rdma_cm (exit $server_rc)"
+		return 0
+	fi
+	while :; do
+		# shellcheck disable=SC2086
+		sim_run client "$cprov" "--ipv4 $cip" $ccmd
+		client_rc=$rc
+		[ "$client_rc" -ne 0 ] && [ "$tries" -lt 50 ] &&
+			kill -0 "$spid" 2>/dev/null &&
+			grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out" || break
+		tries=$((tries + 1))
+		e2e_log "client refused: the server does not listen yet"
+		sleep 0.2
+	done
+	sim_wait "$spid"
+	server_rc=$rc
+	e2e_log "server exit $server_rc, client exit $client_rc"
+}
