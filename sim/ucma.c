@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
-#include <stdio.h> /*DBG*/
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
@@ -1188,7 +1187,6 @@ ssize_t ucma_write(struct ucma_file *file, int fd, const void *buf,
 	file->users++;
 	ret = dispatch(file, fd, hdr.cmd, (const uint8_t *)buf + sizeof(hdr),
 		       hdr.in, hdr.out);
-	if (getenv("CMDBG")) fprintf(stderr, "ucma cmd %u ret %d\n", hdr.cmd, ret); /*DBG*/
 	last = !--file->users && file->closed;
 	if (last)
 		file_release(file);

@@ -68,8 +68,8 @@ ucmatose)
 udaddy)
 	# UD: the client learns the server's QP through SIDR.
 	run_cm_pair "$sprov" "$cprov" $sip $cip \
-		"udaddy -p $port -c 2 -C 10" \
-		"udaddy -s $sip -p $port -c 2 -C 10"
+		"udaddy -c 2 -C 10" \
+		"udaddy -s $sip -c 2 -C 10"
 	expect_rc "udaddy server" "$server_rc" 0
 	expect_rc "udaddy client" "$client_rc" 0
 	expect_out client "test complete" && expect_out server "test complete"
