@@ -6,7 +6,9 @@
 #   rdmacm.sh SERVER_PROVIDER CLIENT_PROVIDER SCENARIO
 # SCENARIO: rping, write_bw, read_bw, send_lat, send_bw_ud (perftest -R),
 # ucmatose, udaddy, rdma_client, rstream_blocking, rstream_nonblocking,
-# riostream_blocking, riostream_nonblocking, rcopy.
+# riostream_blocking, riostream_nonblocking, rcopy; fi_info (one process:
+# libfabric's verbs provider finds the adapter's MSG endpoint, and the RDM
+# one of verbs;ofi_rxm on the adapter's address).
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
 . "$E2E_SRC/lib.sh"
 
@@ -93,6 +95,17 @@ rcopy)
 	expect_rc "rcopy client" "$client_rc" 0
 	cmp -s "$RUNDIR/src.bin" "$RUNDIR/dst.bin" ||
 		e2e_fail "rcopy: the copy differs from the source"
+	;;
+fi_info)
+	sim_run fi_info "$sprov" "--ipv4 $sip" fi_info -p verbs
+	expect_rc "fi_info" "$rc" 0
+	expect_out fi_info "type: FI_EP_MSG" "a verbs MSG endpoint"
+	expect_out fi_info "domain: vmw_pvrdma0$" "on the adapter"
+	sim_run fi_info_rxm "$sprov" "--ipv4 $sip" \
+		fi_info -p "verbs;ofi_rxm" -s $sip
+	expect_rc "fi_info verbs;ofi_rxm" "$rc" 0
+	expect_out fi_info_rxm "provider: verbs;ofi_rxm" "an RxM provider"
+	expect_out fi_info_rxm "type: FI_EP_RDM" "an RDM endpoint"
 	;;
 *)
 	e2e_fail "unknown scenario $scenario"
