@@ -6,6 +6,7 @@
 #   1. ibv_devinfo of the adapter
 #   2. an ibv_rc_pingpong server/client pair
 #   3. an ib_write_bw server/client pair (the deployment guide's command)
+#   4. an rping server/client pair connected through rdma_cm
 # and prints a summary. Exits non-zero if any step fails.
 #
 #   sh scripts/demo.sh            (BUILD_DIR=... to use another build tree)
@@ -112,6 +113,47 @@ result=$(grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$logs/write_bw.client" |
 	 tail -n 1)
 [ -n "$result" ] || fail "ib_write_bw printed no result line"
 
+step "4. rping through the RDMA connection manager (rdma_cm)"
+# Each process gets its adapter address; the client finds the server's
+# adapter by IP, as on a RoCE network.
+sip=127.1.0.1 cip=127.1.0.2
+echo "server: pvrdma-sim --provider pvrdma --stats --ipv4 $sip -- rping -s -a $sip -C 100 -V"
+echo "client: pvrdma-sim --provider pvrdma --stats --ipv4 $cip -- rping -c -a $sip -C 100 -V -v"
+# shellcheck disable=SC2046
+timeout -k 5 120 $sim --provider pvrdma --stats --rundir "$rundir" \
+	--ipv4 $sip -- rping -s -a $sip -C 100 -V >"$logs/rping.server" 2>&1 &
+spid=$!
+pids="$pids $spid"
+# Up when its CM agent answers for its address; a client that comes
+# before rping listens is rejected (no listener) and tries again.
+agent="@pvrdma-sim-cm:$rundir/00000000000000000000ffff7f010001"
+i=0
+until grep -qF "$agent" /proc/net/unix; do
+	kill -0 "$spid" 2>/dev/null || break
+	i=$((i + 1))
+	[ "$i" -lt 300 ] || break
+	sleep 0.1
+done
+tries=0
+while :; do
+	crc=0
+	timeout -k 5 120 $sim --provider pvrdma --stats --rundir "$rundir" \
+		--ipv4 $cip -- rping -c -a $sip -C 100 -V -v \
+		>"$logs/rping.client" 2>&1 || crc=$?
+	[ "$crc" -ne 0 ] && [ "$tries" -lt 30 ] &&
+		kill -0 "$spid" 2>/dev/null &&
+		grep -q 'REJECTED' "$logs/rping.client" || break
+	tries=$((tries + 1))
+	sleep 0.3
+done
+src=0
+wait "$spid" || src=$?
+grep -E '^ping data: rdma-ping-(0|99):' "$logs/rping.client" || true
+[ "$src" -eq 0 ] || { cat "$logs/rping.server"; fail "rping server exited with $src"; }
+[ "$crc" -eq 0 ] || fail "rping client exited with $crc"
+pings=$(grep -c 'ping data: rdma-ping-' "$logs/rping.client")
+[ "$pings" -eq 100 ] || fail "rping: $pings pings, want 100"
+
 step "Summary"
 field() {
 	sed -n "s/^[[:space:]]*$1:[[:space:]]*//p" "$logs/devinfo" | head -n 1
@@ -121,6 +163,7 @@ echo "adapter:          $(field hca_id) fw $(field fw_ver)," \
      "MTU $(field active_mtu), $(field link_layer)"
 echo "ibv_rc_pingpong:  $(grep ' bytes in ' "$logs/rc_pingpong.client")"
 echo "ib_write_bw:      $(echo "$result" | awk '{ printf "%s bytes x %s iterations, average %s Gb/s", $1, $2, $4 }')"
+echo "rping (rdma_cm):  $pings pings verified, $cip -> $sip"
 echo "provider:         libpvrdma (pvrdma-sim --provider pvrdma)"
 # --stats prints "vmw_pvrdmaN.counter value" at exit, on stderr.
 stats() {
