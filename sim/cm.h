@@ -202,6 +202,8 @@ uint16_t cm_random_port(void);
 /* ---- cm_addr.c: addresses ---- */
 socklen_t cm_addr_len(const struct sockaddr *sa);
 bool cm_addr_any(const struct sockaddr *sa);
+/* An address of the host's loopback interface: 127/8 or ::1. */
+bool cm_addr_loopback(const struct sockaddr *sa);
 uint16_t cm_addr_port(const struct sockaddr *sa);	/* host order */
 void cm_addr_set_port(struct sockaddr *sa, uint16_t port);
 /* The GID an IP address maps to on a RoCE port (IPv4-mapped for IPv4,

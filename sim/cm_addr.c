@@ -74,6 +74,17 @@ bool cm_addr_any(const struct sockaddr *sa)
 	}
 }
 
+bool cm_addr_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+			>> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(
+			&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return false;
+}
+
 uint16_t cm_addr_port(const struct sockaddr *sa)
 {
 	switch (sa->sa_family) {

@@ -296,8 +296,10 @@ static int bind_id(struct cm_id *id, const struct sockaddr *sa)
 		if (sa->sa_family == AF_IB)
 			return -EINVAL;
 		dev = cm_addr_local(sa, &gid_index);
+		/* An address of lo (127/8, ::1) that no port has in its GID
+		 * table: no device; any other: not an address of the host. */
 		if (!dev)
-			return -EADDRNOTAVAIL;
+			return cm_addr_loopback(sa) ? -ENODEV : -EADDRNOTAVAIL;
 	}
 	port = cm_addr_port(sa);
 	if (sa->sa_family == AF_IB) {

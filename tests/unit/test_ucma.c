@@ -257,8 +257,10 @@ static void test_bind(void **state)
 	uint32_t u = create_id(&f, RDMA_PS_UDP, 3);
 
 	(void)state;
-	/* An address no adapter owns; then the adapter's own. */
-	assert_int_equal(bind_ip(&f, a, "127.9.9.9", 5000), -EADDRNOTAVAIL);
+	/* Not an address of the host; an address of lo no port has; then
+	 * the adapter's own. */
+	assert_int_equal(bind_ip(&f, a, "10.9.9.9", 5000), -EADDRNOTAVAIL);
+	assert_int_equal(bind_ip(&f, a, "127.0.0.1", 5000), -ENODEV);
 	assert_int_equal(bind_ip(&f, a, IP_A, 5000), 0);
 	assert_int_equal(bind_ip(&f, a, IP_A, 5001), -EINVAL);	/* bound */
 	/* The port is taken in its port space, not in another. */
