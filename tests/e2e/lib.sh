@@ -234,14 +234,15 @@ wait_cm_agent() {
 }
 
 # run_cm_pair SERVER_PROVIDER CLIENT_PROVIDER SERVER_IPV4 CLIENT_IPV4
-#             "SERVER CMD" "CLIENT CMD"
+#             "SERVER CMD" "CLIENT CMD" ["SERVER SIM OPTS" "CLIENT SIM OPTS"]
 # As run_pair, for programs that connect through rdma_cm; each process
 # gets its address with --ipv4.
 run_cm_pair() {
 	local sprov=$1 cprov=$2 sip=$3 cip=$4 scmd=$5 ccmd=$6 spid tries=0
+	local sopts="--ipv4 $3 ${7:-}" copts="--ipv4 $4 ${8:-}"
 	while :; do
 		# shellcheck disable=SC2086
-		sim_start server "$sprov" "--ipv4 $sip" $scmd
+		sim_start server "$sprov" "$sopts" $scmd
 		spid=$bg_pid
 		if ! wait_cm_agent "$sip" "$spid"; then
 			sim_wait "$spid"
@@ -251,7 +252,7 @@ run_cm_pair() {
 			return 0
 		fi
 		# shellcheck disable=SC2086
-		sim_run client "$cprov" "--ipv4 $cip" $ccmd
+		sim_run client "$cprov" "$copts" $ccmd
 		client_rc=$rc
 		if [ "$client_rc" -eq 0 ] || [ "$tries" -ge 10 ] ||
 		   ! grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out"; then

@@ -4,7 +4,7 @@
 # under pvrdma-sim, each with its own address (--ipv4).
 #
 #   rdmacm.sh SERVER_PROVIDER CLIENT_PROVIDER SCENARIO
-# SCENARIO: rping, write_bw, read_bw, send_lat, send_bw_ud (perftest -R),
+# SCENARIO: rping, rping_ipv6 (the link-local address of GID 0), write_bw, read_bw, send_lat, send_bw_ud (perftest -R),
 # ucmatose, udaddy, rdma_client, rstream_blocking, rstream_nonblocking,
 # riostream_blocking, riostream_nonblocking, rcopy; fi_info (one process:
 # libfabric's verbs provider finds the adapter's MSG endpoint, and the RDM
@@ -53,6 +53,18 @@ rping)
 	expect_out client "ping data: rdma-ping-99: " "100 pings"
 	expect_no_out client "[Ee]rror|mismatch|invalid"
 	expect_no_out server "[Ee]rror|mismatch|invalid"
+	;;
+rping_ipv6)
+	# The server's port by its IPv6 link-local address (GID index 0, made
+	# from the MAC), the interface lo.
+	ll=fe80::250:56ff:fe01:1%lo
+	run_cm_pair "$sprov" "$cprov" $sip $cip \
+		"rping -s -a $ll -p $port -C 20 -V" \
+		"rping -c -a $ll -p $port -C 20 -v -V" \
+		"--mac 00:50:56:01:00:01" "--mac 00:50:56:01:00:02"
+	expect_rc "rping server" "$server_rc" 0
+	expect_rc "rping client" "$client_rc" 0
+	expect_out client "ping data: rdma-ping-19: " "20 pings"
 	;;
 write_bw) perftest ib_write_bw ;;
 read_bw) perftest ib_read_bw ;;
