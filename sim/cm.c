@@ -110,6 +110,22 @@ uint16_t cm_random_port(void)
 	return (uint16_t)(32768 + cm_random() % (60999 - 32768 + 1));
 }
 
+uint64_t cm_response_timeout_ns = 16ull * (4096ull << 20);
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The state waits for the peer's answer: the agent ends the wait. */
+static void arm_timer(struct cm_id *id)
+{
+	id->deadline_ns = now_ns() + cm_response_timeout_ns;
+}
+
 static void agent_wake(void)
 {
 	if (agent.wake >= 0)
@@ -135,6 +151,7 @@ static void msg_init(struct cm_msg *m, uint8_t type, const uint8_t *pdata,
 
 static void id_close_sock(struct cm_id *id)
 {
+	id->deadline_ns = 0;
 	if (id->sock >= 0) {
 		close(id->sock);
 		id->sock = -1;
@@ -172,6 +189,7 @@ int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 	id->flow_control = p->flow_control;
 	id->qkey = CM_UDP_QKEY;
 	id->state = CM_REQ_SENT;
+	arm_timer(id);
 
 	msg_init(&m, ud ? CM_MSG_SIDR_REQ : CM_MSG_REQ, p->private_data,
 		 p->private_data_len);
@@ -203,6 +221,7 @@ int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 		 */
 		close(sock);
 		id->state = CM_TIMEWAIT;
+		id->deadline_ns = 0;
 		if (ud)
 			return ucma_event_queue(id, RDMA_CM_EVENT_UNREACHABLE,
 						CM_SIDR_UNSUPPORTED) ?
@@ -263,6 +282,8 @@ int cm_accept(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 	m.mtu = (uint8_t)id->mtu;
 	send_msg(id->sock, &m);
 	id->state = CM_REP_SENT;
+	arm_timer(id);
+	agent_wake();
 	return 0;
 }
 
@@ -303,6 +324,8 @@ int cm_disconnect(struct cm_id *id)
 		msg_init(&m, CM_MSG_DREQ, NULL, 0);
 		if (send_msg(id->sock, &m)) {
 			id->state = CM_DREQ_SENT;
+			arm_timer(id);
+			agent_wake();
 			return 0;
 		}
 		/* The peer is gone: nothing will answer. */
@@ -605,11 +628,20 @@ static void handle_sidr_rep(struct cm_id *id, const struct cm_msg *m)
 	e->resp.param.ud.private_data_len = CM_SIDR_REP_PRIVATE_DATA;
 }
 
+/* An answer the id's timer waited for ends the wait (REP, RTU, REJ,
+ * SIDR REP, DREP; a DREQ answers nothing). */
+static void answer_received(struct cm_id *id, const struct cm_msg *m)
+{
+	if (m->type != CM_MSG_DREQ)
+		id->deadline_ns = 0;
+}
+
 static void handle_msg(struct cm_id *id, const struct cm_msg *m)
 {
 	struct ucma_event *e;
 	struct cm_msg r;
 
+	answer_received(id, m);
 	switch (m->type) {
 	case CM_MSG_REP:
 		if (id->state != CM_REQ_SENT || id->qp_type == IBV_QPT_UD)
@@ -799,6 +831,37 @@ static void agent_fd_ready(int fd, short revents)
 	}
 }
 
+/* The ids whose answer did not come in time (cm_lock held); returns the
+ * poll timeout in ms until the next deadline, -1 for none. */
+static int expire_timers(void)
+{
+	uint64_t now = now_ns(), next = 0;
+	struct cm_id *id;
+
+	for (id = cm_ids; id; id = id->next) {
+		enum cm_state state = id->state;
+
+		if (!id->deadline_ns)
+			continue;
+		if (id->deadline_ns > now) {
+			if (!next || id->deadline_ns < next)
+				next = id->deadline_ns;
+			continue;
+		}
+		id_close_sock(id);
+		id->state = CM_TIMEWAIT;
+		if (state == CM_DREQ_SENT)
+			ucma_event_queue(id, RDMA_CM_EVENT_DISCONNECTED,
+					 -ETIMEDOUT);
+		else if (state == CM_REQ_SENT || state == CM_REP_SENT)
+			ucma_event_queue(id, RDMA_CM_EVENT_UNREACHABLE,
+					 -ETIMEDOUT);
+	}
+	if (!next)
+		return -1;
+	return (int)((next - now) / 1000000u) + 1;
+}
+
 static void *agent_main(void *arg)
 {
 	struct pollfd *fds = NULL;
@@ -809,8 +872,10 @@ static void *agent_main(void *arg)
 		struct cm_pending *pend;
 		struct cm_id *id;
 		eventfd_t v;
+		int timeout;
 
 		pthread_mutex_lock(&cm_lock);
+		timeout = expire_timers();
 		n = 1 + agent.num_listen;
 		for (pend = agent.pending; pend; pend = pend->next)
 			n++;
@@ -842,7 +907,7 @@ static void *agent_main(void *arg)
 		}
 		pthread_mutex_unlock(&cm_lock);
 
-		if (poll(fds, n, n ? -1 : 100) < 0)
+		if (poll(fds, n, n ? timeout : 100) < 0)
 			continue;
 
 		pthread_mutex_lock(&cm_lock);

@@ -135,6 +135,7 @@ struct cm_id {
 	uint8_t responder_resources, initiator_depth;
 	uint8_t retry_count, rnr_retry_count, flow_control;
 	enum ibv_mtu mtu;
+	uint64_t deadline_ns;		/* CLOCK_MONOTONIC; 0 = no timer */
 
 	struct cm_id *next;		/* every id of the process */
 };
@@ -158,6 +159,14 @@ struct ucma_file {
 	unsigned int users;
 	bool closed;
 };
+
+/*
+ * How long a REQ, REP or DREQ waits for its answer before the CM gives up
+ * (UNREACHABLE, or DISCONNECTED for a DREQ, with -ETIMEDOUT): rdma_cm's
+ * response timeout (4.096 us << 20) times ib_cm's 15 retries and the
+ * first try. A variable so that tests can shorten it.
+ */
+extern uint64_t cm_response_timeout_ns;
 
 extern pthread_mutex_t cm_lock;
 extern struct cm_id *cm_ids;

@@ -538,6 +538,64 @@ static void test_closed_peer_disconnects(void **state)
 	close_file(&cli);
 }
 
+/* A REQ nobody answers, a REP without RTU, a DREQ without DREP: the CM
+ * gives up after its response timeout (shortened here). */
+static void test_timeouts(void **state)
+{
+	struct file srv = open_file(true), cli = open_file(true);
+	uint32_t listener = create_id(&srv, RDMA_PS_TCP, 0x11);
+	uint32_t id = create_id(&cli, RDMA_PS_TCP, 0x22), child;
+	struct rdma_ucm_listen l = { .id = listener };
+	struct rdma_ucm_resolve_route rr = { .id = id };
+	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
+	struct rdma_ucm_accept acc = { .conn_param.valid = 1 };
+	struct rdma_ucm_event_resp ev;
+	uint64_t saved = cm_response_timeout_ns;
+
+	(void)state;
+	cm_response_timeout_ns = 200000000ull;	/* 0.2 s */
+	assert_int_equal(bind_ip(&srv, listener, IP_B, 7400), 0);
+	assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0) > 0);
+	assert_int_equal(resolve(&cli, id, IP_B, 7400), 0);
+	assert_int_equal(get_event(&cli, &ev), 0);
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
+			0) > 0);
+	assert_int_equal(get_event(&cli, &ev), 0);
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
+			0) > 0);
+	/* The server takes the request and never accepts it: the client
+	 * gives up, and its REQ is gone for the server. */
+	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = ev.id;
+	wait_event(&cli, &ev, RDMA_CM_EVENT_UNREACHABLE);
+	assert_int_equal((int)ev.status, -ETIMEDOUT);
+	wait_event(&srv, &ev, RDMA_CM_EVENT_REJECTED);
+	assert_int_equal(ev.id, child);
+	assert_int_equal(destroy_id(&srv, child, NULL), 0);
+	assert_int_equal(destroy_id(&cli, id, NULL), 0);
+
+	/* Accepted, but the client never sends its RTU. */
+	id = create_id(&cli, RDMA_PS_TCP, 0x22);
+	assert_int_equal(resolve(&cli, id, IP_B, 7400), 0);
+	assert_int_equal(get_event(&cli, &ev), 0);
+	rr.id = con.id = id;
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
+			0) > 0);
+	assert_int_equal(get_event(&cli, &ev), 0);
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
+			0) > 0);
+	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
+	acc.id = ev.id;
+	assert_true(cmd(&srv, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc),
+			0) > 0);
+	wait_event(&cli, &ev, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	wait_event(&srv, &ev, RDMA_CM_EVENT_UNREACHABLE);
+	assert_int_equal((int)ev.status, -ETIMEDOUT);
+	cm_response_timeout_ns = saved;
+	close_file(&cli);
+	close_file(&srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -549,6 +607,7 @@ int main(void)
 		cmocka_unit_test(test_connection),
 		cmocka_unit_test(test_no_listener_and_reject),
 		cmocka_unit_test(test_closed_peer_disconnects),
+		cmocka_unit_test(test_timeouts),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
