@@ -126,6 +126,23 @@ static void arm_timer(struct cm_id *id)
 	id->deadline_ns = now_ns() + cm_response_timeout_ns;
 }
 
+static void agent_wake(void);
+
+/*
+ * A connection that was disconnected waits out its packets' lifetime
+ * before the CM reports TIMEWAIT_EXIT (ib_cm's timewait: 4.096 us << 19,
+ * the ACK timeout of the connection). Called with the socket closed.
+ */
+#define CM_TIMEWAIT_NS	(4096ull << 19)
+
+static void enter_timewait(struct cm_id *id)
+{
+	id->state = CM_TIMEWAIT;
+	id->timewait_exit = true;
+	id->deadline_ns = now_ns() + CM_TIMEWAIT_NS;
+	agent_wake();
+}
+
 static void agent_wake(void)
 {
 	if (agent.wake >= 0)
@@ -330,14 +347,14 @@ int cm_disconnect(struct cm_id *id)
 		}
 		/* The peer is gone: nothing will answer. */
 		id_close_sock(id);
-		id->state = CM_TIMEWAIT;
+		enter_timewait(id);
 		return ucma_event_queue(id, RDMA_CM_EVENT_DISCONNECTED, 0) ?
 		       0 : -ENOMEM;
 	case CM_DREQ_RCVD:
 		msg_init(&m, CM_MSG_DREP, NULL, 0);
 		send_msg(id->sock, &m);
 		id_close_sock(id);
-		id->state = CM_TIMEWAIT;
+		enter_timewait(id);
 		return 0;
 	case CM_REQ_SENT:
 	case CM_REQ_RCVD:
@@ -689,7 +706,7 @@ static void handle_msg(struct cm_id *id, const struct cm_msg *m)
 			msg_init(&r, CM_MSG_DREP, NULL, 0);
 			send_msg(id->sock, &r);
 			id_close_sock(id);
-			id->state = CM_TIMEWAIT;
+			enter_timewait(id);
 			ucma_event_queue(id, RDMA_CM_EVENT_DISCONNECTED, 0);
 			return;
 		}
@@ -703,7 +720,7 @@ static void handle_msg(struct cm_id *id, const struct cm_msg *m)
 		if (id->state != CM_DREQ_SENT)
 			return;
 		id_close_sock(id);
-		id->state = CM_TIMEWAIT;
+		enter_timewait(id);
 		ucma_event_queue(id, RDMA_CM_EVENT_DISCONNECTED, 0);
 		return;
 	default:
@@ -742,11 +759,11 @@ static void handle_eof(struct cm_id *id)
 		break;
 	case CM_ESTABLISHED:
 	case CM_DREQ_SENT:
-		id->state = CM_TIMEWAIT;
+		enter_timewait(id);
 		ucma_event_queue(id, RDMA_CM_EVENT_DISCONNECTED, 0);
 		break;
 	case CM_DREQ_RCVD:
-		id->state = CM_TIMEWAIT;
+		enter_timewait(id);
 		break;
 	default:
 		break;
@@ -848,11 +865,19 @@ static int expire_timers(void)
 				next = id->deadline_ns;
 			continue;
 		}
+		if (state == CM_TIMEWAIT && id->timewait_exit) {
+			id->timewait_exit = false;
+			id->deadline_ns = 0;
+			ucma_event_queue(id, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+			continue;
+		}
 		id_close_sock(id);
 		id->state = CM_TIMEWAIT;
-		if (state == CM_DREQ_SENT)
+		if (state == CM_DREQ_SENT) {
 			ucma_event_queue(id, RDMA_CM_EVENT_DISCONNECTED,
 					 -ETIMEDOUT);
+			enter_timewait(id);
+		}
 		else if (state == CM_REQ_SENT || state == CM_REP_SENT)
 			ucma_event_queue(id, RDMA_CM_EVENT_UNREACHABLE,
 					 -ETIMEDOUT);

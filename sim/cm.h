@@ -90,7 +90,8 @@ enum cm_state {
 	CM_ESTABLISHED,
 	CM_DREQ_SENT,
 	CM_DREQ_RCVD,		/* DISCONNECTED queued, DREP owed */
-	CM_TIMEWAIT,		/* disconnected */
+	CM_TIMEWAIT,		/* closed; after a disconnect, TIMEWAIT_EXIT
+				 * follows */
 	CM_UD_DONE,		/* SIDR exchange over */
 };
 
@@ -136,6 +137,7 @@ struct cm_id {
 	uint8_t retry_count, rnr_retry_count, flow_control;
 	enum ibv_mtu mtu;
 	uint64_t deadline_ns;		/* CLOCK_MONOTONIC; 0 = no timer */
+	bool timewait_exit;		/* TIMEWAIT_EXIT due at the deadline */
 
 	struct cm_id *next;		/* every id of the process */
 };

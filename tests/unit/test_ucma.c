@@ -3,7 +3,8 @@
  * The rdma_cm file of the sim (ucma.c, cm.c, cm_addr.c) driven with raw
  * command buffers laid out as librdmacm lays them out: header checks and
  * errnos, address binding and resolution, the event queue and its
- * readiness, and a whole connection (REQ/REP/RTU, DREQ/DREP) between two
+ * readiness, and a whole connection (REQ/REP/RTU, DREQ/DREP, time wait)
+ * between two
  * adapters of this process with the QP attributes INIT_QP_ATTR derives.
  */
 #include <errno.h>
@@ -444,6 +445,11 @@ static void test_connection(void **state)
 	assert_true(cmd(&srv, RDMA_USER_CM_CMD_DISCONNECT, &dis, sizeof(dis),
 			0) > 0);
 	wait_event(&cli, &ev, RDMA_CM_EVENT_DISCONNECTED);
+	/* Both connections leave their time wait. */
+	wait_event(&cli, &ev, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+	assert_int_equal(ev.id, id);
+	wait_event(&srv, &ev, RDMA_CM_EVENT_TIMEWAIT_EXIT);
+	assert_int_equal(ev.id, child);
 
 	close_file(&cli);
 	close_file(&srv);
