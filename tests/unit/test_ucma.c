@@ -4,8 +4,8 @@
  * command buffers laid out as librdmacm lays them out: header checks and
  * errnos, address binding and resolution, the event queue and its
  * readiness, and a whole connection (REQ/REP/RTU, DREQ/DREP, time wait)
- * between two
- * adapters of this process with the QP attributes INIT_QP_ATTR derives.
+ * between two adapters of this process with the QP attributes
+ * INIT_QP_ATTR derives; timeouts of unanswered messages.
  */
 #include <errno.h>
 #include <fcntl.h>
