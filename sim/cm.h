@@ -213,6 +213,8 @@ uint16_t cm_random_port(void);
 /* ---- cm_addr.c: addresses ---- */
 socklen_t cm_addr_len(const struct sockaddr *sa);
 bool cm_addr_any(const struct sockaddr *sa);
+/* A multicast group address: 224/4 or ff00::/8. */
+bool cm_addr_multicast(const struct sockaddr *sa);
 /* An address of the host's loopback interface: 127/8 or ::1. */
 bool cm_addr_loopback(const struct sockaddr *sa);
 uint16_t cm_addr_port(const struct sockaddr *sa);	/* host order */

@@ -74,6 +74,17 @@ bool cm_addr_any(const struct sockaddr *sa)
 	}
 }
 
+bool cm_addr_multicast(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return IN_MULTICAST(ntohl(
+			((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_MULTICAST(
+			&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return false;
+}
+
 bool cm_addr_loopback(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)

@@ -363,8 +363,8 @@ static int resolve_addr(struct cm_id *id, const struct sockaddr *src,
 
 	if (!cm_addr_gid(dst, &id->dgid) || cm_addr_any(dst))
 		status = -EHOSTUNREACH;
-	else if (!cm_addr_reachable(&id->dgid))
-		status = -EHOSTUNREACH;
+	else if (!cm_addr_multicast(dst) && !cm_addr_reachable(&id->dgid))
+		status = -EHOSTUNREACH;	/* a group needs no neighbour */
 	if (!status && !id->dev) {
 		dev = cm_addr_route(dst, &gid_index);
 		if (!dev) {

@@ -6,7 +6,8 @@
 #   rdmacm.sh SERVER_PROVIDER CLIENT_PROVIDER SCENARIO
 # SCENARIO: rping, rping_ipv6 (the link-local address of GID 0), write_bw, read_bw, send_lat, send_bw_ud (perftest -R),
 # ucmatose, udaddy, rdma_client, rstream_blocking, rstream_nonblocking,
-# riostream_blocking, riostream_nonblocking, rcopy; fi_info (one process:
+# riostream_blocking, riostream_nonblocking, rcopy; mckey (one process: a
+# multicast join refused); fi_info (one process:
 # libfabric's verbs provider finds the adapter's MSG endpoint, and the RDM
 # one of verbs;ofi_rxm on the adapter's address).
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
@@ -107,6 +108,13 @@ rcopy)
 	expect_rc "rcopy client" "$client_rc" 0
 	cmp -s "$RUNDIR/src.bin" "$RUNDIR/dst.bin" ||
 		e2e_fail "rcopy: the copy differs from the source"
+	;;
+mckey)
+	# A multicast join: the group resolves, the adapter has no multicast
+	# groups, so attaching the QP fails (MULTICAST_ERROR), no hang.
+	sim_run mckey "$sprov" "--ipv4 $sip" mckey -m 239.1.2.3 -b $sip
+	expect_rc "mckey" "$rc" 0
+	expect_out mckey "RDMA_CM_EVENT_MULTICAST_ERROR" "the join refused"
 	;;
 fi_info)
 	sim_run fi_info "$sprov" "--ipv4 $sip" fi_info -p verbs

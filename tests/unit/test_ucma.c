@@ -308,6 +308,11 @@ static void test_resolve(void **state)
 			sizeof(route)) > 0);
 	assert_int_equal(route.num_paths, 1);
 	assert_int_equal(route.ib_route[0].mtu, IBV_MTU_1024);
+	/* A multicast group resolves without a neighbour. */
+	id = create_id(&f, RDMA_PS_UDP, 0x99);
+	assert_int_equal(resolve(&f, id, "239.1.2.3", 0), 0);
+	assert_int_equal(get_event(&f, &ev), 0);
+	assert_int_equal(ev.event, RDMA_CM_EVENT_ADDR_RESOLVED);
 	close_file(&f);
 }
 
