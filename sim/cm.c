@@ -15,6 +15,11 @@
  * (REJECTED), disconnected an established connection (DISCONNECTED), so
  * the survivor gets that.
  *
+ * A message that waits for an answer (REQ, REP, DREQ) gives up after
+ * cm_response_timeout_ns (UNREACHABLE, or DISCONNECTED for a DREQ, with
+ * -ETIMEDOUT), and a disconnected connection reports TIMEWAIT_EXIT after
+ * ib_cm's time wait; the agent thread keeps these timers.
+ *
  * What the QP needs comes from the exchange and INIT_QP_ATTR returns it:
  * the peer's QPN and starting PSN, responder resources and initiator
  * depth (each side's own view), retry and RNR retry counts, the path MTU
