@@ -657,14 +657,18 @@ static int get_event(struct ucma_file *file, int fd, uint64_t response,
 	struct ucma_event *e;
 	struct ucma_mc *mc;
 	size_t len;
-	int ret;
+	int ret, fl;
 
 	if (out < sizeof(struct rdma_ucm_event_resp) - sizeof(uint32_t) -
 		  sizeof(struct rdma_ucm_ece))
 		return -ENOSPC;
+	/*
+	 * O_NONBLOCK of the open file, read while the fd is surely it: once
+	 * waiting, another thread may close the fd and its number be reused
+	 * (the kernel's waiter keeps the file, and so does this one).
+	 */
+	fl = fcntl(fd, F_GETFL);
 	while (!file->head) {
-		int fl = fcntl(fd, F_GETFL);
-
 		if (fl >= 0 && (fl & O_NONBLOCK))
 			return -EAGAIN;
 		pthread_cond_wait(&file->cond, &cm_lock);

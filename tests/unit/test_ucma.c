@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -607,6 +608,58 @@ static void test_timeouts(void **state)
 	close_file(&srv);
 }
 
+struct reader {
+	struct file *file;
+	struct rdma_ucm_event_resp ev;
+	int ret;
+};
+
+static void *blocked_reader(void *arg)
+{
+	struct reader *r = arg;
+
+	r->ret = get_event(r->file, &r->ev);
+	return NULL;
+}
+
+/* A thread waiting in GET_EVENT keeps its file when another thread closes
+ * the fd, and goes on waiting even if the fd's number now names a
+ * non-blocking file; woken for nothing, it waits again. */
+static void test_get_event_keeps_its_file(void **state)
+{
+	struct file f = open_file(false);
+	struct reader r = { .file = &f };
+	struct cm_id *id;
+	pthread_t t;
+	int other;
+
+	(void)state;
+	create_id(&f, RDMA_PS_TCP, 0x77);
+	assert_int_equal(pthread_create(&t, NULL, blocked_reader, &r), 0);
+	usleep(100000);
+	ucma_close(f.f);
+	close(f.fd);
+	other = eventfd(0, EFD_NONBLOCK);	/* likely the same number */
+	assert_true(other >= 0);
+	pthread_mutex_lock(&cm_lock);
+	for (id = cm_ids; id && id->file != f.f; id = id->next)
+		;
+	assert_non_null(id);
+	/* A wake-up with nothing left to read, then an event. */
+	ucma_event_queue(id, RDMA_CM_EVENT_ADDR_ERROR, -EHOSTUNREACH);
+	ucma_event_drop_id(id);
+	pthread_mutex_unlock(&cm_lock);
+	usleep(100000);
+	pthread_mutex_lock(&cm_lock);
+	ucma_event_queue(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	pthread_mutex_unlock(&cm_lock);
+	pthread_join(t, NULL);
+	assert_int_equal(r.ret, 0);
+	assert_int_equal(r.ev.event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	assert_int_equal(r.ev.uid, 0x77);
+	close(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -619,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_no_listener_and_reject),
 		cmocka_unit_test(test_closed_peer_disconnects),
 		cmocka_unit_test(test_timeouts),
+		cmocka_unit_test(test_get_event_keeps_its_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
