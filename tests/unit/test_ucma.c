@@ -603,6 +603,36 @@ static void test_timeouts(void **state)
 	wait_event(&cli, &ev, RDMA_CM_EVENT_CONNECT_RESPONSE);
 	wait_event(&srv, &ev, RDMA_CM_EVENT_UNREACHABLE);
 	assert_int_equal((int)ev.status, -ETIMEDOUT);
+	assert_int_equal(destroy_id(&cli, id, NULL), 0);
+
+	/* Established; the server never answers the client's DREQ. */
+	id = create_id(&cli, RDMA_PS_TCP, 0x22);
+	assert_int_equal(resolve(&cli, id, IP_B, 7400), 0);
+	assert_int_equal(get_event(&cli, &ev), 0);
+	rr.id = con.id = id;
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
+			0) > 0);
+	assert_int_equal(get_event(&cli, &ev), 0);
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
+			0) > 0);
+	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
+	acc.id = ev.id;
+	assert_true(cmd(&srv, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc),
+			0) > 0);
+	wait_event(&cli, &ev, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	{
+		struct rdma_ucm_accept rtu = { .id = id };
+		struct rdma_ucm_disconnect dis = { .id = id };
+
+		assert_true(cmd(&cli, RDMA_USER_CM_CMD_ACCEPT, &rtu,
+				sizeof(rtu), 0) > 0);
+		wait_event(&srv, &ev, RDMA_CM_EVENT_ESTABLISHED);
+		assert_true(cmd(&cli, RDMA_USER_CM_CMD_DISCONNECT, &dis,
+				sizeof(dis), 0) > 0);
+	}
+	wait_event(&srv, &ev, RDMA_CM_EVENT_DISCONNECTED);
+	wait_event(&cli, &ev, RDMA_CM_EVENT_DISCONNECTED);
+	assert_int_equal((int)ev.status, -ETIMEDOUT);
 	cm_response_timeout_ns = saved;
 	close_file(&cli);
 	close_file(&srv);
