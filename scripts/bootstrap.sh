@@ -5,6 +5,7 @@ set -eu
 
 pkgs="build-essential cmake ninja-build pkg-config gcc
 libibverbs-dev ibverbs-providers ibverbs-utils perftest rdmacm-utils
+librdmacm-dev libfabric-bin
 libcmocka-dev linux-libc-dev valgrind python3
 debhelper dpkg-dev lintian rpm fakeroot man-db groff-base binutils
 openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin"

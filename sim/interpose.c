@@ -6,6 +6,8 @@
  * straight to libc.
  *
  *   open*("/dev/infiniband/uverbsN")  a memfd registered as the uverbs file
+ *   open*("/dev/infiniband/rdma_cm")  an eventfd registered as an rdma_ucm
+ *                                      file (ucma.c; readable with events)
  *   stat/fstat/statx on those          a character device 231:(192+N)
  *   access, xattrs of the device node  crw-rw-rw-, no labels
  *   write                              uverbs commands
@@ -56,6 +58,7 @@
 #include <ucontext.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -63,6 +66,7 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
+#include "cm.h"
 #include "options.h"
 #include "sim.h"
 #include "sys.h"
@@ -72,6 +76,11 @@
 #endif
 
 #define UVERBS_PATH	"/dev/infiniband/uverbs"
+#define RDMA_CM_PATH	"/dev/infiniband/rdma_cm"
+/* uverbs_index() of the rdma_cm node: past every adapter's. */
+#define RDMA_CM_INDEX	SIM_MAX_ADAPTERS
+#define RDMA_CM_MAJOR	10	/* a misc device */
+#define RDMA_CM_MINOR	58
 #define FD_TABLE_SIZE	65536	/* fds above are never uverbs files */
 
 struct sim_libc sim_libc;
@@ -188,6 +197,7 @@ static void fill_sim_libc(void)
  * racing lookup can never touch freed memory. */
 struct host_file {
 	struct sim_file *file;
+	struct ucma_file *ucma;		/* an rdma_cm file instead */
 	struct sim_dev *dev;
 	atomic_uint refs;		/* fds and UAR mappings */
 	dev_t st_dev;			/* the memfd: what its fds name */
@@ -232,6 +242,7 @@ static void host_file_release(struct host_file *hf)
 {
 	pthread_mutex_lock(&host_files_lock);
 	hf->file = NULL;
+	hf->ucma = NULL;
 	hf->in_use = false;
 	pthread_mutex_unlock(&host_files_lock);
 }
@@ -240,7 +251,10 @@ static void host_file_put(struct host_file *hf)
 {
 	if (!hf || atomic_fetch_sub(&hf->refs, 1) != 1)
 		return;
-	uverbs_close(hf->file);
+	if (hf->ucma)
+		ucma_close(hf->ucma);
+	else
+		uverbs_close(hf->file);
 	host_file_release(hf);
 }
 
@@ -283,11 +297,14 @@ static struct host_file *fd_file_stat(int fd, struct host_file *hf,
 	return NULL;
 }
 
-/* The adapter index of "/dev/infiniband/uverbsN", or -1. */
+/* The adapter index of "/dev/infiniband/uverbsN", RDMA_CM_INDEX for
+ * "/dev/infiniband/rdma_cm", or -1. */
 static int uverbs_index(const char *path)
 {
 	const char *p;
 
+	if (path && !strcmp(path, RDMA_CM_PATH) && sim_global.num_adapters)
+		return RDMA_CM_INDEX;
 	if (!path || strncmp(path, UVERBS_PATH, sizeof(UVERBS_PATH) - 1))
 		return -1;
 	p = path + sizeof(UVERBS_PATH) - 1;
@@ -298,6 +315,48 @@ static int uverbs_index(const char *path)
 	return p[0] - '0';
 }
 
+struct ucma_file *sim_ucma_file_of_fd(int fd)
+{
+	struct host_file *hf = fd_lookup(fd);
+
+	return hf ? hf->ucma : NULL;
+}
+
+static int open_rdma_cm(int flags)
+{
+	struct host_file *hf;
+	struct ucma_file *f;
+	struct stat st;
+	int fd;
+
+	fd = eventfd(0, (flags & O_CLOEXEC ? EFD_CLOEXEC : 0) |
+			(flags & O_NONBLOCK ? EFD_NONBLOCK : 0));
+	if (fd < 0)
+		return -1;
+	hf = fd < FD_TABLE_SIZE ? host_file_get() : NULL;
+	f = hf ? ucma_open(fd) : NULL;
+	if (!f) {
+		int err = fd >= FD_TABLE_SIZE ? EMFILE :
+			  hf ? ENODEV : ENOMEM;
+
+		if (hf)
+			host_file_release(hf);
+		get_close()(fd);
+		errno = err;
+		return -1;
+	}
+	hf->ucma = f;
+	if (!sim_sys(SYS_fstat, fd, &st, 0)) {
+		hf->st_dev = st.st_dev;
+		hf->st_ino = st.st_ino;
+	}
+	atomic_store(&hf->refs, 1);
+	/* What the number named before was closed unseen. */
+	host_file_put(atomic_exchange_explicit(&fd_table[fd], hf,
+					       memory_order_acq_rel));
+	return fd;
+}
+
 static int open_uverbs(int index, int flags)
 {
 	char name[32];
@@ -306,6 +365,8 @@ static int open_uverbs(int index, int flags)
 	struct stat st;
 	int fd;
 
+	if (index == RDMA_CM_INDEX)
+		return open_rdma_cm(flags);
 	snprintf(name, sizeof(name), "uverbs%d", index);
 	fd = memfd_create(name, flags & O_CLOEXEC ? MFD_CLOEXEC : 0);
 	if (fd < 0)
@@ -462,6 +523,8 @@ int __openat64_2(int dirfd, const char *path, int flags)
 
 static dev_t uverbs_rdev(unsigned int index)
 {
+	if (index == RDMA_CM_INDEX)
+		return makedev(RDMA_CM_MAJOR, RDMA_CM_MINOR);
 	return makedev(SIM_UVERBS_MAJOR, SIM_UVERBS_MINOR_BASE + index);
 }
 
@@ -487,7 +550,7 @@ static void uverbs_stat(unsigned int index, struct stat *st)
 static void patch_fd_stat(struct host_file *hf, struct stat *st)
 {
 	st->st_mode = S_IFCHR | 0666;
-	st->st_rdev = uverbs_rdev(hf->dev->index);
+	st->st_rdev = uverbs_rdev(hf->ucma ? RDMA_CM_INDEX : hf->dev->index);
 	st->st_size = 0;
 	st->st_blocks = 0;
 }
@@ -815,7 +878,8 @@ ssize_t write(int fd, const void *buf, size_t len)
 	if (!hf)
 		return get_write()(fd, buf, len);
 	/* -1 with errno set, as write() returns; a negative errno too. */
-	ret = uverbs_write(hf->file, buf, len);
+	ret = hf->ucma ? ucma_write(hf->ucma, fd, buf, len) :
+			 uverbs_write(hf->file, buf, len);
 	if (ret < -1) {
 		errno = (int)-ret;
 		return -1;
@@ -988,6 +1052,10 @@ static void *host_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		sim_mr_pin_give_up(addr, len);
 	if (fd >= 0 && !(flags & MAP_ANONYMOUS))
 		hf = fd_file(fd);
+	if (hf && hf->ucma) {
+		errno = ENODEV;		/* rdma_ucm has no mmap */
+		return MAP_FAILED;
+	}
 	if (hf)
 		return uar_mmap(hf, addr, len, prot, flags, off);
 	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE))

@@ -10,6 +10,11 @@
  * Its gid_attrs/types and gid_attrs/ndevs files are absent here; the
  * kernel fails reading them with EINVAL, and interpose.c turns the ENOENT
  * of an open under gid_attrs/ into that EINVAL.
+ *
+ * The ports' IP interface is the host's loopback "lo" (every simulated
+ * address is in 127/8): gid_attrs/ndevs names it and the PCI function
+ * has it under net/, as a NIC's driver shows its netdev. The rdma_cm
+ * character device (ucma.c) has its class/misc entry and ABI version.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +27,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+
+#include <rdma/rdma_user_cm.h>
 
 #include "sim.h"
 
@@ -158,6 +165,29 @@ static int write_pci(const char *root, const struct sim_dev *dev, char *pci,
 	return ret;
 }
 
+/* device/net/lo: the netdev the port's addresses belong to. */
+static int write_netdev(const char *pci)
+{
+	char net[PATH_MAX];
+	int ret, n;
+
+	n = snprintf(net, sizeof(net), "%s/net/lo", pci);
+	if (n < 0 || (size_t)n >= sizeof(net))
+		return -ENAMETOOLONG;
+	ret = mkdirf("%s/net", pci);
+	ret = ret ?: mkdirf("%s", net);
+	ret = ret ?: attr(net, "ifindex", "1\n");
+	ret = ret ?: attr(net, "iflink", "1\n");
+	ret = ret ?: attr(net, "type", "772\n");	/* ARPHRD_LOOPBACK */
+	ret = ret ?: attr(net, "address", "00:00:00:00:00:00\n");
+	ret = ret ?: attr(net, "mtu", "65536\n");
+	ret = ret ?: attr(net, "operstate", "unknown\n");
+	ret = ret ?: attr(net, "carrier", "1\n");
+	ret = ret ?: attr(net, "dev_id", "0x0\n");
+	ret = ret ?: attr(net, "dev_port", "0\n");
+	return ret;
+}
+
 static const char *gid_type_name(uint8_t type)
 {
 	return type == SIM_GID_TYPE_ROCE_V2 ? "RoCE v2" : "IB/RoCE v1";
@@ -238,6 +268,7 @@ static int write_adapter(const char *root, const struct sim_dev *dev)
 	int ret;
 
 	ret = write_pci(root, dev, pci, sizeof(pci));
+	ret = ret ?: write_netdev(pci);
 	if (ret)
 		return ret;
 
@@ -344,6 +375,14 @@ int sim_sysfs_write(void)
 	ret = ret ?: mkdirf("%s/class/infiniband_verbs", root);
 	ret = ret ?: attr(root, "class/infiniband_verbs/abi_version", "%d\n",
 			  IB_USER_VERBS_ABI_VERSION);
+	ret = ret ?: mkdirf("%s/class/misc", root);
+	ret = ret ?: mkdirf("%s/class/misc/rdma_cm", root);
+	ret = ret ?: attr(root, "class/misc/rdma_cm/abi_version", "%d\n",
+			  RDMA_USER_CM_ABI_VERSION);
+	ret = ret ?: attr(root, "class/misc/rdma_cm/dev", "10:58\n");
+	ret = ret ?: mkdirf("%s/class/infiniband_ucma", root);
+	ret = ret ?: attr(root, "class/infiniband_ucma/abi_version", "%d\n",
+			  RDMA_USER_CM_ABI_VERSION);
 	for (i = 0; !ret && i < sim_global.num_adapters; i++)
 		ret = write_adapter(root, &sim_devs[i]);
 	if (ret) {

@@ -200,3 +200,72 @@ provider_of() {
 	*) echo "$1" ;;
 	esac
 }
+
+# ---- rdma_cm pairs ----
+# rdma_cm servers listen on no TCP port. A server is up when its CM agent
+# answers for its address (an abstract socket "@pvrdma-sim-cm:RUNDIR/GID"),
+# and listens a moment later: a client can come too early and be rejected
+# for want of a listener (IB CM reason 8; "Connection refused" from
+# librdmacm's synchronous calls), as on real hosts. perftest -R has the
+# same race between its own two connections, and version 4.5-0.17 cannot
+# retry it. A refused client is not a result: the pair is started again.
+CM_REFUSED='REJECTED.*[^0-9]8([^0-9]|$)|UNREACHABLE.*[^0-9-]1([^0-9]|$)|Connection refused'
+
+# gid_hex_of_ipv4 A.B.C.D: the IPv4-mapped GID in 32 hex digits.
+gid_hex_of_ipv4() {
+	local IFS=.
+	# shellcheck disable=SC2086
+	set -- $1
+	printf '00000000000000000000ffff%02x%02x%02x%02x' "$1" "$2" "$3" "$4"
+}
+
+# wait_cm_agent IPV4 PID: until a CM agent of RUNDIR answers for IPV4, or
+# PID exited.
+wait_cm_agent() {
+	local name i=0
+	name="@pvrdma-sim-cm:$RUNDIR/$(gid_hex_of_ipv4 "$1")"
+	while [ "$i" -lt 600 ]; do
+		grep -qF -- "$name" /proc/net/unix && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# run_cm_pair SERVER_PROVIDER CLIENT_PROVIDER SERVER_IPV4 CLIENT_IPV4
+#             "SERVER CMD" "CLIENT CMD" ["SERVER SIM OPTS" "CLIENT SIM OPTS"]
+# As run_pair, for programs that connect through rdma_cm; each process
+# gets its address with --ipv4.
+run_cm_pair() {
+	local sprov=$1 cprov=$2 sip=$3 cip=$4 scmd=$5 ccmd=$6 spid tries=0
+	local sopts="--ipv4 $3 ${7:-}" copts="--ipv4 $4 ${8:-}"
+	while :; do
+		# shellcheck disable=SC2086
+		sim_start server "$sprov" "$sopts" $scmd
+		spid=$bg_pid
+		if ! wait_cm_agent "$sip" "$spid"; then
+			sim_wait "$spid"
+			server_rc=$rc
+			client_rc=-1
+			e2e_log "server never opened rdma_cm (exit $server_rc)"
+			return 0
+		fi
+		# shellcheck disable=SC2086
+		sim_run client "$cprov" "$copts" $ccmd
+		client_rc=$rc
+		if [ "$client_rc" -eq 0 ] || [ "$tries" -ge 10 ] ||
+		   ! grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out"; then
+			break
+		fi
+		tries=$((tries + 1))
+		e2e_log "client refused: no listener yet; starting the pair again"
+		kill -TERM -- "-$spid" 2>/dev/null
+		sim_wait "$spid"
+		mv "$RUNDIR/client.out" "$RUNDIR/client.refused$tries.out"
+		mv "$RUNDIR/server.out" "$RUNDIR/server.refused$tries.out"
+	done
+	sim_wait "$spid"
+	server_rc=$rc
+	e2e_log "server exit $server_rc, client exit $client_rc"
+}

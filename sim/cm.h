@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pvrdma-sim: the RDMA connection manager, as Linux's rdma_ucm + rdma_cm +
+ * ib_cm give it to librdmacm. The contract between its three parts:
+ *
+ *   ucma.c      the /dev/infiniband/rdma_cm file: command decoding, ids
+ *               by number, event queues, blocking and non-blocking reads
+ *   cm.c        the CM protocol between processes (REQ/REP/RTU, REJ,
+ *               DREQ/DREP, SIDR REQ/REP) and each id's connection state
+ *   cm_addr.c   addresses: which adapter owns an address, who on the
+ *               fabric owns a destination, where its CM agent listens
+ *
+ * All CM state of the process is guarded by cm_lock: commands take it,
+ * the agent thread (cm.c) takes it to act on what arrived. Events go to
+ * the id's file under the lock; a blocking GET_EVENT sleeps on the file's
+ * condition variable, and the file's fd (an eventfd) is readable while
+ * events wait, so poll/epoll/select work on it as on the kernel's.
+ */
+#ifndef PVRDMA_SIM_CM_H
+#define PVRDMA_SIM_CM_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <rdma/rdma_user_cm.h>
+
+#include "sim.h"
+
+#ifndef AF_IB
+#define AF_IB 27
+#endif
+
+/* The IB CM's private data sizes (IBTA 12.6) and rdma_cm's header in the
+ * REQ and SIDR REQ that carries the IP addresses. */
+#define CM_REQ_PRIVATE_DATA		92
+#define CM_REP_PRIVATE_DATA		196
+#define CM_REJ_PRIVATE_DATA		148
+#define CM_DREQ_PRIVATE_DATA		220
+#define CM_DREP_PRIVATE_DATA		224
+#define CM_SIDR_REQ_PRIVATE_DATA	216
+#define CM_SIDR_REP_PRIVATE_DATA	136
+#define CM_RDMA_HDR			36
+
+/* IB CM reject reasons and SIDR statuses rdma_cm uses. */
+#define CM_REJ_TIMEOUT			1
+#define CM_REJ_INVALID_SERVICE_ID	8
+#define CM_REJ_CONSUMER_DEFINED		28
+#define CM_REJ_VENDOR_OPTION		35
+#define CM_SIDR_SUCCESS			0
+#define CM_SIDR_UNSUPPORTED		1
+#define CM_SIDR_REJECT			2
+
+#define CM_UDP_QKEY			0x01234567u
+#define CM_HOP_LIMIT			64
+/* rdma_cm's packet life time on RoCE; the QP's ACK timeout follows. */
+#define CM_IBOE_PACKET_LIFETIME		18
+
+/* The kernel's enum rdma_cm_event_type (librdmacm's rdma_cma.h). */
+enum {
+	RDMA_CM_EVENT_ADDR_RESOLVED,
+	RDMA_CM_EVENT_ADDR_ERROR,
+	RDMA_CM_EVENT_ROUTE_RESOLVED,
+	RDMA_CM_EVENT_ROUTE_ERROR,
+	RDMA_CM_EVENT_CONNECT_REQUEST,
+	RDMA_CM_EVENT_CONNECT_RESPONSE,
+	RDMA_CM_EVENT_CONNECT_ERROR,
+	RDMA_CM_EVENT_UNREACHABLE,
+	RDMA_CM_EVENT_REJECTED,
+	RDMA_CM_EVENT_ESTABLISHED,
+	RDMA_CM_EVENT_DISCONNECTED,
+	RDMA_CM_EVENT_DEVICE_REMOVAL,
+	RDMA_CM_EVENT_MULTICAST_JOIN,
+	RDMA_CM_EVENT_MULTICAST_ERROR,
+	RDMA_CM_EVENT_ADDR_CHANGE,
+	RDMA_CM_EVENT_TIMEWAIT_EXIT,
+};
+
+enum cm_state {
+	CM_IDLE,		/* created */
+	CM_ADDR_BOUND,
+	CM_ADDR_RESOLVED,	/* ADDR_RESOLVED queued */
+	CM_ROUTE_RESOLVED,
+	CM_LISTEN,
+	CM_REQ_SENT,		/* active: REQ or SIDR REQ out */
+	CM_REP_RCVD,		/* active: CONNECT_RESPONSE queued */
+	CM_REQ_RCVD,		/* passive: CONNECT_REQUEST queued */
+	CM_REP_SENT,		/* passive: accepted, waiting for RTU */
+	CM_ESTABLISHED,
+	CM_DREQ_SENT,
+	CM_DREQ_RCVD,		/* DISCONNECTED queued, DREP owed */
+	CM_TIMEWAIT,		/* closed; after a disconnect, TIMEWAIT_EXIT
+				 * follows */
+	CM_UD_DONE,		/* SIDR exchange over */
+};
+
+struct ucma_file;
+
+struct cm_id {
+	uint32_t handle;		/* the ucma id */
+	uint64_t uid;			/* librdmacm's cookie */
+	struct ucma_file *file;
+	uint16_t ps;			/* RDMA_PS_* */
+	uint8_t qp_type;		/* IBV_QPT_RC or IBV_QPT_UD */
+	enum cm_state state;
+	bool child;			/* made by a connection request: it
+					 * holds no port of its own */
+	bool reported;			/* child: CONNECT_REQUEST delivered */
+	bool destroyed;
+	uint32_t events_reported;
+
+	struct sockaddr_storage src, dst;
+	struct sim_dev *dev;		/* bound adapter, NULL for a wildcard */
+	unsigned int sgid_index;
+	union ibv_gid sgid, dgid;
+	bool route_resolved;
+
+	/* SET_OPTION */
+	uint8_t tos;
+	bool tos_set;
+	bool reuseaddr;
+	bool afonly;
+	uint8_t ack_timeout;
+	bool ack_timeout_set;
+
+	/* listener */
+	int backlog;			/* CONNECT_REQUESTs it may have queued */
+
+	/* connection */
+	int sock;			/* to the peer's CM agent, -1 when none */
+	struct cm_id *listener;		/* child: its listen id until reported */
+	uint32_t local_qpn, remote_qpn;
+	uint32_t local_psn, remote_psn;
+	uint32_t qkey;
+	uint8_t responder_resources, initiator_depth;
+	uint8_t retry_count, rnr_retry_count, flow_control;
+	enum ibv_mtu mtu;
+	uint64_t deadline_ns;		/* CLOCK_MONOTONIC; 0 = no timer */
+	bool timewait_exit;		/* TIMEWAIT_EXIT due at the deadline */
+
+	struct cm_id *next;		/* every id of the process */
+};
+
+struct ucma_event {
+	struct ucma_event *next;
+	struct cm_id *id;		/* the id it is for */
+	struct cm_id *child;		/* CONNECT_REQUEST: the new id */
+	uint32_t mc_id;			/* multicast events: the join */
+	bool mc;
+	struct rdma_ucm_event_resp resp;
+};
+
+struct ucma_file {
+	int fd;				/* eventfd: readable while events wait */
+	pthread_cond_t cond;
+	struct ucma_event *head, *tail;
+	bool readable;
+	/* Commands running on the file: as in the kernel, a thread blocked
+	 * in GET_EVENT keeps the file open after its last fd is closed. */
+	unsigned int users;
+	bool closed;
+};
+
+/*
+ * How long a REQ, REP or DREQ waits for its answer before the CM gives up
+ * (UNREACHABLE, or DISCONNECTED for a DREQ, with -ETIMEDOUT): rdma_cm's
+ * response timeout (4.096 us << 20) times ib_cm's 15 retries and the
+ * first try. A variable so that tests can shorten it.
+ */
+extern uint64_t cm_response_timeout_ns;
+
+extern pthread_mutex_t cm_lock;
+extern struct cm_id *cm_ids;
+
+/* ---- ucma.c ---- */
+struct ucma_file *ucma_open(int fd);
+/* A command written to the file; fd is the one written to (its O_NONBLOCK
+ * decides whether GET_EVENT waits). Returns len or -errno. */
+ssize_t ucma_write(struct ucma_file *file, int fd, const void *buf,
+		   size_t len);
+void ucma_close(struct ucma_file *file);
+/* interpose.c: the rdma_cm file an fd is open on, or NULL. */
+struct ucma_file *sim_ucma_file_of_fd(int fd);
+
+/* Queues an event for id (cm_lock held); resp->uid and resp->id are set
+ * from the id. Returns the event for the caller to fill in more. */
+struct ucma_event *ucma_event_queue(struct cm_id *id, uint32_t event,
+				    int status);
+/* A new id for a connection request to listener, counted against its
+ * backlog; NULL when the backlog is full. */
+struct cm_id *ucma_child_alloc(struct cm_id *listener);
+/* Drops id's queued events (cm_lock held). */
+void ucma_event_drop_id(struct cm_id *id);
+
+/* ---- cm.c: the protocol (cm_lock held unless noted) ---- */
+/* Starts the agent of this process: listening sockets, thread. */
+int cm_agent_start(void);
+int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p);
+int cm_accept(struct cm_id *id, const struct rdma_ucm_conn_param *p);
+int cm_reject(struct cm_id *id, uint8_t reason, const uint8_t *pdata,
+	      uint8_t len);
+int cm_disconnect(struct cm_id *id);
+/* What destroying the id says to the peer; closes the connection. */
+void cm_destroy(struct cm_id *id);
+int cm_init_qp_attr(struct cm_id *id, uint32_t qp_state,
+		    struct ib_uverbs_qp_attr *attr);
+int cm_notify(struct cm_id *id, uint32_t event);
+uint32_t cm_random_psn(void);
+/* An ephemeral port, as the kernel picks them (32768..60999). */
+uint16_t cm_random_port(void);
+
+/* ---- cm_addr.c: addresses ---- */
+socklen_t cm_addr_len(const struct sockaddr *sa);
+bool cm_addr_any(const struct sockaddr *sa);
+/* A multicast group address: 224/4 or ff00::/8. */
+bool cm_addr_multicast(const struct sockaddr *sa);
+/* An address of the host's loopback interface: 127/8 or ::1. */
+bool cm_addr_loopback(const struct sockaddr *sa);
+uint16_t cm_addr_port(const struct sockaddr *sa);	/* host order */
+void cm_addr_set_port(struct sockaddr *sa, uint16_t port);
+/* The GID an IP address maps to on a RoCE port (IPv4-mapped for IPv4,
+ * the address itself for IPv6). False for other families. */
+bool cm_addr_gid(const struct sockaddr *sa, union ibv_gid *gid);
+/* The local adapter owning the address (and the GID index it is), or
+ * NULL. */
+struct sim_dev *cm_addr_local(const struct sockaddr *sa,
+			      unsigned int *gid_index);
+/* The adapter a wildcard source uses towards dst. */
+struct sim_dev *cm_addr_route(const struct sockaddr *dst,
+			      unsigned int *gid_index);
+/* Whether some adapter on the fabric (this process or another sharing the
+ * run directory) owns gid. */
+bool cm_addr_reachable(const union ibv_gid *gid);
+/* The abstract socket address of the CM agent answering for gid. */
+socklen_t cm_agent_sockaddr(const union ibv_gid *gid, struct sockaddr *sa);
+/* Listener lookup: whether a listen id bound to lsa takes a connection to
+ * dst (same port, same address or a wildcard of a compatible family). */
+bool cm_addr_listen_match(const struct sockaddr *lsa, bool afonly,
+			  const struct sockaddr *dst);
+
+#endif /* PVRDMA_SIM_CM_H */

@@ -1,0 +1,1205 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * pvrdma-sim rdma_cm: the /dev/infiniband/rdma_cm file, answered as Linux
+ * 6.1's rdma_ucm answers librdmacm (<rdma/rdma_user_cm.h>, ABI 4).
+ *
+ * A write() is one command: struct rdma_ucm_cmd_hdr, then hdr.in bytes of
+ * the command; responses go to the address the command names. Ids are
+ * numbered process-wide (the kernel's ctx_table) and belong to the file
+ * that created them; another file's id is EINVAL, an unknown one ENOENT.
+ * Errors are the kernel's: EINVAL for a bad header or a command in the
+ * wrong state, ENOSYS for a command rdma_ucm leaves out (GET_OPTION) or an
+ * unknown option, ENOSPC for a response buffer too small, EAGAIN for
+ * GET_EVENT on an O_NONBLOCK file with nothing queued.
+ *
+ * Events are queued per file in order. A CONNECT_REQUEST carries a new id
+ * that only becomes usable when the event is read (the kernel's
+ * ucma_finish_ctx); until then it counts against the listener's backlog.
+ * DESTROY_ID and LEAVE_MCAST return how many events were reported for the
+ * id, which librdmacm waits to see acknowledged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+
+#include "cm.h"
+
+pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
+struct cm_id *cm_ids;
+
+static struct sim_table id_table;
+static uint32_t id_next;
+
+#define UCMA_MAX_BACKLOG	1024
+#define UCMA_MAX_ID		0xffffffu
+
+/* ---- multicast joins (refused later by the device's attach) ---- */
+
+struct ucma_mc {
+	struct ucma_mc *next;
+	uint32_t handle;
+	uint64_t uid;
+	struct cm_id *id;
+	uint32_t events_reported;
+};
+
+static struct ucma_mc *mcs;
+static uint32_t mc_next;
+
+/* ---- helpers ---- */
+
+/*
+ * Responses go to an address the application gave: a bad one must be
+ * EFAULT, as copy_to_user() makes it, not a crash of the caller.
+ */
+static int copy_to_user(uint64_t ptr, const void *src, size_t len)
+{
+	struct iovec local = { (void *)src, len };
+	struct iovec remote = { (void *)(uintptr_t)ptr, len };
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	if (ptr < 4096)
+		return -EFAULT;
+	n = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+		memcpy((void *)(uintptr_t)ptr, src, len);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+static int copy_from_user(void *dst, uint64_t ptr, size_t len)
+{
+	struct iovec local = { dst, len };
+	struct iovec remote = { (void *)(uintptr_t)ptr, len };
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	if (ptr < 4096)
+		return -EFAULT;
+	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+		memcpy(dst, (void *)(uintptr_t)ptr, len);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+static void file_update_readiness(struct ucma_file *file)
+{
+	eventfd_t v;
+
+	if (file->head && !file->readable) {
+		eventfd_write(file->fd, 1);
+		file->readable = true;
+	} else if (!file->head && file->readable) {
+		eventfd_read(file->fd, &v);
+		file->readable = false;
+	}
+}
+
+static struct cm_id *id_get(struct ucma_file *file, uint32_t handle,
+			    int *err)
+{
+	struct cm_id *id = sim_table_get(&id_table, handle);
+
+	if (!id || id->destroyed || (id->listener && !id->reported)) {
+		*err = -ENOENT;
+		return NULL;
+	}
+	if (id->file != file) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	return id;
+}
+
+static struct cm_id *id_alloc(struct ucma_file *file, uint16_t ps,
+			      uint8_t qp_type)
+{
+	struct cm_id *id = calloc(1, sizeof(*id));
+
+	if (!id)
+		return NULL;
+	if (sim_table_alloc(&id_table, 0, UCMA_MAX_ID, &id_next, id,
+			    &id->handle)) {
+		free(id);
+		return NULL;
+	}
+	id->file = file;
+	id->ps = ps;
+	id->qp_type = qp_type;
+	id->sock = -1;
+	id->state = CM_IDLE;
+	id->mtu = IBV_MTU_1024;
+	id->next = cm_ids;
+	cm_ids = id;
+	return id;
+}
+
+static void id_free(struct cm_id *id)
+{
+	struct cm_id **p;
+
+	for (p = &cm_ids; *p; p = &(*p)->next)
+		if (*p == id) {
+			*p = id->next;
+			break;
+		}
+	sim_table_del(&id_table, id->handle);
+	free(id);
+}
+
+struct cm_id *ucma_child_alloc(struct cm_id *listener)
+{
+	struct cm_id *child;
+
+	if (listener->backlog <= 0)
+		return NULL;
+	child = id_alloc(listener->file, listener->ps, listener->qp_type);
+	if (!child)
+		return NULL;
+	child->listener = listener;
+	child->child = true;
+	child->reuseaddr = listener->reuseaddr;
+	child->tos = listener->tos;
+	child->tos_set = listener->tos_set;
+	child->ack_timeout = listener->ack_timeout;
+	child->ack_timeout_set = listener->ack_timeout_set;
+	listener->backlog--;
+	return child;
+}
+
+static void id_destroy(struct cm_id *id);
+
+/* The kernel's ucma_cleanup_events: a listener's unreported connection
+ * requests take their new ids with them. */
+void ucma_event_drop_id(struct cm_id *id)
+{
+	struct ucma_file *file = id->file;
+	struct ucma_event **p = &file->head, *e, *dropped = NULL;
+
+	file->tail = NULL;
+	while ((e = *p)) {
+		if (e->id == id && !e->mc) {
+			*p = e->next;
+			e->next = dropped;
+			dropped = e;
+			continue;
+		}
+		file->tail = e;
+		p = &e->next;
+	}
+	file_update_readiness(file);
+	/* Unlinked first: destroying a child edits the same queue. */
+	while ((e = dropped)) {
+		dropped = e->next;
+		if (e->child && !e->child->reported)
+			id_destroy(e->child);
+		free(e);
+	}
+}
+
+static void id_destroy(struct cm_id *id)
+{
+	struct ucma_mc **m = &mcs, *mc;
+
+	id->destroyed = true;
+	cm_destroy(id);
+	ucma_event_drop_id(id);
+	while ((mc = *m)) {
+		if (mc->id == id) {
+			*m = mc->next;
+			free(mc);
+			continue;
+		}
+		m = &mc->next;
+	}
+	id_free(id);
+}
+
+struct ucma_event *ucma_event_queue(struct cm_id *id, uint32_t event,
+				    int status)
+{
+	struct ucma_file *file = id->file;
+	struct ucma_event *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->id = id;
+	e->resp.uid = id->uid;
+	e->resp.id = id->handle;
+	e->resp.event = event;
+	e->resp.status = (uint32_t)status;
+	if (file->tail)
+		file->tail->next = e;
+	else
+		file->head = e;
+	file->tail = e;
+	file_update_readiness(file);
+	pthread_cond_broadcast(&file->cond);
+	return e;
+}
+
+/* ---- address binding (rdma_bind_addr) ---- */
+
+static bool port_in_use(const struct cm_id *self, const struct sockaddr *sa)
+{
+	const struct cm_id *id;
+	uint16_t port = cm_addr_port(sa);
+
+	for (id = cm_ids; id; id = id->next) {
+		const struct sockaddr *o = (const struct sockaddr *)&id->src;
+
+		if (id == self || id->destroyed || id->state == CM_IDLE ||
+		    id->ps != self->ps || !o->sa_family || id->child)
+			continue;
+		if (id->state != CM_LISTEN && self->state != CM_LISTEN &&
+		    id->reuseaddr && self->reuseaddr)
+			continue;
+		if (cm_addr_port(o) != port)
+			continue;
+		if (cm_addr_any(o) || cm_addr_any(sa) ||
+		    cm_addr_listen_match(o, false, sa))
+			return true;
+	}
+	return false;
+}
+
+static int bind_id(struct cm_id *id, const struct sockaddr *sa)
+{
+	struct sockaddr_storage ss;
+	struct sim_dev *dev = NULL;
+	unsigned int gid_index = 0;
+	socklen_t len = cm_addr_len(sa);
+	uint16_t port;
+	int tries;
+
+	if (id->state != CM_IDLE)
+		return -EINVAL;
+	if (!len)
+		return -EAFNOSUPPORT;
+	memset(&ss, 0, sizeof(ss));
+	memcpy(&ss, sa, len);
+	if (!cm_addr_any(sa)) {
+		if (sa->sa_family == AF_IB)
+			return -EINVAL;
+		dev = cm_addr_local(sa, &gid_index);
+		/* An address of lo (127/8, ::1) that no port has in its GID
+		 * table: no device; any other: not an address of the host. */
+		if (!dev)
+			return cm_addr_loopback(sa) ? -ENODEV : -EADDRNOTAVAIL;
+	}
+	port = cm_addr_port(sa);
+	if (sa->sa_family == AF_IB) {
+		/* A service id, not a port: nothing to allocate. */
+	} else if (port) {
+		if (port < 1024 && geteuid() != 0)
+			return -EACCES;
+		if (port_in_use(id, (struct sockaddr *)&ss))
+			return -EADDRINUSE;
+	} else {
+		for (tries = 0; tries < 1000; tries++) {
+			port = cm_random_port();
+			cm_addr_set_port((struct sockaddr *)&ss, port);
+			if (!port_in_use(id, (struct sockaddr *)&ss))
+				break;
+		}
+		if (tries == 1000)
+			return -EADDRNOTAVAIL;
+	}
+	id->src = ss;
+	id->dev = dev;
+	if (dev) {
+		id->sgid_index = gid_index;
+		id->sgid = dev->gid[gid_index];
+		id->mtu = dev->cfg.mtu;
+	}
+	id->state = CM_ADDR_BOUND;
+	return 0;
+}
+
+/* ---- address and route resolution ---- */
+
+static int resolve_addr(struct cm_id *id, const struct sockaddr *src,
+			const struct sockaddr *dst)
+{
+	socklen_t dlen = cm_addr_len(dst);
+	unsigned int gid_index;
+	struct sim_dev *dev;
+	int ret, status = 0;
+
+	if (!dlen)
+		return -EINVAL;
+	if (id->state == CM_IDLE) {
+		struct sockaddr_storage any;
+
+		if (!src || !src->sa_family) {
+			memset(&any, 0, sizeof(any));
+			any.ss_family = dst->sa_family;
+			src = (struct sockaddr *)&any;
+		}
+		ret = bind_id(id, src);
+		if (ret)
+			return ret;
+	}
+	if (id->state != CM_ADDR_BOUND)
+		return -EINVAL;
+	if (dst->sa_family == AF_IB)
+		return -EINVAL;	/* IB addressing needs an IB port */
+	memset(&id->dst, 0, sizeof(id->dst));
+	memcpy(&id->dst, dst, dlen);
+
+	if (!cm_addr_gid(dst, &id->dgid) || cm_addr_any(dst))
+		status = -EHOSTUNREACH;
+	else if (!cm_addr_multicast(dst) && !cm_addr_reachable(&id->dgid))
+		status = -EHOSTUNREACH;	/* a group needs no neighbour */
+	if (!status && !id->dev) {
+		dev = cm_addr_route(dst, &gid_index);
+		if (!dev) {
+			status = -ENODEV;
+		} else {
+			uint16_t port = cm_addr_port((struct sockaddr *)&id->src);
+
+			/* The wildcard source becomes the port's address. */
+			id->dev = dev;
+			id->sgid_index = gid_index;
+			id->sgid = dev->gid[gid_index];
+			id->mtu = dev->cfg.mtu;
+			if (id->src.ss_family == AF_INET) {
+				struct sockaddr_in *in = (void *)&id->src;
+
+				in->sin_addr.s_addr = dev->cfg.ipv4;
+			} else if (id->src.ss_family == AF_INET6) {
+				struct sockaddr_in6 *in6 = (void *)&id->src;
+
+				memcpy(&in6->sin6_addr, dev->gid[gid_index].raw,
+				       16);
+			}
+			cm_addr_set_port((struct sockaddr *)&id->src, port);
+		}
+	}
+	if (status) {
+		/* The kernel goes back to ADDR_BOUND and reports the error
+		 * as an event, not from the command. */
+		memset(&id->dst, 0, sizeof(id->dst));
+		return ucma_event_queue(id, RDMA_CM_EVENT_ADDR_ERROR, status) ?
+		       0 : -ENOMEM;
+	}
+	id->state = CM_ADDR_RESOLVED;
+	return ucma_event_queue(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0) ?
+	       0 : -ENOMEM;
+}
+
+static int resolve_route(struct cm_id *id)
+{
+	if (id->state != CM_ADDR_RESOLVED)
+		return -EINVAL;
+	id->state = CM_ROUTE_RESOLVED;
+	id->route_resolved = true;
+	return ucma_event_queue(id, RDMA_CM_EVENT_ROUTE_RESOLVED, 0) ?
+	       0 : -ENOMEM;
+}
+
+/* ---- queries ---- */
+
+static void fill_path(const struct cm_id *id, struct ib_user_path_rec *p)
+{
+	memset(p, 0, sizeof(*p));
+	memcpy(p->dgid, id->dgid.raw, 16);
+	memcpy(p->sgid, id->sgid.raw, 16);
+	p->pkey = htobe16(0xffff);
+	p->hop_limit = CM_HOP_LIMIT;
+	p->traffic_class = id->tos;
+	p->reversible = 1;
+	p->numb_path = 1;
+	p->mtu_selector = 2;
+	p->mtu = id->mtu;
+	p->rate_selector = 2;
+	p->rate = 7;	/* 40 Gb/s, as the port reports */
+	p->packet_life_time_selector = 2;
+	p->packet_life_time = CM_IBOE_PACKET_LIFETIME;
+}
+
+static uint32_t ibdev_index(const struct cm_id *id)
+{
+	return id->dev ? id->dev->index + 1 : 0;
+}
+
+static int query_route(struct cm_id *id, uint64_t response, uint16_t out)
+{
+	struct rdma_ucm_query_route_resp resp;
+
+	if (out < offsetof(struct rdma_ucm_query_route_resp, ibdev_index))
+		return -ENOSPC;
+	memset(&resp, 0, sizeof(resp));
+	memcpy(&resp.src_addr, &id->src,
+	       id->src.ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+	       sizeof(resp.src_addr));
+	memcpy(&resp.dst_addr, &id->dst,
+	       id->dst.ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+	       sizeof(resp.dst_addr));
+	if (id->dev) {
+		resp.node_guid = id->dev->node_guid;
+		resp.port_num = 1;
+		resp.ibdev_index = ibdev_index(id);
+		fill_path(id, &resp.ib_route[0]);
+		resp.num_paths = id->route_resolved ? 1 : 0;
+	}
+	return copy_to_user(response, &resp,
+			    out < sizeof(resp) ? out : sizeof(resp));
+}
+
+static int query_addr(struct cm_id *id, uint64_t response, uint16_t out)
+{
+	struct rdma_ucm_query_addr_resp resp;
+
+	if (out < offsetof(struct rdma_ucm_query_addr_resp, ibdev_index))
+		return -ENOSPC;
+	memset(&resp, 0, sizeof(resp));
+	resp.src_size = (uint16_t)cm_addr_len((struct sockaddr *)&id->src);
+	resp.dst_size = (uint16_t)cm_addr_len((struct sockaddr *)&id->dst);
+	memcpy(&resp.src_addr, &id->src, resp.src_size);
+	memcpy(&resp.dst_addr, &id->dst, resp.dst_size);
+	if (id->dev) {
+		resp.node_guid = id->dev->node_guid;
+		resp.port_num = 1;
+		resp.pkey = 0xffff;
+		resp.ibdev_index = ibdev_index(id);
+	}
+	return copy_to_user(response, &resp,
+			    out < sizeof(resp) ? out : sizeof(resp));
+}
+
+struct sockaddr_ib_gid {	/* <rdma/ib.h>'s sockaddr_ib */
+	unsigned short sib_family;
+	uint16_t sib_pkey;
+	uint32_t sib_flowinfo;
+	uint8_t sib_addr[16];
+	uint64_t sib_sid;
+	uint64_t sib_sid_mask;
+	uint64_t sib_scope_id;
+};
+
+static void gid_sockaddr(const union ibv_gid *gid, uint16_t port,
+			 uint16_t ps, struct sockaddr_ib_gid *sib)
+{
+	memset(sib, 0, sizeof(*sib));
+	sib->sib_family = AF_IB;
+	sib->sib_pkey = htobe16(0xffff);
+	memcpy(sib->sib_addr, gid->raw, 16);
+	sib->sib_sid = htobe64(((uint64_t)ps << 16) | port);
+	sib->sib_sid_mask = htobe64(~0ull);
+}
+
+static int query_gid(struct cm_id *id, uint64_t response, uint16_t out)
+{
+	struct rdma_ucm_query_addr_resp resp;
+	struct sockaddr_ib_gid sib;
+
+	if (out < offsetof(struct rdma_ucm_query_addr_resp, ibdev_index))
+		return -ENOSPC;
+	memset(&resp, 0, sizeof(resp));
+	if (id->dev) {
+		resp.node_guid = id->dev->node_guid;
+		resp.port_num = 1;
+		resp.pkey = 0xffff;
+		resp.ibdev_index = ibdev_index(id);
+	}
+	gid_sockaddr(&id->sgid, cm_addr_port((struct sockaddr *)&id->src),
+		     id->ps, &sib);
+	memcpy(&resp.src_addr, &sib, sizeof(sib));
+	gid_sockaddr(&id->dgid, cm_addr_port((struct sockaddr *)&id->dst),
+		     id->ps, &sib);
+	memcpy(&resp.dst_addr, &sib, sizeof(sib));
+	resp.src_size = resp.dst_size = sizeof(sib);
+	return copy_to_user(response, &resp,
+			    out < sizeof(resp) ? out : sizeof(resp));
+}
+
+/* The SA path record in wire order, as struct ib_path_rec_data holds it. */
+struct path_record {
+	uint64_t service_id;
+	uint8_t dgid[16];
+	uint8_t sgid[16];
+	uint16_t dlid;
+	uint16_t slid;
+	uint32_t flowlabel_hoplimit;
+	uint8_t tclass;
+	uint8_t reversible_numpath;
+	uint16_t pkey;
+	uint16_t qosclass_sl;
+	uint8_t mtu;
+	uint8_t rate;
+	uint8_t packetlifetime;
+	uint8_t preference;
+	uint8_t reserved[6];
+};
+
+#define PATH_GMP		(1u << 0)
+#define PATH_PRIMARY		(1u << 1)
+#define PATH_BIDIRECTIONAL	((1u << 2) | (1u << 3))
+
+static int query_path(struct cm_id *id, uint64_t response, uint16_t out)
+{
+	struct {
+		struct rdma_ucm_query_path_resp hdr;
+		struct ib_path_rec_data data;
+	} resp;
+	struct path_record rec;
+	size_t len = sizeof(resp.hdr);
+
+	if (out < sizeof(resp.hdr))
+		return -ENOSPC;
+	memset(&resp, 0, sizeof(resp));
+	if (id->dev && id->route_resolved &&
+	    out >= sizeof(resp.hdr) + sizeof(resp.data)) {
+		memset(&rec, 0, sizeof(rec));
+		rec.service_id = htobe64(((uint64_t)id->ps << 16) |
+			cm_addr_port((struct sockaddr *)&id->dst));
+		memcpy(rec.dgid, id->dgid.raw, 16);
+		memcpy(rec.sgid, id->sgid.raw, 16);
+		rec.flowlabel_hoplimit = htobe32(CM_HOP_LIMIT);
+		rec.tclass = id->tos;
+		rec.reversible_numpath = 0x80 | 1;
+		rec.pkey = htobe16(0xffff);
+		rec.mtu = (2u << 6) | id->mtu;
+		rec.rate = (2u << 6) | 7;
+		rec.packetlifetime = (2u << 6) | CM_IBOE_PACKET_LIFETIME;
+		resp.hdr.num_paths = 1;
+		resp.data.flags = PATH_GMP | PATH_PRIMARY | PATH_BIDIRECTIONAL;
+		memcpy(resp.data.path_rec, &rec, sizeof(rec));
+		len += sizeof(resp.data);
+	}
+	return copy_to_user(response, &resp, len);
+}
+
+/* ---- options ---- */
+
+static int set_option(struct cm_id *id, const struct rdma_ucm_set_option *c)
+{
+	uint8_t buf[64];
+	int ret;
+
+	if (c->optlen > sizeof(buf) && c->level == RDMA_OPTION_ID)
+		return -EINVAL;
+	if (c->level == RDMA_OPTION_IB) {
+		if (c->optname != RDMA_OPTION_IB_PATH)
+			return -ENOSYS;
+		if (!c->optlen || c->optlen % sizeof(struct ib_path_rec_data))
+			return -EINVAL;
+		/* A path for a RoCE id: the route is the address's own. */
+		if (id->state != CM_ADDR_RESOLVED)
+			return -EINVAL;
+		return resolve_route(id);
+	}
+	if (c->level != RDMA_OPTION_ID)
+		return -ENOSYS;
+	ret = copy_from_user(buf, c->optval, c->optlen);
+	if (ret)
+		return ret;
+	switch (c->optname) {
+	case RDMA_OPTION_ID_TOS:
+		if (c->optlen != sizeof(uint8_t))
+			return -EINVAL;
+		id->tos = buf[0];
+		id->tos_set = true;
+		return 0;
+	case RDMA_OPTION_ID_REUSEADDR: {
+		int v;
+
+		if (c->optlen != sizeof(int))
+			return -EINVAL;
+		memcpy(&v, buf, sizeof(v));
+		if (!((v && id->state != CM_LISTEN) || id->state == CM_IDLE))
+			return -EINVAL;
+		id->reuseaddr = v != 0;
+		return 0;
+	}
+	case RDMA_OPTION_ID_AFONLY: {
+		int v;
+
+		if (c->optlen != sizeof(int))
+			return -EINVAL;
+		if (id->state != CM_IDLE && id->state != CM_ADDR_BOUND)
+			return -EINVAL;
+		memcpy(&v, buf, sizeof(v));
+		id->afonly = v != 0;
+		return 0;
+	}
+	case RDMA_OPTION_ID_ACK_TIMEOUT:
+		if (c->optlen != sizeof(uint8_t))
+			return -EINVAL;
+		id->ack_timeout = buf[0];
+		id->ack_timeout_set = true;
+		return 0;
+	default:
+		return -ENOSYS;
+	}
+}
+
+/* ---- events ---- */
+
+static int get_event(struct ucma_file *file, int fd, uint64_t response,
+		     uint16_t out)
+{
+	struct ucma_event *e;
+	struct ucma_mc *mc;
+	size_t len;
+	int ret, fl;
+
+	if (out < sizeof(struct rdma_ucm_event_resp) - sizeof(uint32_t) -
+		  sizeof(struct rdma_ucm_ece))
+		return -ENOSPC;
+	/*
+	 * O_NONBLOCK of the open file, read while the fd is surely it: once
+	 * waiting, another thread may close the fd and its number be reused
+	 * (the kernel's waiter keeps the file, and so does this one).
+	 */
+	fl = fcntl(fd, F_GETFL);
+	while (!file->head) {
+		if (fl >= 0 && (fl & O_NONBLOCK))
+			return -EAGAIN;
+		pthread_cond_wait(&file->cond, &cm_lock);
+	}
+	e = file->head;
+	len = out < sizeof(e->resp) ? out : sizeof(e->resp);
+	ret = copy_to_user(response, &e->resp, len);
+	if (ret)
+		return ret;
+	file->head = e->next;
+	if (!file->head)
+		file->tail = NULL;
+	file_update_readiness(file);
+	if (e->mc) {
+		for (mc = mcs; mc; mc = mc->next)
+			if (mc->handle == e->mc_id)
+				mc->events_reported++;
+	} else {
+		e->id->events_reported++;
+	}
+	if (e->child) {
+		e->child->reported = true;
+		e->child->listener = NULL;
+		e->id->backlog++;
+	}
+	free(e);
+	return 0;
+}
+
+/* ---- multicast ---- */
+
+static int join_mcast(struct ucma_file *file, struct cm_id *id,
+		      uint64_t uid, const struct sockaddr *addr,
+		      uint64_t response, uint16_t out)
+{
+	struct rdma_ucm_create_id_resp resp;
+	struct ucma_event *e;
+	struct ucma_mc *mc;
+	union ibv_gid mgid;
+	int ret;
+
+	(void)file;
+	if (out < sizeof(resp))
+		return -ENOSPC;
+	if (!cm_addr_len(addr))
+		return -EINVAL;
+	if (id->state != CM_ADDR_BOUND && id->state != CM_ADDR_RESOLVED &&
+	    id->state != CM_ROUTE_RESOLVED)
+		return -EINVAL;
+	if (id->qp_type != IBV_QPT_UD || cm_addr_any(addr) || !id->dev)
+		return -EINVAL;
+	mc = calloc(1, sizeof(*mc));
+	if (!mc)
+		return -ENOMEM;
+	mc->handle = mc_next++;
+	mc->uid = uid;
+	mc->id = id;
+	resp.id = mc->handle;
+	ret = copy_to_user(response, &resp, sizeof(resp));
+	if (ret) {
+		free(mc);
+		return ret;
+	}
+	mc->next = mcs;
+	mcs = mc;
+	/*
+	 * The join itself succeeds on a RoCE port; the device has no
+	 * multicast groups (max_mcast_grp 0), so attaching the QP to the
+	 * group fails and librdmacm reports MULTICAST_ERROR.
+	 */
+	cm_addr_gid(addr, &mgid);
+	e = ucma_event_queue(id, RDMA_CM_EVENT_MULTICAST_JOIN, 0);
+	if (!e)
+		return 0;
+	e->mc = true;
+	e->mc_id = mc->handle;
+	e->resp.uid = uid;
+	e->resp.id = mc->handle;
+	e->resp.param.ud.qp_num = 0xffffff;
+	e->resp.param.ud.qkey = CM_UDP_QKEY;
+	memcpy(e->resp.param.ud.ah_attr.grh.dgid, mgid.raw, 16);
+	e->resp.param.ud.ah_attr.grh.sgid_index = (uint8_t)id->sgid_index;
+	e->resp.param.ud.ah_attr.grh.hop_limit = CM_HOP_LIMIT;
+	e->resp.param.ud.ah_attr.is_global = 1;
+	e->resp.param.ud.ah_attr.port_num = 1;
+	return 0;
+}
+
+static int leave_mcast(struct ucma_file *file, uint32_t handle,
+		       uint64_t response, uint16_t out)
+{
+	struct rdma_ucm_destroy_id_resp resp;
+	struct ucma_mc **p, *mc;
+	struct ucma_event **ep, *e;
+
+	if (out < sizeof(resp))
+		return -ENOSPC;
+	for (p = &mcs; (mc = *p); p = &mc->next)
+		if (mc->handle == handle)
+			break;
+	if (!mc)
+		return -ENOENT;
+	if (mc->id->file != file)
+		return -EINVAL;
+	*p = mc->next;
+	ep = &file->head;
+	file->tail = NULL;
+	while ((e = *ep)) {
+		if (e->mc && e->mc_id == handle) {
+			*ep = e->next;
+			free(e);
+			continue;
+		}
+		file->tail = e;
+		ep = &e->next;
+	}
+	file_update_readiness(file);
+	resp.events_reported = mc->events_reported;
+	free(mc);
+	return copy_to_user(response, &resp, sizeof(resp));
+}
+
+/* ---- migrate ---- */
+
+/*
+ * Written to the file the id moves to; c->fd is the file it is on now
+ * (the kernel's order: the new file takes it from the current one).
+ */
+static int migrate_id(struct ucma_file *to,
+		      const struct rdma_ucm_migrate_id *c, uint16_t out)
+{
+	struct rdma_ucm_migrate_resp resp;
+	struct ucma_file *from = sim_ucma_file_of_fd((int)c->fd);
+	struct ucma_event **p, *e;
+	struct cm_id *id;
+	int ret;
+
+	if (out < sizeof(resp))
+		return -ENOSPC;
+	if (!from)
+		return fcntl((int)c->fd, F_GETFD) < 0 ? -ENOENT : -EINVAL;
+	id = id_get(from, c->id, &ret);
+	if (!id)
+		return ret;
+	resp.events_reported = id->events_reported;
+	if (to != from) {
+		/* The id's queued events move with it, in order. */
+		p = &from->head;
+		from->tail = NULL;
+		while ((e = *p)) {
+			if (e->id == id) {
+				*p = e->next;
+				e->next = NULL;
+				if (to->tail)
+					to->tail->next = e;
+				else
+					to->head = e;
+				to->tail = e;
+				continue;
+			}
+			from->tail = e;
+			p = &e->next;
+		}
+		id->file = to;
+		file_update_readiness(from);
+		file_update_readiness(to);
+		pthread_cond_broadcast(&to->cond);
+	}
+	return copy_to_user(c->response, &resp, sizeof(resp));
+}
+
+/* ---- the file ---- */
+
+/* interpose.c has the fd table; alone (unit tests) no fd is a file. */
+__attribute__((weak)) struct ucma_file *sim_ucma_file_of_fd(int fd)
+{
+	(void)fd;
+	return NULL;
+}
+
+struct ucma_file *ucma_open(int fd)
+{
+	struct ucma_file *file = calloc(1, sizeof(*file));
+
+	if (!file)
+		return NULL;
+	file->fd = fd;
+	pthread_cond_init(&file->cond, NULL);
+	pthread_mutex_lock(&cm_lock);
+	if (cm_agent_start()) {
+		pthread_mutex_unlock(&cm_lock);
+		pthread_cond_destroy(&file->cond);
+		free(file);
+		errno = ENODEV;
+		return NULL;
+	}
+	pthread_mutex_unlock(&cm_lock);
+	return file;
+}
+
+/* The last reference to the file went (cm_lock held): its ids go. */
+static void file_release(struct ucma_file *file)
+{
+	struct cm_id *id;
+	struct ucma_event *e;
+
+	/* Destroying one id can destroy others (a listener's unreported
+	 * requests): start over after each. */
+	do {
+		for (id = cm_ids; id; id = id->next)
+			if (id->file == file)
+				break;
+		if (id)
+			id_destroy(id);
+	} while (id);
+	while ((e = file->head)) {
+		file->head = e->next;
+		free(e);
+	}
+}
+
+void ucma_close(struct ucma_file *file)
+{
+	bool last;
+
+	pthread_mutex_lock(&cm_lock);
+	file->closed = true;
+	last = !file->users;
+	if (last)
+		file_release(file);
+	pthread_mutex_unlock(&cm_lock);
+	if (last) {
+		pthread_cond_destroy(&file->cond);
+		free(file);
+	}
+}
+
+#define CMD(type, var)							\
+	type var;							\
+	memset(&var, 0, sizeof(var));					\
+	memcpy(&var, in, in_len < sizeof(var) ? in_len : sizeof(var))
+
+static int dispatch(struct ucma_file *file, int fd, uint32_t cmd,
+		    const uint8_t *in, size_t in_len, uint16_t out)
+{
+	struct cm_id *id;
+	int ret = 0;
+
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_CREATE_ID: {
+		CMD(struct rdma_ucm_create_id, c);
+		struct rdma_ucm_create_id_resp resp;
+		uint8_t qp_type;
+
+		if (out < sizeof(resp))
+			return -ENOSPC;
+		switch (c.ps) {
+		case RDMA_PS_TCP:
+			qp_type = IBV_QPT_RC;
+			break;
+		case RDMA_PS_UDP:
+		case RDMA_PS_IPOIB:
+			qp_type = IBV_QPT_UD;
+			break;
+		case RDMA_PS_IB:
+			qp_type = c.qp_type;
+			break;
+		default:
+			return -EINVAL;
+		}
+		id = id_alloc(file, c.ps, qp_type);
+		if (!id)
+			return -ENOMEM;
+		id->uid = c.uid;
+		resp.id = id->handle;
+		ret = copy_to_user(c.response, &resp, sizeof(resp));
+		if (ret)
+			id_destroy(id);
+		return ret;
+	}
+	case RDMA_USER_CM_CMD_DESTROY_ID: {
+		CMD(struct rdma_ucm_destroy_id, c);
+		struct rdma_ucm_destroy_id_resp resp;
+
+		if (out < sizeof(resp))
+			return -ENOSPC;
+		id = id_get(file, c.id, &ret);
+		if (!id)
+			return ret;
+		resp.events_reported = id->events_reported;
+		id_destroy(id);
+		return copy_to_user(c.response, &resp, sizeof(resp));
+	}
+	case RDMA_USER_CM_CMD_BIND_IP: {
+		CMD(struct rdma_ucm_bind_ip, c);
+
+		if (c.addr.sin6_family != AF_INET &&
+		    c.addr.sin6_family != AF_INET6)
+			return -EINVAL;
+		id = id_get(file, c.id, &ret);
+		return id ? bind_id(id, (struct sockaddr *)&c.addr) : ret;
+	}
+	case RDMA_USER_CM_CMD_BIND: {
+		CMD(struct rdma_ucm_bind, c);
+
+		if (c.reserved || !c.addr_size ||
+		    c.addr_size != cm_addr_len((struct sockaddr *)&c.addr))
+			return -EINVAL;
+		id = id_get(file, c.id, &ret);
+		return id ? bind_id(id, (struct sockaddr *)&c.addr) : ret;
+	}
+	case RDMA_USER_CM_CMD_RESOLVE_IP: {
+		CMD(struct rdma_ucm_resolve_ip, c);
+
+		if ((c.src_addr.sin6_family &&
+		     !cm_addr_len((struct sockaddr *)&c.src_addr)) ||
+		    !cm_addr_len((struct sockaddr *)&c.dst_addr))
+			return -EINVAL;
+		id = id_get(file, c.id, &ret);
+		return id ? resolve_addr(id, (struct sockaddr *)&c.src_addr,
+					 (struct sockaddr *)&c.dst_addr) : ret;
+	}
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR: {
+		CMD(struct rdma_ucm_resolve_addr, c);
+
+		if (c.reserved ||
+		    (c.src_size &&
+		     c.src_size != cm_addr_len((struct sockaddr *)&c.src_addr)) ||
+		    !c.dst_size ||
+		    c.dst_size != cm_addr_len((struct sockaddr *)&c.dst_addr))
+			return -EINVAL;
+		id = id_get(file, c.id, &ret);
+		return id ? resolve_addr(id, c.src_size ?
+					 (struct sockaddr *)&c.src_addr : NULL,
+					 (struct sockaddr *)&c.dst_addr) : ret;
+	}
+	case RDMA_USER_CM_CMD_RESOLVE_ROUTE: {
+		CMD(struct rdma_ucm_resolve_route, c);
+
+		id = id_get(file, c.id, &ret);
+		return id ? resolve_route(id) : ret;
+	}
+	case RDMA_USER_CM_CMD_QUERY_ROUTE: {
+		CMD(struct rdma_ucm_query, c);
+
+		id = id_get(file, c.id, &ret);
+		return id ? query_route(id, c.response, out) : ret;
+	}
+	case RDMA_USER_CM_CMD_QUERY: {
+		CMD(struct rdma_ucm_query, c);
+
+		id = id_get(file, c.id, &ret);
+		if (!id)
+			return ret;
+		switch (c.option) {
+		case RDMA_USER_CM_QUERY_ADDR:
+			return query_addr(id, c.response, out);
+		case RDMA_USER_CM_QUERY_PATH:
+			return query_path(id, c.response, out);
+		case RDMA_USER_CM_QUERY_GID:
+			return query_gid(id, c.response, out);
+		default:
+			return -ENOSYS;
+		}
+	}
+	case RDMA_USER_CM_CMD_CONNECT: {
+		CMD(struct rdma_ucm_connect, c);
+
+		if (!c.conn_param.valid)
+			return -EINVAL;
+		id = id_get(file, c.id, &ret);
+		return id ? cm_connect(id, &c.conn_param) : ret;
+	}
+	case RDMA_USER_CM_CMD_LISTEN: {
+		CMD(struct rdma_ucm_listen, c);
+
+		id = id_get(file, c.id, &ret);
+		if (!id)
+			return ret;
+		if (id->state == CM_IDLE) {
+			struct sockaddr_in any = { .sin_family = AF_INET };
+
+			ret = bind_id(id, (struct sockaddr *)&any);
+			if (ret)
+				return ret;
+		}
+		if (id->state != CM_ADDR_BOUND && id->state != CM_LISTEN)
+			return -EINVAL;
+		if (id->state == CM_ADDR_BOUND && !id->reuseaddr) {
+			/* A listener needs its port to itself. */
+			id->state = CM_LISTEN;
+			if (port_in_use(id, (struct sockaddr *)&id->src)) {
+				id->state = CM_ADDR_BOUND;
+				return -EADDRINUSE;
+			}
+		}
+		id->state = CM_LISTEN;
+		id->backlog = (int)c.backlog <= 0 ||
+			      c.backlog > UCMA_MAX_BACKLOG ?
+			      UCMA_MAX_BACKLOG : (int)c.backlog;
+		return 0;
+	}
+	case RDMA_USER_CM_CMD_ACCEPT: {
+		CMD(struct rdma_ucm_accept, c);
+
+		id = id_get(file, c.id, &ret);
+		if (!id)
+			return ret;
+		if (c.conn_param.valid) {
+			ret = cm_accept(id, &c.conn_param);
+			if (!ret)
+				id->uid = c.uid;
+			return ret;
+		}
+		return cm_accept(id, NULL);
+	}
+	case RDMA_USER_CM_CMD_REJECT: {
+		CMD(struct rdma_ucm_reject, c);
+
+		if (!c.reason)
+			c.reason = CM_REJ_CONSUMER_DEFINED;
+		if (c.reason != CM_REJ_CONSUMER_DEFINED &&
+		    c.reason != CM_REJ_VENDOR_OPTION)
+			return -EINVAL;
+		id = id_get(file, c.id, &ret);
+		return id ? cm_reject(id, c.reason, c.private_data,
+				      c.private_data_len) : ret;
+	}
+	case RDMA_USER_CM_CMD_DISCONNECT: {
+		CMD(struct rdma_ucm_disconnect, c);
+
+		id = id_get(file, c.id, &ret);
+		return id ? cm_disconnect(id) : ret;
+	}
+	case RDMA_USER_CM_CMD_INIT_QP_ATTR: {
+		CMD(struct rdma_ucm_init_qp_attr, c);
+		struct ib_uverbs_qp_attr resp;
+
+		if (out < sizeof(resp))
+			return -ENOSPC;
+		if (c.qp_state > IBV_QPS_ERR)
+			return -EINVAL;
+		id = id_get(file, c.id, &ret);
+		if (!id)
+			return ret;
+		memset(&resp, 0, sizeof(resp));
+		ret = cm_init_qp_attr(id, c.qp_state, &resp);
+		return ret ? ret : copy_to_user(c.response, &resp,
+						sizeof(resp));
+	}
+	case RDMA_USER_CM_CMD_GET_EVENT: {
+		CMD(struct rdma_ucm_get_event, c);
+
+		return get_event(file, fd, c.response, out);
+	}
+	case RDMA_USER_CM_CMD_SET_OPTION: {
+		CMD(struct rdma_ucm_set_option, c);
+
+		id = id_get(file, c.id, &ret);
+		return id ? set_option(id, &c) : ret;
+	}
+	case RDMA_USER_CM_CMD_NOTIFY: {
+		CMD(struct rdma_ucm_notify, c);
+
+		id = id_get(file, c.id, &ret);
+		return id ? cm_notify(id, c.event) : ret;
+	}
+	case RDMA_USER_CM_CMD_JOIN_IP_MCAST: {
+		CMD(struct rdma_ucm_join_ip_mcast, c);
+
+		id = id_get(file, c.id, &ret);
+		return id ? join_mcast(file, id, c.uid,
+				       (struct sockaddr *)&c.addr, c.response,
+				       out) : ret;
+	}
+	case RDMA_USER_CM_CMD_JOIN_MCAST: {
+		CMD(struct rdma_ucm_join_mcast, c);
+
+		if (c.addr_size != cm_addr_len((struct sockaddr *)&c.addr) ||
+		    c.join_flags >= RDMA_MC_JOIN_FLAG_RESERVED)
+			return -EINVAL;
+		id = id_get(file, c.id, &ret);
+		return id ? join_mcast(file, id, c.uid,
+				       (struct sockaddr *)&c.addr, c.response,
+				       out) : ret;
+	}
+	case RDMA_USER_CM_CMD_LEAVE_MCAST: {
+		CMD(struct rdma_ucm_destroy_id, c);
+
+		return leave_mcast(file, c.id, c.response, out);
+	}
+	case RDMA_USER_CM_CMD_MIGRATE_ID: {
+		CMD(struct rdma_ucm_migrate_id, c);
+
+		return migrate_id(file, &c, out);
+	}
+	case RDMA_USER_CM_CMD_GET_OPTION:
+	default:
+		return -ENOSYS;
+	}
+}
+
+ssize_t ucma_write(struct ucma_file *file, int fd, const void *buf,
+		   size_t len)
+{
+	struct rdma_ucm_cmd_hdr hdr;
+	bool last;
+	int ret;
+
+	if (len < sizeof(hdr))
+		return -EINVAL;
+	memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.cmd > RDMA_USER_CM_CMD_JOIN_MCAST)
+		return -EINVAL;
+	if (hdr.in + sizeof(hdr) > len)
+		return -EINVAL;
+	pthread_mutex_lock(&cm_lock);
+	if (file->closed) {
+		pthread_mutex_unlock(&cm_lock);
+		return -EBADF;
+	}
+	file->users++;
+	ret = dispatch(file, fd, hdr.cmd, (const uint8_t *)buf + sizeof(hdr),
+		       hdr.in, hdr.out);
+	last = !--file->users && file->closed;
+	if (last)
+		file_release(file);
+	pthread_mutex_unlock(&cm_lock);
+	if (last) {
+		pthread_cond_destroy(&file->cond);
+		free(file);
+	}
+	return ret ? ret : (ssize_t)len;
+}
