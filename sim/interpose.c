@@ -315,6 +315,25 @@ static int uverbs_index(const char *path)
 	return p[0] - '0';
 }
 
+/*
+ * fd now names hf's open file, known by what fstat says of it; hf holds
+ * the one reference of the fd. What the number named before was closed
+ * unseen.
+ */
+static int fd_install(int fd, struct host_file *hf)
+{
+	struct stat st;
+
+	if (!sim_sys(SYS_fstat, fd, &st, 0)) {
+		hf->st_dev = st.st_dev;
+		hf->st_ino = st.st_ino;
+	}
+	atomic_store(&hf->refs, 1);
+	host_file_put(atomic_exchange_explicit(&fd_table[fd], hf,
+					       memory_order_acq_rel));
+	return fd;
+}
+
 struct ucma_file *sim_ucma_file_of_fd(int fd)
 {
 	struct host_file *hf = fd_lookup(fd);
@@ -326,7 +345,6 @@ static int open_rdma_cm(int flags)
 {
 	struct host_file *hf;
 	struct ucma_file *f;
-	struct stat st;
 	int fd;
 
 	fd = eventfd(0, (flags & O_CLOEXEC ? EFD_CLOEXEC : 0) |
@@ -346,15 +364,7 @@ static int open_rdma_cm(int flags)
 		return -1;
 	}
 	hf->ucma = f;
-	if (!sim_sys(SYS_fstat, fd, &st, 0)) {
-		hf->st_dev = st.st_dev;
-		hf->st_ino = st.st_ino;
-	}
-	atomic_store(&hf->refs, 1);
-	/* What the number named before was closed unseen. */
-	host_file_put(atomic_exchange_explicit(&fd_table[fd], hf,
-					       memory_order_acq_rel));
-	return fd;
+	return fd_install(fd, hf);
 }
 
 static int open_uverbs(int index, int flags)
@@ -362,7 +372,6 @@ static int open_uverbs(int index, int flags)
 	char name[32];
 	struct host_file *hf;
 	struct sim_file *f;
-	struct stat st;
 	int fd;
 
 	if (index == RDMA_CM_INDEX)
@@ -394,15 +403,7 @@ static int open_uverbs(int index, int flags)
 	}
 	hf->file = f;
 	hf->dev = &sim_devs[index];
-	if (!sim_sys(SYS_fstat, fd, &st, 0)) {
-		hf->st_dev = st.st_dev;
-		hf->st_ino = st.st_ino;
-	}
-	atomic_store(&hf->refs, 1);
-	/* What the number named before was closed unseen. */
-	host_file_put(atomic_exchange_explicit(&fd_table[fd], hf,
-					       memory_order_acq_rel));
-	return fd;
+	return fd_install(fd, hf);
 }
 
 /*
