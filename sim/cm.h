@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include <infiniband/ib.h>	/* struct sockaddr_ib (AF_IB) */
 #include <rdma/rdma_user_cm.h>
 
 #include "sim.h"

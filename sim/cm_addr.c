@@ -32,16 +32,6 @@
 
 #include "cm.h"
 
-struct sockaddr_ib_min {	/* the head of <rdma/ib.h>'s sockaddr_ib */
-	unsigned short sib_family;
-	uint16_t sib_pkey;
-	uint32_t sib_flowinfo;
-	uint8_t sib_addr[16];
-	uint64_t sib_sid;
-	uint64_t sib_sid_mask;
-	uint64_t sib_scope_id;
-};
-
 socklen_t cm_addr_len(const struct sockaddr *sa)
 {
 	switch (sa->sa_family) {
@@ -50,7 +40,7 @@ socklen_t cm_addr_len(const struct sockaddr *sa)
 	case AF_INET6:
 		return sizeof(struct sockaddr_in6);
 	case AF_IB:
-		return sizeof(struct sockaddr_ib_min);
+		return sizeof(struct sockaddr_ib);
 	default:
 		return 0;
 	}
@@ -67,7 +57,7 @@ bool cm_addr_any(const struct sockaddr *sa)
 		return !memcmp(&((const struct sockaddr_in6 *)sa)->sin6_addr,
 			       zero, 16);
 	case AF_IB:
-		return !memcmp(((const struct sockaddr_ib_min *)sa)->sib_addr,
+		return !memcmp(&((const struct sockaddr_ib *)sa)->sib_addr,
 			       zero, 16);
 	default:
 		return true;
@@ -104,7 +94,7 @@ uint16_t cm_addr_port(const struct sockaddr *sa)
 	case AF_INET6:
 		return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
 	case AF_IB: {
-		uint64_t sid = ((const struct sockaddr_ib_min *)sa)->sib_sid;
+		uint64_t sid = ((const struct sockaddr_ib *)sa)->sib_sid;
 
 		return (uint16_t)be64toh(sid);
 	}
@@ -139,7 +129,7 @@ bool cm_addr_gid(const struct sockaddr *sa, union ibv_gid *gid)
 		       16);
 		return true;
 	case AF_IB:
-		memcpy(gid->raw, ((const struct sockaddr_ib_min *)sa)->sib_addr,
+		memcpy(gid->raw, &((const struct sockaddr_ib *)sa)->sib_addr,
 		       16);
 		return true;
 	default:

@@ -27,6 +27,7 @@
 #include <sys/uio.h>
 
 #include "cm.h"
+#include "uaccess.h"
 
 pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
 struct cm_id *cm_ids;
@@ -54,46 +55,17 @@ static uint32_t mc_next;
 
 /*
  * Responses go to an address the application gave: a bad one must be
- * EFAULT, as copy_to_user() makes it, not a crash of the caller.
+ * EFAULT, as copy_to_user() makes it, not a crash of the caller. The
+ * kernel model's user copies (uaccess.c), as a negative errno.
  */
 static int copy_to_user(uint64_t ptr, const void *src, size_t len)
 {
-	struct iovec local = { (void *)src, len };
-	struct iovec remote = { (void *)(uintptr_t)ptr, len };
-	ssize_t n;
-
-	if (!len)
-		return 0;
-	if (ptr < 4096)
-		return -EFAULT;
-	n = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
-		return 0;
-	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
-		memcpy((void *)(uintptr_t)ptr, src, len);
-		return 0;
-	}
-	return -EFAULT;
+	return -sim_copy_to_user(ptr, src, len);
 }
 
 static int copy_from_user(void *dst, uint64_t ptr, size_t len)
 {
-	struct iovec local = { dst, len };
-	struct iovec remote = { (void *)(uintptr_t)ptr, len };
-	ssize_t n;
-
-	if (!len)
-		return 0;
-	if (ptr < 4096)
-		return -EFAULT;
-	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
-		return 0;
-	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
-		memcpy(dst, (void *)(uintptr_t)ptr, len);
-		return 0;
-	}
-	return -EFAULT;
+	return -sim_copy_from_user(dst, ptr, len);
 }
 
 static void file_update_readiness(struct ucma_file *file)
@@ -482,23 +454,13 @@ static int query_addr(struct cm_id *id, uint64_t response, uint16_t out)
 			    out < sizeof(resp) ? out : sizeof(resp));
 }
 
-struct sockaddr_ib_gid {	/* <rdma/ib.h>'s sockaddr_ib */
-	unsigned short sib_family;
-	uint16_t sib_pkey;
-	uint32_t sib_flowinfo;
-	uint8_t sib_addr[16];
-	uint64_t sib_sid;
-	uint64_t sib_sid_mask;
-	uint64_t sib_scope_id;
-};
-
 static void gid_sockaddr(const union ibv_gid *gid, uint16_t port,
-			 uint16_t ps, struct sockaddr_ib_gid *sib)
+			 uint16_t ps, struct sockaddr_ib *sib)
 {
 	memset(sib, 0, sizeof(*sib));
 	sib->sib_family = AF_IB;
 	sib->sib_pkey = htobe16(0xffff);
-	memcpy(sib->sib_addr, gid->raw, 16);
+	memcpy(&sib->sib_addr, gid->raw, 16);
 	sib->sib_sid = htobe64(((uint64_t)ps << 16) | port);
 	sib->sib_sid_mask = htobe64(~0ull);
 }
@@ -506,7 +468,7 @@ static void gid_sockaddr(const union ibv_gid *gid, uint16_t port,
 static int query_gid(struct cm_id *id, uint64_t response, uint16_t out)
 {
 	struct rdma_ucm_query_addr_resp resp;
-	struct sockaddr_ib_gid sib;
+	struct sockaddr_ib sib;
 
 	if (out < offsetof(struct rdma_ucm_query_addr_resp, ibdev_index))
 		return -ENOSPC;
