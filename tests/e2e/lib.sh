@@ -236,7 +236,8 @@ wait_cm_agent() {
 # run_cm_pair SERVER_PROVIDER CLIENT_PROVIDER SERVER_IPV4 CLIENT_IPV4
 #             "SERVER CMD" "CLIENT CMD" ["SERVER SIM OPTS" "CLIENT SIM OPTS"]
 # As run_pair, for programs that connect through rdma_cm; each process
-# gets its address with --ipv4.
+# gets its address with --ipv4. cm_server_serves_forever=1: the server is
+# stopped (SIGTERM) once the client has finished.
 run_cm_pair() {
 	local sprov=$1 cprov=$2 sip=$3 cip=$4 scmd=$5 ccmd=$6 spid tries=0
 	local sopts="--ipv4 $3 ${7:-}" copts="--ipv4 $4 ${8:-}"
@@ -265,6 +266,9 @@ run_cm_pair() {
 		mv "$RUNDIR/client.out" "$RUNDIR/client.refused$tries.out"
 		mv "$RUNDIR/server.out" "$RUNDIR/server.refused$tries.out"
 	done
+	# A server that serves until stopped (rcopy) is stopped once the
+	# client is done, as its user would.
+	[ "${cm_server_serves_forever:-0}" = 1 ] && kill -TERM "$spid" 2>/dev/null
 	sim_wait "$spid"
 	server_rc=$rc
 	e2e_log "server exit $server_rc, client exit $client_rc"

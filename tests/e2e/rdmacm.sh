@@ -119,6 +119,7 @@ riostream_blocking) rsocket_pair riostream blocking ;;
 riostream_nonblocking) rsocket_pair riostream nonblocking ;;
 rcopy)
 	head -c 300000 /dev/urandom >"$RUNDIR/src.bin"
+	cm_server_serves_forever=1
 	run_cm_pair "$sprov" "$cprov" $sip $cip "rcopy -p $port" \
 		"rcopy $RUNDIR/src.bin $sip:$RUNDIR/dst.bin -p $port"
 	expect_rc "rcopy client" "$client_rc" 0
