@@ -28,7 +28,7 @@ mkdir -p "$logs"
 pids=""
 cleanup() {
 	for pid in $pids; do
-		kill -TERM -- "-$pid" 2>/dev/null || true
+		kill -TERM "-$pid" 2>/dev/null || true
 	done
 	rm -rf "$rundir"
 }

@@ -36,7 +36,7 @@ e2e_cleanup() {
 	for pid in $E2E_PIDS; do
 		# Each process runs under timeout(1), which leads its own
 		# process group: end the whole group, nothing else.
-		kill -TERM -- "-$pid" 2>/dev/null
+		kill -TERM "-$pid" 2>/dev/null
 	done
 	if [ "$E2E_FAILED" -ne 0 ]; then
 		e2e_dump_logs
@@ -261,7 +261,7 @@ run_cm_pair() {
 		fi
 		tries=$((tries + 1))
 		e2e_log "client refused: no listener yet; starting the pair again"
-		kill -TERM -- "-$spid" 2>/dev/null
+		kill -TERM "-$spid" 2>/dev/null
 		sim_wait "$spid"
 		mv "$RUNDIR/client.out" "$RUNDIR/client.refused$tries.out"
 		mv "$RUNDIR/server.out" "$RUNDIR/server.refused$tries.out"
