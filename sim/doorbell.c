@@ -275,11 +275,22 @@ struct sim_ucontext *sim_uar_lookup(const void *addr)
 static void *signal_watch(void *arg);
 static void signal_watch_start(void);
 
-static void signal_watch_forked(void)
+/*
+ * A fork()ed child has no UAR page (VM_DONTCOPY in the kernel,
+ * MADV_DONTFORK here): a store to where one was is the child's own fault,
+ * never a doorbell of the parent's device. Its watch thread was not
+ * forked either; the child's first UAR starts one.
+ */
+static void doorbell_forked(void)
 {
+	unsigned int i, n = atomic_load(&uar_slots_used);
+
+	for (i = 0; i < n; i++) {
+		atomic_store(&uar_slots[i].uctx, NULL);
+		atomic_store(&uar_slots[i].page, 0);
+	}
+	atomic_store(&uar_slots_used, 0);
 	atomic_store(&watch_started, false);
-	if (atomic_load(&uar_slots_used))
-		signal_watch_start();
 }
 
 /* The safety net runs from the first UAR on: only then do traps matter. */
@@ -326,6 +337,8 @@ void *sim_uar_map(struct sim_ucontext *uctx, void *addr_hint)
 		errno = (int)-p;
 		return MAP_FAILED;
 	}
+	/* Device memory is not inherited: a child gets no mapping here. */
+	sim_sys(SYS_madvise, p, SIM_PAGE_SIZE, MADV_DONTFORK);
 	/* A registration of this page is stale: the kernel gave the
 	 * address out again, so that UAR was unmapped unseen. */
 	while (uar_unregister((uintptr_t)p, NULL))
@@ -546,8 +559,7 @@ int sim_doorbell_trap_install(void)
 	atomic_store(&trap_installed, true);
 	pthread_mutex_unlock(&app_lock);
 
-	/* The watch thread is not forked: a child starts its own. */
-	pthread_atfork(NULL, NULL, signal_watch_forked);
+	pthread_atfork(NULL, NULL, doorbell_forked);
 
 	/* A mask inherited across exec is the application's view only. */
 	sim_sys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&kmask, (long)&kold,

@@ -41,6 +41,10 @@
  *   uar-map         the program maps the UAR itself, with mmap and with
  *                   syscall(SYS_mmap): pvrdma_mmap's rules (one page), a
  *                   store traps, mremap cannot grow it but moves it
+ *   fork-uar        a fork()ed child has no UAR page, as the kernel
+ *                   gives it none: its store there kills it with SIGSEGV
+ *                   instead of ringing the parent's device; the parent's
+ *                   doorbells and traffic carry on
  *   mmap-hook       the provider's mmap/munmap patched (as UCX patches
  *                   them) to libc's, found with dlsym(RTLD_NEXT) from a
  *                   library loaded after the preload (libe2e_mmap_hook.so)
@@ -741,6 +745,40 @@ static void mode_uar_map(struct loop *l)
 	loop_traffic(l, 6500);
 }
 
+static void mode_fork_uar(struct loop *l)
+{
+	struct rlimit no_core = { 0, 0 };
+	int status;
+	pid_t pid;
+	void *p;
+
+	p = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, l->d.ctx->cmd_fd, 0);
+	E2E_CHECK(p != MAP_FAILED, "UAR mmap: %s", strerror(errno));
+	harmless_doorbell(p);
+	fflush(NULL);
+	pid = fork();
+	E2E_CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid) {
+		setrlimit(RLIMIT_CORE, &no_core);	/* an expected crash */
+		harmless_doorbell(p);
+		_exit(0);
+	}
+	E2E_CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+#ifdef __SANITIZE_ADDRESS__
+	/* AddressSanitizer reports the SEGV and exits 1 instead. */
+	E2E_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+		  "the child's store to the UAR: status 0x%x, want ASan's SEGV",
+		  status);
+#else
+	E2E_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
+		  "the child's store to the UAR: status 0x%x, want SIGSEGV",
+		  status);
+#endif
+	harmless_doorbell(p);
+	E2E_CHECK(!munmap(p, 4096), "munmap");
+	loop_traffic(l, 6600);
+}
+
 typedef int (*hook_install_fn)(const char *object, int raw);
 
 static void mode_mmap_hook(struct loop *l, bool raw)
@@ -852,6 +890,8 @@ int main(int argc, char **argv)
 		mode_fd_reuse(&l);
 	else if (!strcmp(args.mode, "uar-map"))
 		mode_uar_map(&l);
+	else if (!strcmp(args.mode, "fork-uar"))
+		mode_fork_uar(&l);
 	else
 		E2E_CHECK(0, "unknown mode %s", args.mode);
 	/* Everything the modes closed, the device still tears down. */
