@@ -17,44 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "device_stubs.h"
 #include "sim.h"
-
-/* The device and the hypervisor are not under test: no-op stand-ins,
- * overridden by the real ones when those are linked in. */
-__attribute__((weak)) int engine_qp_create(struct sim_qp *qp)
-{
-	return 0;
-}
-
-__attribute__((weak)) void engine_qp_modified(struct sim_qp *qp,
-					      enum ibv_qp_state old)
-{
-}
-
-__attribute__((weak)) void engine_qp_destroy(struct sim_qp *qp)
-{
-}
-
-__attribute__((weak)) void engine_cq_destroy(struct sim_cq *cq)
-{
-}
-
-__attribute__((weak)) void engine_srq_modified(struct sim_srq *srq)
-{
-}
-
-__attribute__((weak)) void *sim_uar_map(struct sim_ucontext *uctx,
-					void *hint)
-{
-	return mmap(NULL, SIM_PAGE_SIZE, PROT_READ,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-}
-
-__attribute__((weak)) void sim_uar_unmap(struct sim_ucontext *uctx,
-					 void *uar)
-{
-	munmap(uar, SIM_PAGE_SIZE);
-}
 
 static struct sim_dev dev;
 
