@@ -289,22 +289,12 @@ void sim_mr_pin_release(struct sim_mr *mr)
 	mr->shadow = NULL;
 }
 
-/*
- * Copies len bytes at the application's address src to dst without ever
- * faulting: the kernel does the copy and reports a page that is not there
- * or not readable. Returns the bytes copied.
- */
-static size_t copy_from_app(void *dst, uint64_t src, size_t len)
+static bool app_pages_read(void *dst, uint64_t va, size_t len)
 {
-	struct iovec local = { .iov_base = dst, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)src,
-				.iov_len = len };
-	ssize_t n;
+	struct iovec src = { .iov_base = (void *)(uintptr_t)va,
+			     .iov_len = len };
 
-	do {
-		n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-	} while (n < 0 && errno == EINTR);
-	return n < 0 ? 0 : (size_t)n;
+	return sim_app_read(dst, &src, 1, len);
 }
 
 static struct sim_mr_shadow *shadow_get(struct sim_mr *mr)
@@ -358,14 +348,13 @@ static void mr_give_up(struct sim_mr *mr, uint64_t start, uint64_t end)
 			run++;
 		va = s->first + page * SIM_PAGE_SIZE;
 		total = run * SIM_PAGE_SIZE;
-		/* The copy stops at the first page that cannot be read
-		 * (already gone, PROT_NONE): that one keeps zeros, the
-		 * ones after it are copied one by one. */
-		off = copy_from_app(s->mem + page * SIM_PAGE_SIZE, va, total);
-		for (off = page_down(off) + SIM_PAGE_SIZE; off < total;
-		     off += SIM_PAGE_SIZE)
-			copy_from_app(s->mem + page * SIM_PAGE_SIZE + off,
-				      va + off, SIM_PAGE_SIZE);
+		/* The device's fault-safe read (dma.c). When part of the
+		 * run cannot be read (already gone, PROT_NONE), the run
+		 * goes page by page: such pages keep zeros. */
+		if (!app_pages_read(s->mem + page * SIM_PAGE_SIZE, va, total))
+			for (off = 0; off < total; off += SIM_PAGE_SIZE)
+				app_pages_read(s->mem + page * SIM_PAGE_SIZE +
+					       off, va + off, SIM_PAGE_SIZE);
 		for (va = page; va < page + run; va++)
 			s->given_up[va / 64] |= 1ull << (va % 64);
 	}
