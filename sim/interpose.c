@@ -336,7 +336,7 @@ static int fd_install(int fd, struct host_file *hf)
 
 struct ucma_file *sim_ucma_file_of_fd(int fd)
 {
-	struct host_file *hf = fd_lookup(fd);
+	struct host_file *hf = fd_file(fd);	/* still that open file */
 
 	return hf ? hf->ucma : NULL;
 }
