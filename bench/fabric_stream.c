@@ -4,7 +4,7 @@
  *
  * The raw bandwidth and latency of the sim's fabric transport, with no
  * provider, no rings and no device engine: two processes each open a port
- * with sim/fabric.c itself (a Unix stream socket found through the GID
+ * with sim/fabric/fabric.c itself (a Unix stream socket found through the GID
  * registry of a run directory, struct fab_hdr framing, sendmsg out and
  * header-then-payload reads in) and this program stands in for the
  * engine's engine_rx().

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SOCK_BUF	(4 << 20)	/* as sim/fabric.c */
+#define SOCK_BUF	(4 << 20)	/* as sim/fabric/fabric.c */
 #define RX_CHUNK	(256 << 10)
 
 static double now_s(void)

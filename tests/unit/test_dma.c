@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The device's accesses to application memory (sim/dma.c): copies that
+ * The device's accesses to application memory (sim/device/dma.c): copies that
  * report a page that is gone or not accessible instead of faulting, and
  * the pin check of a registration.
  */
