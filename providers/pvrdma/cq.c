@@ -36,21 +36,6 @@
 
 #include "cqe.h"
 
-struct pvrdma_create_cq_cmd {
-	struct ibv_create_cq ibv_cmd;
-	struct pvrdma_create_cq drv;
-};
-
-struct pvrdma_create_cq_cmd_resp {
-	struct ib_uverbs_create_cq_resp ibv_resp;
-	struct pvrdma_create_cq_resp drv;
-};
-
-_Static_assert(offsetof(struct pvrdma_create_cq_cmd, drv) ==
-	       8 + sizeof(struct ib_uverbs_create_cq), "create_cq udata");
-_Static_assert(offsetof(struct pvrdma_create_cq_cmd_resp, drv) ==
-	       sizeof(struct ib_uverbs_create_cq_resp), "create_cq resp");
-
 /* Shared by create_cq and create_cq_ex. pd: a parent domain or NULL. */
 static struct pvrdma_cq *cq_create(struct ibv_context *context, int cqe,
 				   struct ibv_comp_channel *channel,
@@ -58,8 +43,8 @@ static struct pvrdma_cq *cq_create(struct ibv_context *context, int cqe,
 {
 	struct pvrdma_context *ctx = to_pctx(context);
 	size_t page = to_pdev(context->device)->page_size;
-	struct pvrdma_create_cq_cmd cmd = {};
-	struct pvrdma_create_cq_cmd_resp resp = {};
+	struct pvrdma_cmd_create_cq cmd = {};
+	struct pvrdma_cmd_create_cq_resp resp = {};
 	struct pvrdma_cq *cq;
 	uint32_t cnt;
 	int ret;
@@ -68,7 +53,7 @@ static struct pvrdma_cq *cq_create(struct ibv_context *context, int cqe,
 		errno = EINVAL;
 		return NULL;
 	}
-	cnt = pvrdma_roundup_pow2((uint32_t)cqe);
+	cnt = (uint32_t)roundup_pow_of_two((uint32_t)cqe);
 	if (cnt > ctx->limits.max_cqe) {
 		errno = EINVAL;
 		return NULL;
@@ -86,7 +71,7 @@ static struct pvrdma_cq *cq_create(struct ibv_context *context, int cqe,
 	cq->cqe_cnt = cnt;
 	cq->idx_mask = 2 * cnt - 1;
 	ret = pvrdma_buf_alloc(&cq->buf, pd ? to_ppd(pd) : NULL,
-			       page + pvrdma_align((size_t)cnt *
+			       page + align((size_t)cnt *
 						   sizeof(*cq->cqes), page),
 			       page, PVRDMADV_RES_TYPE_CQ);
 	if (ret)
@@ -94,18 +79,18 @@ static struct pvrdma_cq *cq_create(struct ibv_context *context, int cqe,
 	cq->ring = &((struct pvrdma_ring_state *)cq->buf.addr)->rx;
 	cq->cqes = (struct pvrdma_cqe *)((uint8_t *)cq->buf.addr + page);
 	cq->ctx = ctx;
-	cq->doorbell = (volatile uint32_t *)((uint8_t *)ctx->uar +
+	cq->doorbell = (uint32_t *)((uint8_t *)ctx->uar +
 					     PVRDMA_UAR_CQ_OFFSET);
 	pvrdma_cq_init_fast(cq);
 
-	cmd.drv.buf_addr = (uintptr_t)cq->buf.addr;
-	cmd.drv.buf_size = (uint32_t)cq->buf.size;
+	cmd.drv_payload.buf_addr = (uintptr_t)cq->buf.addr;
+	cmd.drv_payload.buf_size = (uint32_t)cq->buf.size;
 	ret = ibv_cmd_create_cq(context, (int)cnt, channel, comp_vector,
 				&cq->ibv_cq, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_buf;
-	cq->cqn = resp.drv.cqn;
+	cq->cqn = resp.drv_payload.cqn;
 	pvrdma_track_cq(ctx, cq);
 	return cq;
 

@@ -12,15 +12,16 @@
 #include <errno.h>
 #include <string.h>
 
-#include "dv_ops.h"
+#include <ccan/minmax.h>
+
 #include "pvrdma.h"
 
 void pvrdma_objects_init(struct pvrdma_context *ctx)
 {
 	pthread_mutex_init(&ctx->objects_lock, NULL);
-	pvrdma_list_init(&ctx->qps);
-	pvrdma_list_init(&ctx->cqs);
-	pvrdma_list_init(&ctx->srqs);
+	list_head_init(&ctx->qps);
+	list_head_init(&ctx->cqs);
+	list_head_init(&ctx->srqs);
 }
 
 /* The counters of a queue as pvrdmadv reports them (see struct
@@ -85,7 +86,7 @@ static void cq_stats_sum(struct pvrdma_cq_stats *to,
 void pvrdma_track_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp)
 {
 	pthread_mutex_lock(&ctx->objects_lock);
-	pvrdma_list_add(&ctx->qps, &qp->node);
+	list_add_tail(&ctx->qps, &qp->node);
 	if (qp->qp_handle != qp->ibv_qp.qp_num)
 		ctx->seen_qp_handle_ne_qpn = true;
 	pthread_mutex_unlock(&ctx->objects_lock);
@@ -94,7 +95,7 @@ void pvrdma_track_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp)
 void pvrdma_untrack_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp)
 {
 	pthread_mutex_lock(&ctx->objects_lock);
-	pvrdma_list_del(&qp->node);
+	list_del(&qp->node);
 	wq_stats_sum(&ctx->retired.sq, &qp->sq);
 	if (!qp->srq)
 		wq_stats_sum(&ctx->retired.rq, &qp->rq);
@@ -104,14 +105,14 @@ void pvrdma_untrack_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp)
 void pvrdma_track_cq(struct pvrdma_context *ctx, struct pvrdma_cq *cq)
 {
 	pthread_mutex_lock(&ctx->objects_lock);
-	pvrdma_list_add(&ctx->cqs, &cq->node);
+	list_add_tail(&ctx->cqs, &cq->node);
 	pthread_mutex_unlock(&ctx->objects_lock);
 }
 
 void pvrdma_untrack_cq(struct pvrdma_context *ctx, struct pvrdma_cq *cq)
 {
 	pthread_mutex_lock(&ctx->objects_lock);
-	pvrdma_list_del(&cq->node);
+	list_del(&cq->node);
 	cq_stats_sum(&ctx->retired.cq, cq);
 	pthread_mutex_unlock(&ctx->objects_lock);
 }
@@ -119,19 +120,17 @@ void pvrdma_untrack_cq(struct pvrdma_context *ctx, struct pvrdma_cq *cq)
 void pvrdma_track_srq(struct pvrdma_context *ctx, struct pvrdma_srq *srq)
 {
 	pthread_mutex_lock(&ctx->objects_lock);
-	pvrdma_list_add(&ctx->srqs, &srq->node);
+	list_add_tail(&ctx->srqs, &srq->node);
 	pthread_mutex_unlock(&ctx->objects_lock);
 }
 
 void pvrdma_untrack_srq(struct pvrdma_context *ctx, struct pvrdma_srq *srq)
 {
 	pthread_mutex_lock(&ctx->objects_lock);
-	pvrdma_list_del(&srq->node);
+	list_del(&srq->node);
 	wq_stats_sum(&ctx->retired.srq, &srq->rq);
 	pthread_mutex_unlock(&ctx->objects_lock);
 }
-
-#define node_to(ptr, type) pvrdma_container(ptr, type, node)
 
 int pvrdma_dv_query_counters(struct ibv_context *ibctx,
 			     struct pvrdmadv_counters *out, size_t outlen)
@@ -139,21 +138,21 @@ int pvrdma_dv_query_counters(struct ibv_context *ibctx,
 	struct pvrdma_context *ctx = to_pctx(ibctx);
 	struct pvrdma_retired_stats t;
 	struct pvrdmadv_counters c = {};
-	struct pvrdma_list *n;
+	struct pvrdma_qp *qp;
+	struct pvrdma_srq *srq;
+	struct pvrdma_cq *cq;
 
 	pthread_mutex_lock(&ctx->objects_lock);
 	t = ctx->retired;
-	for (n = ctx->qps.next; n != &ctx->qps; n = n->next) {
-		struct pvrdma_qp *qp = node_to(n, struct pvrdma_qp);
-
+	list_for_each(&ctx->qps, qp, node) {
 		wq_stats_sum(&t.sq, &qp->sq);
 		if (!qp->srq)
 			wq_stats_sum(&t.rq, &qp->rq);
 	}
-	for (n = ctx->srqs.next; n != &ctx->srqs; n = n->next)
-		wq_stats_sum(&t.srq, &node_to(n, struct pvrdma_srq)->rq);
-	for (n = ctx->cqs.next; n != &ctx->cqs; n = n->next)
-		cq_stats_sum(&t.cq, node_to(n, struct pvrdma_cq));
+	list_for_each(&ctx->srqs, srq, node)
+		wq_stats_sum(&t.srq, &srq->rq);
+	list_for_each(&ctx->cqs, cq, node)
+		cq_stats_sum(&t.cq, cq);
 	pthread_mutex_unlock(&ctx->objects_lock);
 
 	/* one doorbell per post call that put WQEs on the ring */
@@ -176,7 +175,7 @@ int pvrdma_dv_query_counters(struct ibv_context *ibctx,
 			      t.rq.lock_acquisitions +
 			      t.srq.lock_acquisitions +
 			      t.cq.lock_acquisitions;
-	memcpy(out, &c, outlen < sizeof(c) ? outlen : sizeof(c));
+	memcpy(out, &c, min(outlen, sizeof(c)));
 	return 0;
 }
 
@@ -221,6 +220,11 @@ int pvrdma_dv_query_device(struct ibv_context *ibctx,
 	a.comp_mask = PVRDMADV_DEVICE_ATTR_MIN_HW_VERSION |
 		      PVRDMADV_DEVICE_ATTR_MAX_INLINE |
 		      PVRDMADV_DEVICE_ATTR_CQ_POLL_DB;
-	memcpy(out, &a, outlen < sizeof(a) ? outlen : sizeof(a));
+	memcpy(out, &a, min(outlen, sizeof(a)));
 	return 0;
 }
+
+const struct pvrdma_dv_ops pvrdma_dv_ops = {
+	.query_counters = pvrdma_dv_query_counters,
+	.query_device = pvrdma_dv_query_device,
+};

@@ -4,43 +4,49 @@
  *
  * libibverbs loads the provider itself (libpvrdma-rdmav34.so) with dlopen,
  * privately, so applications cannot link to it. This small library finds
- * the provider behind an ibv_context instead: the context's device carries
- * the provider's struct verbs_device_ops, which libpvrdma follows with its
- * own table (dv_ops.h). Contexts of other providers get EOPNOTSUPP.
+ * it as the dynamic linker knows it, by its soname, without loading it:
+ * a device is ours when its ops are the provider's struct
+ * verbs_device_ops (is_pvrdma_dev, as mlx5dv checks its own devices), and
+ * then it is a struct pvrdma_device whose dv table leads to the provider.
+ * Contexts of other providers, the upstream vmw_pvrdma among them, get
+ * EOPNOTSUPP; so does every context while the provider is not loaded.
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <string.h>
 
-#include "dv_ops.h"
+#include "pvrdma.h"
 
 #define PVRDMADV_EXPORT __attribute__((visibility("default")))
 
-/*
- * Ours only if the device's ops are the object libpvrdma-rdmav34.so exports
- * as verbs_provider_pvrdma. The ops name alone cannot tell: rdma-core's
- * vmw_pvrdma names its ops "pvrdma" too, and reading our table past the end
- * of another provider's ops would read memory that is not ours.
- */
+/* The provider's registered ops, or NULL if no libpvrdma-rdmav34.so is
+ * loaded in this process (then no device can be ours). */
+static const struct verbs_device_ops *provider_ops(void)
+{
+	const struct verbs_device_ops *ops;
+	void *provider;
+
+	provider = dlopen(PVRDMA_PROVIDER_SONAME, RTLD_LAZY | RTLD_NOLOAD);
+	if (!provider)
+		return NULL;
+	ops = dlsym(provider, PVRDMA_DV_OPS_SYMBOL);
+	/* libibverbs holds the provider for the life of the process: the
+	 * ops outlive this reference */
+	dlclose(provider);
+	return ops;
+}
+
+static bool is_pvrdma_dev(struct ibv_device *device)
+{
+	const struct verbs_device_ops *ops = provider_ops();
+
+	return ops && verbs_get_device(device)->ops == ops;
+}
+
 static const struct pvrdma_dv_ops *dv_ops(struct ibv_context *ctx)
 {
-	const struct pvrdma_device_ops_ext *ext;
-	const struct verbs_device *vdev;
-	Dl_info info;
-
-	if (!ctx || !ctx->device)
+	if (!ctx || !ctx->device || !is_pvrdma_dev(ctx->device))
 		return NULL;
-	/* every libibverbs device (PABI 34) is a struct verbs_device */
-	vdev = (const struct verbs_device *)ctx->device;
-	if (!vdev->ops || !dladdr(vdev->ops, &info) || !info.dli_sname ||
-	    info.dli_saddr != (const void *)vdev->ops ||
-	    strcmp(info.dli_sname, PVRDMA_DV_OPS_SYMBOL))
-		return NULL;
-	ext = (const struct pvrdma_device_ops_ext *)vdev->ops;
-	if (ext->dv.magic != PVRDMA_DV_MAGIC ||
-	    ext->dv.size < sizeof(struct pvrdma_dv_ops))
-		return NULL;
-	return &ext->dv;
+	return to_pdev(ctx->device)->dv;
 }
 
 PVRDMADV_EXPORT int pvrdmadv_is_supported(struct ibv_context *ctx)

@@ -40,10 +40,10 @@ int pvrdma_inline_init(struct pvrdma_qp *qp, struct ibv_pd *pd,
 	qp->max_inline_data = 0;
 	if (!max_inline)
 		return 0;
-	slot = pvrdma_roundup_pow2(max_inline);
+	slot = (uint32_t)roundup_pow_of_two(max_inline);
 	if (slot < PVRDMA_INLINE_MIN_SLOT)
 		slot = PVRDMA_INLINE_MIN_SLOT;
-	size = pvrdma_align((size_t)slot * qp->sq.wqe_cnt, page);
+	size = align((size_t)slot * qp->sq.wqe_cnt, page);
 	ret = pvrdma_buf_alloc(&buf, ppd, size, page,
 			       PVRDMADV_RES_TYPE_INLINE);
 	if (ret)
@@ -58,7 +58,7 @@ int pvrdma_inline_init(struct pvrdma_qp *qp, struct ibv_pd *pd,
 	}
 	qp->inl.slots = buf.addr;
 	qp->inl.size = size;
-	qp->inl.slot_shift = pvrdma_log2(slot);
+	qp->inl.slot_shift = (uint32_t)ilog32_nz(slot) - 1;
 	qp->inl.lkey = qp->inl.mr.ibv_mr.lkey;
 	qp->inl_buf = buf;
 	qp->max_inline_data = max_inline;

@@ -33,13 +33,24 @@ static inline void pvrdma_lock_destroy(struct pvrdma_lock *l)
 	(void)l;
 }
 
+/* What a waiter does between two looks at the lock word: tell the core
+ * it spins (SMT siblings and power), where the architecture has a way. */
+static inline void pvrdma_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
 /* The spinlock itself, whatever the object's thread domain says. */
 static inline void pvrdma_spin_lock(struct pvrdma_lock *l)
 {
 	while (__builtin_expect(__atomic_exchange_n(&l->held, 1,
 						    __ATOMIC_ACQUIRE), 0)) {
 		while (__atomic_load_n(&l->held, __ATOMIC_RELAXED))
-			__builtin_ia32_pause();
+			pvrdma_cpu_relax();
 	}
 }
 

@@ -11,7 +11,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "dv_ops.h"
 #include "pvrdma.h"
 
 #define PVRDMA_CQ_POLL_DOORBELL_DEFAULT 4096
@@ -94,15 +93,6 @@ uint32_t pvrdma_max_inline_from_env(void)
 
 /* ---- context ---- */
 
-struct pvrdma_get_context_resp {
-	struct ib_uverbs_get_context_resp ibv_resp;
-	struct pvrdma_alloc_ucontext_resp drv;
-};
-
-_Static_assert(offsetof(struct pvrdma_get_context_resp, drv) ==
-	       sizeof(struct ib_uverbs_get_context_resp),
-	       "get_context udata follows the core response");
-
 static int query_limits(struct pvrdma_context *ctx)
 {
 	struct ibv_context *ibctx = &ctx->vctx.context;
@@ -167,22 +157,20 @@ static struct verbs_context *pvrdma_alloc_context(struct ibv_device *ibdev,
 						  void *private_data)
 {
 	struct pvrdma_context *ctx;
-	struct ibv_get_context cmd;
-	struct pvrdma_get_context_resp resp = {};
+	struct pvrdma_cmd_alloc_ucontext cmd;
+	struct pvrdma_cmd_alloc_ucontext_resp resp = {};
 	uint32_t tab;
 	void *uar;
 	int ret;
 
-	ctx = _verbs_init_and_alloc_context(
-		ibdev, cmd_fd, sizeof(*ctx),
-		(struct verbs_context *)offsetof(struct pvrdma_context, vctx),
-		RDMA_DRIVER_VMW_PVRDMA);
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, vctx,
+					   RDMA_DRIVER_VMW_PVRDMA);
 	if (!ctx)
 		return NULL;
 	pthread_mutex_init(&ctx->qp_table_lock, NULL);
 	pvrdma_objects_init(ctx);
 
-	ret = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd),
+	ret = ibv_cmd_get_context(&ctx->vctx, &cmd.ibv_cmd, sizeof(cmd),
 				  &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err;
@@ -194,10 +182,10 @@ static struct verbs_context *pvrdma_alloc_context(struct ibv_device *ibdev,
 
 	/* Table of qp_tab_size slots (power of two, at most 2^16: the
 	 * device reports only 16 bits of handle in a CQE). */
-	tab = resp.drv.qp_tab_size;
+	tab = resp.drv_payload.qp_tab_size;
 	if (!tab || tab > (1u << PVRDMA_QP_HANDLE_BITS))
 		tab = 1u << PVRDMA_QP_HANDLE_BITS;
-	tab = pvrdma_roundup_pow2(tab);
+	tab = (uint32_t)roundup_pow_of_two(tab);
 	ctx->qp_table = calloc(tab, sizeof(*ctx->qp_table));
 	if (!ctx->qp_table) {
 		ret = ENOMEM;
@@ -243,6 +231,7 @@ static struct verbs_device *pvrdma_alloc_device(struct verbs_sysfs_dev *sd)
 	if (!dev)
 		return NULL;
 	dev->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	dev->dv = &pvrdma_dv_ops;
 	return &dev->vdev;
 }
 
@@ -252,41 +241,19 @@ static void pvrdma_uninit_device(struct verbs_device *vdev)
 }
 
 static const struct verbs_match_ent pvrdma_match_table[] = {
-	{ .u.driver_id = RDMA_DRIVER_VMW_PVRDMA,
-	  .kind = VERBS_MATCH_DRIVER_ID },
-	{ .vendor = PVRDMA_PCI_VENDOR_VMWARE,
-	  .device = PVRDMA_PCI_DEVICE_PVRDMA,
-	  .kind = VERBS_MATCH_PCI },
-	{ .kind = VERBS_MATCH_SENTINEL },
+	VERBS_DRIVER_ID(RDMA_DRIVER_VMW_PVRDMA),
+	VERBS_PCI_MATCH(PVRDMA_PCI_VENDOR_VMWARE, PVRDMA_PCI_DEVICE_PVRDMA,
+			NULL),
+	{}
 };
 
-static const struct pvrdma_device_ops_ext pvrdma_device_ops = {
-	.ops = {
-		.name = PVRDMA_DV_PROVIDER_NAME,
-		.match_min_abi_version = PVRDMA_UVERBS_ABI_VERSION,
-		.match_max_abi_version = PVRDMA_UVERBS_ABI_VERSION,
-		.match_table = pvrdma_match_table,
-		.alloc_device = pvrdma_alloc_device,
-		.uninit_device = pvrdma_uninit_device,
-		.alloc_context = pvrdma_alloc_context,
-	},
-	/* what libpvrdma.so.1 calls (dv_ops.h) */
-	.dv = {
-		.magic = PVRDMA_DV_MAGIC,
-		.size = sizeof(struct pvrdma_dv_ops),
-		.query_counters = pvrdma_dv_query_counters,
-		.query_device = pvrdma_dv_query_device,
-	},
+static const struct verbs_device_ops pvrdma_dev_ops = {
+	.name = "pvrdma",
+	.match_min_abi_version = PVRDMA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = PVRDMA_UVERBS_ABI_VERSION,
+	.match_table = pvrdma_match_table,
+	.alloc_device = pvrdma_alloc_device,
+	.uninit_device = pvrdma_uninit_device,
+	.alloc_context = pvrdma_alloc_context,
 };
-
-/* For static linking (libibverbs' static provider list): the ops are the
- * first member, at the same address. */
-extern const struct verbs_device_ops verbs_provider_pvrdma
-	__attribute__((visibility("default")))
-	__attribute__((alias("pvrdma_device_ops")));
-
-/* For dlopen(): register as soon as the library is loaded. */
-static void __attribute__((constructor)) pvrdma_register(void)
-{
-	verbs_register_driver_34(&pvrdma_device_ops.ops);
-}
+PROVIDER_DRIVER(pvrdma, pvrdma_dev_ops);

@@ -34,7 +34,7 @@ void pvrdma_wq_init(struct pvrdma_wq *wq, struct pvrdma_ring *ring,
 	wq->ring = ring;
 	wq->wqes = wqes;
 	wq->wqe_cnt = cnt;
-	wq->wqe_shift = pvrdma_log2(wqe_size);
+	wq->wqe_shift = (uint32_t)ilog32_nz(wqe_size) - 1;
 	wq->max_sge = max_sge;
 	wq->idx_mask = 2 * cnt - 1;
 	wq->prod = 0;

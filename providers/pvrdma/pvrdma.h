@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libpvrdma: objects of the provider and the contracts between its files.
+ * The device ABI as the provider uses it is pvrdma-abi.h; what pvrdmadv
+ * reports and how libpvrdma.so.1 reaches the provider is pvrdma-dv.h.
  *
  *   main.c     device match, context (UAR, device limits)
  *   td.c       thread domains, parent domains (custom allocators)
  *   dv.c       pvrdmadv: counters and device facts (what libpvrdma.so.1
- *              reaches through the device ops)
+ *              reaches through the device, pvrdma-dv.h)
+ *   dv_lib.c   libpvrdma.so.1, the pvrdmadv library applications link
  *   inline.c   the per-QP bounce slots that give inline sends
  *   qp_table.c CQE.qp -> QP
  *   buf.c      ring buffers shared with the device
@@ -30,41 +33,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <infiniband/pvrdma_verbs_provider.h>
-#include <rdma/vmw_pvrdma-abi.h>
+#include <infiniband/driver.h>
+#include <ccan/container_of.h>
+#include <ccan/list.h>
+#include <util/mmio.h>
+#include <util/udma_barrier.h>
 
+#include "pvrdma-abi.h"
+#include "pvrdma-dv.h"
 #include "ring.h"
 #include "lock.h"
 
-#define PVRDMA_PCI_VENDOR_VMWARE	0x15ad
-#define PVRDMA_PCI_DEVICE_PVRDMA	0x0820
 
-/* The device and the kernel driver only look at the low 16 bits of a
- * CQE's qp field, so handles are resolved through a table of that size
- * at most. */
-#define PVRDMA_QP_HANDLE_BITS		16
 
-/*
- * Doorbell bits as unsigned values: the ABI header spells bit 31 as
- * (1 << 31), which overflows int (UBSan rejects it at run time).
- */
-#define PVRDMA_DB_QP_SEND	(1u << 30)
-#define PVRDMA_DB_QP_RECV	(1u << 31)
-#define PVRDMA_DB_CQ_ARM_SOL	(1u << 29)
-#define PVRDMA_DB_CQ_ARM	(1u << 30)
-#define PVRDMA_DB_CQ_POLL	(1u << 31)
-#define PVRDMA_DB_SRQ_RECV	(1u << 30)
-_Static_assert((uint32_t)PVRDMA_UAR_QP_SEND == PVRDMA_DB_QP_SEND &&
-	       (uint32_t)PVRDMA_UAR_QP_RECV == PVRDMA_DB_QP_RECV &&
-	       (uint32_t)PVRDMA_UAR_CQ_ARM_SOL == PVRDMA_DB_CQ_ARM_SOL &&
-	       (uint32_t)PVRDMA_UAR_CQ_ARM == PVRDMA_DB_CQ_ARM &&
-	       (uint32_t)PVRDMA_UAR_CQ_POLL == PVRDMA_DB_CQ_POLL &&
-	       (uint32_t)PVRDMA_UAR_SRQ_RECV == PVRDMA_DB_SRQ_RECV,
-	       "doorbell bits of <rdma/vmw_pvrdma-abi.h>");
 
 struct pvrdma_device {
 	struct verbs_device vdev;
 	size_t page_size;
+	/* what libpvrdma.so.1 calls once is_pvrdma_dev() said the device
+	 * is ours (pvrdma-dv.h) */
+	const struct pvrdma_dv_ops *dv;
 };
 
 /* What create/modify calls are checked against: queried once. */
@@ -90,68 +78,7 @@ struct pvrdma_port_info {
 	int gid_tbl_len;
 };
 
-/*
- * Fast-path statistics of one queue or CQ, as pvrdmadv reports them.
- * The fast path does not keep them like this: it bumps as few counters as
- * it can (struct pvrdma_wq_counters, pvrdma_cq_counters) and the rest is
- * derived when they are read (pvrdma_wq_read_stats, pvrdma_cq_read_stats).
- */
-struct pvrdma_wq_stats {
-	uint64_t posts;			/* post calls that reached the ring:
-					 * one doorbell each */
-	uint64_t wqes;
-	uint64_t inline_wqes;
-	uint64_t lock_acquisitions;
-};
 
-struct pvrdma_cq_stats {
-	uint64_t polls;
-	uint64_t empty_polls;
-	uint64_t cqes;
-	uint64_t db_poll;
-	uint64_t db_arm;
-	uint64_t db_arm_sol;
-	uint64_t arms_skipped;		/* already armed: no doorbell */
-	uint64_t lock_acquisitions;
-};
-
-/*
- * What the fast path of a queue counts. Each is written only inside the
- * queue's critical section (lock held, or the one thread of its thread
- * domain), so a plain increment does; readers use relaxed loads. WQEs are
- * not counted: the private producer index says how many were published.
- * Every critical section either posts (rings one doorbell) or is idle, so
- * lock acquisitions are posts + idle sections on a locked queue.
- */
-struct pvrdma_wq_counters {
-	uint64_t posts;			/* = doorbells */
-	uint64_t idle_sections;		/* lock taken, nothing posted */
-	uint64_t inline_wqes;
-};
-
-/* Same for a CQ: a poll is found or empty, never both; lock acquisitions
- * are polls + the other sections (removal of a QP's CQEs). */
-struct pvrdma_cq_counters {
-	uint64_t found_polls;		/* reached the CQEs */
-	uint64_t empty_polls;
-	uint64_t cqes;
-	uint64_t db_poll;
-	uint64_t db_arm;
-	uint64_t db_arm_sol;
-	uint64_t arms_skipped;
-	uint64_t other_sections;
-};
-
-/* Counters of destroyed objects, folded into the context's totals. */
-struct pvrdma_retired_stats {
-	struct pvrdma_wq_stats sq, rq, srq;
-	struct pvrdma_cq_stats cq;
-};
-
-/* Intrusive list of a context's live QPs, CQs and SRQs. */
-struct pvrdma_list {
-	struct pvrdma_list *next, *prev;
-};
 
 struct pvrdma_qp;
 
@@ -178,7 +105,7 @@ struct pvrdma_context {
 
 	/* For pvrdmadv: the objects whose counters are summed. */
 	pthread_mutex_t objects_lock;
-	struct pvrdma_list qps, cqs, srqs;
+	struct list_head qps, cqs, srqs;
 	struct pvrdma_retired_stats retired;
 	bool seen_qp_handle_ne_qpn;	/* namespaces at work */
 };
@@ -241,7 +168,7 @@ struct pvrdma_wq {
 	uint64_t reset_skipped;		/* prod counted by resets, no WQE */
 	uint8_t *wqes;			/* first WQE */
 	struct pvrdma_ring *ring;	/* in the shared ring-state page */
-	volatile uint32_t *doorbell;	/* register in the UAR */
+	uint32_t *doorbell;	/* register in the UAR */
 	uint32_t doorbell_value;	/* handle | kind bit, precomputed */
 	struct pvrdma_wq_counters counters;
 };
@@ -280,7 +207,7 @@ struct pvrdma_cq {
 
 	uint64_t run_start;		/* counters.empty_polls before the run */
 	uint32_t cqn;
-	volatile uint32_t *doorbell;
+	uint32_t *doorbell;
 	/* 0, PVRDMA_DB_CQ_ARM_SOL or PVRDMA_DB_CQ_ARM: what the device was
 	 * last asked, until an event of this CQ is consumed */
 	uint32_t armed;
@@ -290,7 +217,7 @@ struct pvrdma_cq {
 	uint64_t arm_found_polls;
 	struct pvrdma_context *ctx;
 	struct pvrdma_buf buf;
-	struct pvrdma_list node;	/* ctx->cqs */
+	struct list_node node;	/* ctx->cqs */
 
 	/* Extended polling (between start_poll and end_poll). */
 	uint32_t ex_head;		/* next CQE to read */
@@ -303,7 +230,7 @@ struct pvrdma_srq {
 	struct pvrdma_wq rq;
 	uint32_t srqn;
 	struct pvrdma_buf buf;
-	struct pvrdma_list node;	/* ctx->srqs */
+	struct list_node node;	/* ctx->srqs */
 };
 
 /*
@@ -348,7 +275,7 @@ struct pvrdma_qp {
 	struct pvrdma_buf inl_buf;
 	struct pvrdma_buf sbuf;		/* ring-state page + SQ WQEs */
 	struct pvrdma_buf rbuf;		/* RQ WQEs; none with an SRQ */
-	struct pvrdma_list node;	/* ctx->qps */
+	struct list_node node;	/* ctx->qps */
 	uint64_t send_ops_flags;	/* what the ibv_wr_* builders allow */
 	struct pvrdma_wr_batch batch;
 	uint8_t scratch[256];		/* where a failed batch writes */
@@ -359,69 +286,47 @@ struct pvrdma_ah {
 	struct pvrdma_av av;
 };
 
-#define pvrdma_container(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
 
 static inline struct pvrdma_device *to_pdev(struct ibv_device *d)
 {
-	return pvrdma_container(d, struct pvrdma_device, vdev.device);
+	return container_of(d, struct pvrdma_device, vdev.device);
 }
 
 static inline struct pvrdma_context *to_pctx(struct ibv_context *c)
 {
-	return pvrdma_container(c, struct pvrdma_context, vctx.context);
+	return container_of(c, struct pvrdma_context, vctx.context);
 }
 
 static inline struct pvrdma_pd *to_ppd(struct ibv_pd *pd)
 {
-	return pvrdma_container(pd, struct pvrdma_pd, ibv_pd);
+	return container_of(pd, struct pvrdma_pd, ibv_pd);
 }
 
 static inline struct pvrdma_cq *to_pcq(struct ibv_cq *cq)
 {
-	return pvrdma_container(cq, struct pvrdma_cq, ibv_cq);
+	return container_of(cq, struct pvrdma_cq, ibv_cq);
 }
 
 static inline struct pvrdma_qp *to_pqp(struct ibv_qp *qp)
 {
-	return pvrdma_container(qp, struct pvrdma_qp, ibv_qp);
+	return container_of(qp, struct pvrdma_qp, ibv_qp);
 }
 
 static inline struct pvrdma_qp *qpx_to_pqp(struct ibv_qp_ex *qpx)
 {
-	return pvrdma_container(qpx, struct pvrdma_qp, vqp.qp_ex);
+	return container_of(qpx, struct pvrdma_qp, vqp.qp_ex);
 }
 
 static inline struct pvrdma_cq *cqx_to_pcq(struct ibv_cq_ex *cqx)
 {
-	return pvrdma_container(cqx, struct pvrdma_cq, ibv_cq_ex);
+	return container_of(cqx, struct pvrdma_cq, ibv_cq_ex);
 }
 
 static inline struct pvrdma_td *to_ptd(struct ibv_td *td)
 {
-	return pvrdma_container(td, struct pvrdma_td, ibv_td);
+	return container_of(td, struct pvrdma_td, ibv_td);
 }
 
-/* One more event of the fast path: the writer is the only writer (queue
- * lock held, or the thread of its domain), so no atomic RMW is needed;
- * the relaxed store keeps readers in other threads race-free. */
-static inline void pvrdma_stat_add(uint64_t *c, uint64_t n)
-{
-#if defined(__x86_64__)
-	/* one unlocked add to memory: a single aligned store as far as a
-	 * reader on another core can tell, and one instruction instead of
-	 * the load/add/store that relaxed atomics compile to */
-	__asm__("addq %1, %0" : "+m"(*c) : "er"(n));
-#else
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
-			 __ATOMIC_RELAXED);
-#endif
-}
-
-static inline uint64_t pvrdma_stat_read(const uint64_t *c)
-{
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
-}
 
 static inline void pvrdma_wq_lock(struct pvrdma_wq *wq)
 {
@@ -450,47 +355,24 @@ static inline void pvrdma_cq_unlock(struct pvrdma_cq *cq)
 	pvrdma_unlock(&cq->lock);
 }
 
-static inline void pvrdma_list_init(struct pvrdma_list *l)
-{
-	l->next = l->prev = l;
-}
-
-static inline void pvrdma_list_add(struct pvrdma_list *head,
-				   struct pvrdma_list *n)
-{
-	n->next = head->next;
-	n->prev = head;
-	head->next->prev = n;
-	head->next = n;
-}
-
-static inline void pvrdma_list_del(struct pvrdma_list *n)
-{
-	if (!n->next)
-		return;		/* never added */
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->next = n->prev = NULL;
-}
 
 static inline struct pvrdma_srq *to_psrq(struct ibv_srq *srq)
 {
-	return pvrdma_container(srq, struct pvrdma_srq, ibv_srq);
+	return container_of(srq, struct pvrdma_srq, ibv_srq);
 }
 
 static inline struct pvrdma_ah *to_pah(struct ibv_ah *ah)
 {
-	return pvrdma_container(ah, struct pvrdma_ah, ibv_ah);
+	return container_of(ah, struct pvrdma_ah, ibv_ah);
 }
 
-/* A doorbell is one plain 32-bit store to the UAR (the hypervisor traps
- * it). The caller has published the ring index with a release store. */
-static inline void pvrdma_ring_doorbell(volatile uint32_t *reg, uint32_t val)
+/* A doorbell is one 32-bit store to the UAR (the hypervisor traps it),
+ * after the ring index the caller published (and the WQEs or CQE slots it
+ * covers) can be seen by the device. */
+static inline void pvrdma_ring_doorbell(uint32_t *reg, uint32_t val)
 {
-	/* keep the index store before the doorbell (a compiler barrier on
-	 * x86, whose stores are not reordered with each other) */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*reg = val;
+	udma_to_device_barrier();
+	mmio_write32_le(reg, htole32(val));
 }
 
 _Static_assert(offsetof(struct pvrdma_cq, counters) ==
@@ -507,33 +389,8 @@ static inline void *pvrdma_calloc_aligned(size_t align, size_t size)
 	return memset(p, 0, size);
 }
 
-static inline uint32_t pvrdma_roundup_pow2(uint32_t v)
-{
-	return v <= 1 ? 1 : 1u << (32 - __builtin_clz(v - 1));
-}
 
-static inline uint32_t pvrdma_log2(uint32_t pow2)
-{
-	return (uint32_t)__builtin_ctz(pow2);
-}
 
-static inline size_t pvrdma_align(size_t v, size_t pow2)
-{
-	return (v + pow2 - 1) & ~(pow2 - 1);
-}
-
-/* Sizes the device derives from the counts (facts of the ABI). */
-static inline uint32_t pvrdma_sq_wqe_size(uint32_t max_sge)
-{
-	return pvrdma_roundup_pow2(sizeof(struct pvrdma_sq_wqe_hdr) +
-				   max_sge * sizeof(struct pvrdma_sge));
-}
-
-static inline uint32_t pvrdma_rq_wqe_size(uint32_t max_sge)
-{
-	return pvrdma_roundup_pow2(sizeof(struct pvrdma_rq_wqe_hdr) +
-				   max_sge * sizeof(struct pvrdma_sge));
-}
 
 /* ---- buf.c, qp_table.c, main.c ---- */
 void *pvrdma_alloc_ring_buf(size_t size);
@@ -568,24 +425,6 @@ static inline struct pvrdma_pd *pvrdma_pd_protection(struct ibv_pd *pd)
 	return p->protection ? p->protection : p;
 }
 
-/* ---- dv.c ---- */
-void pvrdma_objects_init(struct pvrdma_context *ctx);
-void pvrdma_wq_read_stats(const struct pvrdma_wq *wq,
-			  struct pvrdma_wq_stats *out);
-void pvrdma_cq_read_stats(const struct pvrdma_cq *cq,
-			  struct pvrdma_cq_stats *out);
-void pvrdma_track_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp);
-void pvrdma_untrack_qp(struct pvrdma_context *ctx, struct pvrdma_qp *qp);
-void pvrdma_track_cq(struct pvrdma_context *ctx, struct pvrdma_cq *cq);
-void pvrdma_untrack_cq(struct pvrdma_context *ctx, struct pvrdma_cq *cq);
-void pvrdma_track_srq(struct pvrdma_context *ctx, struct pvrdma_srq *srq);
-void pvrdma_untrack_srq(struct pvrdma_context *ctx, struct pvrdma_srq *srq);
-struct pvrdmadv_counters;
-struct pvrdmadv_device_attr;
-int pvrdma_dv_query_counters(struct ibv_context *ctx,
-			     struct pvrdmadv_counters *out, size_t outlen);
-int pvrdma_dv_query_device(struct ibv_context *ctx,
-			   struct pvrdmadv_device_attr *out, size_t outlen);
 
 /* ---- inline.c ---- */
 int pvrdma_inline_init(struct pvrdma_qp *qp, struct ibv_pd *pd,

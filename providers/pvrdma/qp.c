@@ -11,24 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ccan/minmax.h>
 #include <infiniband/pvrdmadv.h>
 
 #include "pvrdma.h"
-
-struct pvrdma_create_qp_cmd {
-	struct ibv_create_qp ibv_cmd;
-	struct pvrdma_create_qp drv;
-};
-
-struct pvrdma_create_qp_cmd_resp {
-	struct ib_uverbs_create_qp_resp ibv_resp;
-	struct pvrdma_create_qp_resp drv;
-};
-
-_Static_assert(offsetof(struct pvrdma_create_qp_cmd, drv) == 8 + 56,
-	       "create_qp udata follows the core command");
-_Static_assert(offsetof(struct pvrdma_create_qp_cmd_resp, drv) == 32,
-	       "create_qp udata follows the core response");
 
 static int check_qp_type(enum ibv_qp_type type)
 {
@@ -90,8 +76,8 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 {
 	struct pvrdma_context *ctx = to_pctx(context);
 	size_t page = to_pdev(context->device)->page_size;
-	struct pvrdma_create_qp_cmd cmd = {};
-	struct pvrdma_create_qp_cmd_resp resp = {};
+	struct pvrdma_cmd_create_qp cmd = {};
+	struct pvrdma_cmd_create_qp_resp resp = {};
 	struct ibv_qp_init_attr_ex kattr;
 	uint32_t sq_cnt, sq_sge, sq_wqe, rq_cnt = 0, rq_sge = 0, rq_wqe = 0;
 	struct pvrdma_ring_state *rs;
@@ -113,11 +99,13 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 	pd = to_ppd(attr->pd);
 	single = pd->td != NULL;
 
-	sq_cnt = pvrdma_roundup_pow2(attr->cap.max_send_wr);
+	sq_cnt = (uint32_t)roundup_pow_of_two(
+		max_t(uint32_t, attr->cap.max_send_wr, 1));
 	sq_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
 	sq_wqe = pvrdma_sq_wqe_size(sq_sge);
 	if (!attr->srq) {
-		rq_cnt = pvrdma_roundup_pow2(attr->cap.max_recv_wr);
+		rq_cnt = (uint32_t)roundup_pow_of_two(
+			max_t(uint32_t, attr->cap.max_recv_wr, 1));
 		rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
 		rq_wqe = pvrdma_rq_wqe_size(rq_sge);
 	}
@@ -131,13 +119,13 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 	if (!qp)
 		return NULL;
 	ret = pvrdma_buf_alloc(&qp->sbuf, pd, page +
-			       pvrdma_align((size_t)sq_cnt * sq_wqe, page),
+			       align((size_t)sq_cnt * sq_wqe, page),
 			       page, PVRDMADV_RES_TYPE_QP_SQ);
 	if (ret)
 		goto err_free;
 	if (!attr->srq) {
 		ret = pvrdma_buf_alloc(&qp->rbuf, pd,
-				       pvrdma_align((size_t)rq_cnt * rq_wqe,
+				       align((size_t)rq_cnt * rq_wqe,
 						    page),
 				       page, PVRDMADV_RES_TYPE_QP_RQ);
 		if (ret)
@@ -155,11 +143,11 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 	if (ret)
 		goto err_locks;
 
-	cmd.drv.sbuf_addr = (uintptr_t)qp->sbuf.addr;
-	cmd.drv.sbuf_size = (uint32_t)qp->sbuf.size;
-	cmd.drv.rbuf_addr = (uintptr_t)qp->rbuf.addr;
-	cmd.drv.rbuf_size = (uint32_t)qp->rbuf.size;
-	cmd.drv.qp_addr = (uintptr_t)qp;
+	cmd.drv_payload.sbuf_addr = (uintptr_t)qp->sbuf.addr;
+	cmd.drv_payload.sbuf_size = (uint32_t)qp->sbuf.size;
+	cmd.drv_payload.rbuf_addr = (uintptr_t)qp->rbuf.addr;
+	cmd.drv_payload.rbuf_size = (uint32_t)qp->rbuf.size;
+	cmd.drv_payload.qp_addr = (uintptr_t)qp;
 
 	kattr = *attr;
 	kattr.comp_mask = IBV_QP_INIT_ATTR_PD;
@@ -175,9 +163,9 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 
 	/* Namespaced devices name the QP to the device by a handle that
 	 * differs from the QPN; older ones return 0 and use the QPN. */
-	qp->qp_handle = resp.drv.qp_handle ? resp.drv.qp_handle :
+	qp->qp_handle = resp.drv_payload.qp_handle ? resp.drv_payload.qp_handle :
 					     qp->ibv_qp.qp_num;
-	qp->sq.doorbell = (volatile uint32_t *)(uar + PVRDMA_UAR_QP_OFFSET);
+	qp->sq.doorbell = (uint32_t *)(uar + PVRDMA_UAR_QP_OFFSET);
 	qp->sq.doorbell_value = (qp->qp_handle & PVRDMA_UAR_HANDLE_MASK) |
 				PVRDMA_DB_QP_SEND;
 	qp->rq.doorbell = qp->sq.doorbell;

@@ -7,32 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <ccan/minmax.h>
 #include <infiniband/pvrdmadv.h>
 
 #include "pvrdma.h"
-
-struct pvrdma_create_srq_cmd {
-	struct ibv_create_srq ibv_cmd;
-	struct pvrdma_create_srq drv;
-};
-
-struct pvrdma_create_srq_cmd_resp {
-	struct ib_uverbs_create_srq_resp ibv_resp;
-	struct pvrdma_create_srq_resp drv;
-};
-
-_Static_assert(offsetof(struct pvrdma_create_srq_cmd, drv) == 8 + 32,
-	       "create_srq udata follows the core command");
-_Static_assert(offsetof(struct pvrdma_create_srq_cmd_resp, drv) == 16,
-	       "create_srq udata follows the core response");
 
 struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 				  struct ibv_srq_init_attr *attr)
 {
 	struct pvrdma_context *ctx = to_pctx(pd->context);
 	size_t page = to_pdev(pd->context->device)->page_size;
-	struct pvrdma_create_srq_cmd cmd = {};
-	struct pvrdma_create_srq_cmd_resp resp = {};
+	struct pvrdma_cmd_create_srq cmd = {};
+	struct pvrdma_cmd_create_srq_resp resp = {};
 	struct ibv_srq_init_attr kattr;
 	struct pvrdma_srq *srq;
 	uint32_t cnt, sge, wqe;
@@ -50,7 +36,8 @@ struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 		errno = EINVAL;
 		return NULL;
 	}
-	cnt = pvrdma_roundup_pow2(attr->attr.max_wr);
+	cnt = (uint32_t)roundup_pow_of_two(
+		max_t(uint32_t, attr->attr.max_wr, 1));
 	sge = attr->attr.max_sge ? attr->attr.max_sge : 1;
 	wqe = pvrdma_rq_wqe_size(sge);
 	if (cnt > ctx->limits.max_srq_wr) {
@@ -62,7 +49,7 @@ struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 	if (!srq)
 		return NULL;
 	ret = pvrdma_buf_alloc(&srq->buf, to_ppd(pd),
-			       page + pvrdma_align((size_t)cnt * wqe, page),
+			       page + align((size_t)cnt * wqe, page),
 			       page, PVRDMADV_RES_TYPE_SRQ);
 	if (ret)
 		goto err_free;
@@ -71,8 +58,8 @@ struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 		       (uint8_t *)srq->buf.addr + page, cnt, wqe, sge,
 		       pvrdma_pd_td(pd) != NULL);
 
-	cmd.drv.buf_addr = (uintptr_t)srq->buf.addr;
-	cmd.drv.buf_size = (uint32_t)srq->buf.size;
+	cmd.drv_payload.buf_addr = (uintptr_t)srq->buf.addr;
+	cmd.drv_payload.buf_size = (uint32_t)srq->buf.size;
 	kattr = *attr;
 	kattr.attr.max_wr = cnt;
 	kattr.attr.max_sge = sge;
@@ -80,8 +67,8 @@ struct ibv_srq *pvrdma_create_srq(struct ibv_pd *pd,
 				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_lock;
-	srq->srqn = resp.drv.srqn;
-	srq->rq.doorbell = (volatile uint32_t *)((uint8_t *)ctx->uar +
+	srq->srqn = resp.drv_payload.srqn;
+	srq->rq.doorbell = (uint32_t *)((uint8_t *)ctx->uar +
 						 PVRDMA_UAR_SRQ_OFFSET);
 	srq->rq.doorbell_value = (srq->srqn & PVRDMA_UAR_HANDLE_MASK) |
 				 PVRDMA_DB_SRQ_RECV;

@@ -43,32 +43,24 @@ int pvrdma_query_port(struct ibv_context *context, uint8_t port,
 	return ibv_cmd_query_port(context, port, attr, &cmd, sizeof(cmd));
 }
 
-struct pvrdma_alloc_pd_cmd_resp {
-	struct ib_uverbs_alloc_pd_resp ibv_resp;
-	struct pvrdma_alloc_pd_resp drv;
-};
-
-_Static_assert(offsetof(struct pvrdma_alloc_pd_cmd_resp, drv) == 4,
-	       "alloc_pd udata follows the 4-byte core response");
-
 struct ibv_pd *pvrdma_alloc_pd(struct ibv_context *context)
 {
-	struct ibv_alloc_pd cmd;
-	struct pvrdma_alloc_pd_cmd_resp resp = {};
+	struct pvrdma_cmd_alloc_pd cmd;
+	struct pvrdma_cmd_alloc_pd_resp resp = {};
 	struct pvrdma_pd *pd;
 	int ret;
 
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
 		return NULL;
-	ret = ibv_cmd_alloc_pd(context, &pd->ibv_pd, &cmd, sizeof(cmd),
+	ret = ibv_cmd_alloc_pd(context, &pd->ibv_pd, &cmd.ibv_cmd, sizeof(cmd),
 			       &resp.ibv_resp, sizeof(resp));
 	if (ret) {
 		free(pd);
 		errno = ret;
 		return NULL;
 	}
-	pd->pdn = resp.drv.pdn;
+	pd->pdn = resp.drv_payload.pdn;
 	return &pd->ibv_pd;
 }
 

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The part of the libibverbs private provider interface (PABI 34) that
- * libpvrdma uses.
+ * libpvrdma out of an rdma-core tree: the part of libibverbs' private
+ * provider interface (PABI 34, rdma-core's libibverbs/driver.h) that
+ * libpvrdma uses, under the names rdma-core gives it.
  *
- * rdma-core does not install its provider header, so this is the project's
- * own declaration of it. libibverbs reads struct verbs_device_ops,
- * struct verbs_device and struct verbs_context_ops by layout, so their
- * member order is the ABI; every size and offset below that is a stated
- * fact of PABI 34 or of the uverbs write ABI is checked at compile time.
- * The same private ABI is exported by rdma-core 39 to 56 under the version
- * node IBVERBS_PRIVATE_34 (checked at configure time by CMake).
+ * rdma-core does not install driver.h, so an out-of-tree build gets these
+ * declarations instead; in an rdma-core tree this directory is not on the
+ * include path and the sources compile against the real header. Only the
+ * names the provider uses are here. libibverbs reads struct
+ * verbs_device_ops, struct verbs_device and struct verbs_context_ops by
+ * layout, so their member order is the ABI; every size and offset below
+ * that is a stated fact of PABI 34 is checked at compile time. The same
+ * private ABI is exported by rdma-core 39 to 56 under the version node
+ * IBVERBS_PRIVATE_34 (checked at configure time by CMake).
  */
-#ifndef PVRDMA_VERBS_PROVIDER_H
-#define PVRDMA_VERBS_PROVIDER_H
+#ifndef PVRDMA_COMPAT_INFINIBAND_DRIVER_H
+#define PVRDMA_COMPAT_INFINIBAND_DRIVER_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -21,10 +24,12 @@
 #include <sys/types.h>
 
 #include <infiniband/verbs.h>
-#include <rdma/ib_user_verbs.h>
+#include <infiniband/kern-abi.h>
 #include <rdma/ib_user_ioctl_verbs.h>
+#include <ccan/container_of.h>
+#include <ccan/list.h>
 
-#define PVRDMA_PABI_VERSION 34
+#define IBVERBS_PABI_VERSION 34
 
 /* ---- device matching ---- */
 
@@ -46,6 +51,12 @@ struct verbs_match_ent {
 	uint8_t kind;			/* enum verbs_match_kind */
 };
 _Static_assert(sizeof(struct verbs_match_ent) == 24, "PABI 34 match entry");
+
+#define VERBS_DRIVER_ID(_id)						\
+	{ .u.driver_id = (_id), .kind = VERBS_MATCH_DRIVER_ID }
+#define VERBS_PCI_MATCH(_vendor, _device, _data)			\
+	{ .driver_data = (void *)(_data), .vendor = (_vendor),		\
+	  .device = (_device), .kind = VERBS_MATCH_PCI }
 
 /* Filled by libibverbs from sysfs; the provider only passes it around. */
 struct verbs_sysfs_dev;
@@ -289,54 +300,44 @@ _Static_assert(offsetof(struct verbs_context_ops, query_device_ex) ==
 _Static_assert(offsetof(struct verbs_context_ops, reg_mr) ==
 	       68 * sizeof(void *), "PABI 34 ops layout");
 
-/* ---- uverbs write-ABI command buffers ----
- *
- * libibverbs takes the command with the 8-byte uverbs header in front of
- * the kernel's request struct; a provider appends its udata right after.
- * Responses are the kernel's structs, the provider's udata right after.
- */
-#define PVRDMA_DECLARE_CMD(name, kreq)					\
-	struct name {							\
-		struct ib_uverbs_cmd_hdr hdr;				\
-		struct kreq core_payload;				\
-	};								\
-	_Static_assert(sizeof(struct name) ==				\
-		       sizeof(struct ib_uverbs_cmd_hdr) +		\
-		       sizeof(struct kreq), "uverbs command " #name)
-
-PVRDMA_DECLARE_CMD(ibv_get_context, ib_uverbs_get_context);
-PVRDMA_DECLARE_CMD(ibv_query_port, ib_uverbs_query_port);
-PVRDMA_DECLARE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
-PVRDMA_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
-PVRDMA_DECLARE_CMD(ibv_create_cq, ib_uverbs_create_cq);
-PVRDMA_DECLARE_CMD(ibv_create_qp, ib_uverbs_create_qp);
-PVRDMA_DECLARE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
-PVRDMA_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
-PVRDMA_DECLARE_CMD(ibv_create_srq, ib_uverbs_create_srq);
-PVRDMA_DECLARE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
-PVRDMA_DECLARE_CMD(ibv_query_srq, ib_uverbs_query_srq);
-
-/* Facts of the uverbs ABI (include/uapi/rdma/ib_user_verbs.h). */
-_Static_assert(sizeof(struct ib_uverbs_cmd_hdr) == 8, "uverbs header");
-_Static_assert(sizeof(struct ib_uverbs_get_context_resp) == 8, "uverbs");
-_Static_assert(sizeof(struct ib_uverbs_alloc_pd_resp) == 4, "uverbs");
-_Static_assert(sizeof(struct ib_uverbs_create_cq) == 32, "uverbs");
-_Static_assert(sizeof(struct ib_uverbs_create_cq_resp) == 8, "uverbs");
-_Static_assert(sizeof(struct ib_uverbs_create_qp) == 56, "uverbs");
-_Static_assert(sizeof(struct ib_uverbs_create_qp_resp) == 32, "uverbs");
-_Static_assert(sizeof(struct ib_uverbs_create_srq) == 32, "uverbs");
-_Static_assert(sizeof(struct ib_uverbs_create_srq_resp) == 16, "uverbs");
-_Static_assert(sizeof(struct ib_uverbs_reg_mr_resp) == 12, "uverbs");
-_Static_assert(sizeof(struct ib_uverbs_modify_qp) == 112, "uverbs");
-
 /* ---- libibverbs entry points (version node IBVERBS_PRIVATE_34) ---- */
 
-void verbs_register_driver_34(const struct verbs_device_ops *ops);
+static inline struct verbs_device *
+verbs_get_device(const struct ibv_device *dev)
+{
+	return container_of(dev, struct verbs_device, device);
+}
+
+/* The registration symbol carries the PABI number, so a provider cannot
+ * bind to a libibverbs of another private ABI. */
+#define verbs_register_driver verbs_register_driver_34
+void verbs_register_driver(const struct verbs_device_ops *ops);
+
+/*
+ * A provider's ops under the name libibverbs' static provider list uses
+ * (verbs_provider_<name>), and their registration when the library is
+ * loaded (dlopen).
+ */
+#define PROVIDER_DRIVER(provider_name, drv_struct)			\
+	extern const struct verbs_device_ops				\
+		verbs_provider_##provider_name				\
+		__attribute__((alias(#drv_struct)));			\
+	static __attribute__((constructor)) void			\
+	provider_name##_register_driver(void)				\
+	{								\
+		verbs_register_driver(&drv_struct);			\
+	}
 
 void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
 				    size_t alloc_size,
 				    struct verbs_context *context_offset,
 				    uint32_t driver_id);
+/* Allocates the provider's context struct around its verbs_context. */
+#define verbs_init_and_alloc_context(ibdev, cmd_fd, drv_ctx_ptr, ctx_memb, \
+				     driver_id)				\
+	((__typeof__(drv_ctx_ptr))_verbs_init_and_alloc_context(	\
+		ibdev, cmd_fd, sizeof(*(drv_ctx_ptr)),			\
+		&((__typeof__(drv_ctx_ptr))NULL)->ctx_memb, (driver_id)))
 void verbs_uninit_context(struct verbs_context *context);
 void verbs_set_ops(struct verbs_context *vctx,
 		   const struct verbs_context_ops *ops);
@@ -400,4 +401,4 @@ int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 int ibv_dontfork_range(void *base, size_t size);
 int ibv_dofork_range(void *base, size_t size);
 
-#endif /* PVRDMA_VERBS_PROVIDER_H */
+#endif /* PVRDMA_COMPAT_INFINIBAND_DRIVER_H */
