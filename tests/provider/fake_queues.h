@@ -130,4 +130,15 @@ static inline int fake_untouched(const uint8_t *p, size_t len)
 	return 1;
 }
 
+/* The header and first SGE of SQ WQE slot. */
+static inline struct pvrdma_sq_wqe_hdr *sq_hdr(struct fake_qp *f, uint32_t slot)
+{
+	return (struct pvrdma_sq_wqe_hdr *)fake_sq_wqe(f, slot);
+}
+
+static inline struct pvrdma_sge *sq_sge(struct fake_qp *f, uint32_t slot)
+{
+	return (struct pvrdma_sge *)(sq_hdr(f, slot) + 1);
+}
+
 #endif /* PVRDMA_TEST_FAKE_QUEUES_H */

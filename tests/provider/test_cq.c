@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <errno.h>
 
+#include "fake_ctx.h"
 #include "fake_queues.h"
 
 #define NCQE 8
@@ -434,6 +435,26 @@ static void test_qp_table_refuses_collision(void **state)
 	fake_cq_free(f);
 }
 
+static void test_create_cq_checks(void **state)
+{
+	struct fake_ctx *f = fake_ctx_new();
+
+	errno = 0;
+	assert_null(pvrdma_create_cq(&f->ctx.vctx.context, 0, NULL, 0));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(pvrdma_create_cq(&f->ctx.vctx.context, 4097, NULL, 0));
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(pvrdma_create_cq(&f->ctx.vctx.context, -5, NULL, 0));
+	assert_int_equal(errno, EINVAL);
+	f->ctx.limits.max_cqe = 3000;		/* 2049 would need 4096 */
+	errno = 0;
+	assert_null(pvrdma_create_cq(&f->ctx.vctx.context, 2049, NULL, 0));
+	assert_int_equal(errno, EINVAL);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_arm_doorbells),
 		cmocka_unit_test(test_corrupt_index),
 		cmocka_unit_test(test_qp_table_refuses_collision),
+		cmocka_unit_test(test_create_cq_checks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

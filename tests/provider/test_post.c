@@ -274,6 +274,36 @@ static void test_reset_clears_indices(void **state)
 	fake_qp_free(f);
 }
 
+/* Thread domain: the lock is a no-op, the general case counts takes. */
+static void test_thread_domain_takes_no_lock(void **state)
+{
+	struct fake_qp *f = fake_qp_new(IBV_QPT_RC, 8, 1);
+	struct ibv_sge sg = { 0x1000, 8, 1 };
+	struct ibv_send_wr wr = { .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, &wr, &bad),
+				 0);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).lock_acquisitions, 3);
+
+	fake_qp_free(f);
+
+	f = fake_qp_new(IBV_QPT_RC, 8, 1);
+	fake_qp_single_thread(f);
+	/* a spinlock held elsewhere would hang a locking post */
+	pvrdma_spin_lock(&f->qp.sq.lock);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(pvrdma_post_send(&f->qp.ibv_qp, &wr, &bad),
+				 0);
+	pvrdma_spin_unlock(&f->qp.sq.lock);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).lock_acquisitions, 0);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).wqes, 3);
+	assert_int_equal(fake_wq_stats(&f->qp.sq).posts, 3);
+	fake_qp_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_recv),
 		cmocka_unit_test(test_recv_on_srq_qp),
 		cmocka_unit_test(test_reset_clears_indices),
+		cmocka_unit_test(test_thread_domain_takes_no_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
