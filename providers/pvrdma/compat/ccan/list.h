@@ -7,8 +7,6 @@
 #ifndef PVRDMA_COMPAT_CCAN_LIST_H
 #define PVRDMA_COMPAT_CCAN_LIST_H
 
-#include <stdbool.h>
-
 #include <ccan/container_of.h>
 
 struct list_node {
@@ -30,11 +28,6 @@ static inline void list_add_tail(struct list_head *h, struct list_node *n)
 	n->prev = h->n.prev;
 	h->n.prev->next = n;
 	h->n.prev = n;
-}
-
-static inline bool list_empty(const struct list_head *h)
-{
-	return h->n.next == &h->n;
 }
 
 /* Unlinks n, which must be on a list. */

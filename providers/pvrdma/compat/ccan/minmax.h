@@ -2,7 +2,7 @@
 /*
  * libpvrdma out of an rdma-core tree: min/max of rdma-core's
  * ccan/minmax.h; both operands are evaluated once and must be of one
- * type (min_t/max_t convert them first).
+ * type (max_t converts them first).
  */
 #ifndef PVRDMA_COMPAT_CCAN_MINMAX_H
 #define PVRDMA_COMPAT_CCAN_MINMAX_H
@@ -27,7 +27,6 @@
 		_a > _b ? _a : _b;					\
 	})
 
-#define min_t(t, a, b)	min((t)(a), (t)(b))
 #define max_t(t, a, b)	max((t)(a), (t)(b))
 
 #endif

@@ -140,12 +140,6 @@ _Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "PABI 34 qp_ex");
 _Static_assert(offsetof(struct verbs_qp, comp_mask) ==
 	       sizeof(struct ibv_qp_ex), "PABI 34 verbs_qp layout");
 
-/* GID types as the kernel's sysfs names them. */
-enum ibv_gid_type_sysfs {
-	IBV_GID_TYPE_SYSFS_IB_ROCE_V1,
-	IBV_GID_TYPE_SYSFS_ROCE_V2,
-};
-
 /*
  * Every operation a provider may supply, in the order libibverbs reads
  * them (alphabetical in rdma-core; the order is the ABI, not the names).
