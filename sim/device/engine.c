@@ -32,7 +32,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "device.h"
 #include "fabric.h"
+#include "libc.h"
 #include "ring.h"
 #include "wqe.h"
 
@@ -461,8 +463,9 @@ static void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 	ring = rx_ring_of(&cq->ring);
 	if (sim_ring_reserve(&ring, &slot) != SIM_RING_READY) {
 		cq->overflowed = true;
-		sim_event_async(cq->uctx, cq->user_handle, IBV_EVENT_CQ_ERR,
-				&cq->async_events_reported);
+		sim_device_upcalls.async_event(cq->uctx, cq->user_handle,
+					       IBV_EVENT_CQ_ERR,
+					       &cq->async_events_reported);
 		if (qp->engine)
 			qp_to_error(qp->engine);
 		return;
@@ -480,7 +483,7 @@ static void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 				  ring.elem_size] = solicited;
 	sim_ring_produce(&ring);	/* release: the CQE is complete */
 	stat_add(&dev->stats.cqes, 1);
-	sim_event_comp(cq, solicited);
+	sim_device_upcalls.comp_event(cq, solicited);
 }
 
 static void cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
@@ -604,9 +607,9 @@ static void qp_to_error(struct eqp *e)
 	qp->attr.state = IBV_QPS_ERR;
 	qp_flush(e);
 	if (qp->srq)
-		sim_event_async(qp->uctx, qp->user_handle,
-				IBV_EVENT_QP_LAST_WQE_REACHED,
-				&qp->async_events_reported);
+		sim_device_upcalls.async_event(qp->uctx, qp->user_handle,
+					       IBV_EVENT_QP_LAST_WQE_REACHED,
+					       &qp->async_events_reported);
 }
 
 /* A ring the driver corrupted: catastrophic for the QP. */
@@ -616,8 +619,9 @@ static void qp_fatal(struct eqp *e)
 
 	if (qp->attr.state == IBV_QPS_ERR)
 		return;
-	sim_event_async(qp->uctx, qp->user_handle, IBV_EVENT_QP_FATAL,
-			&qp->async_events_reported);
+	sim_device_upcalls.async_event(qp->uctx, qp->user_handle,
+				       IBV_EVENT_QP_FATAL,
+				       &qp->async_events_reported);
 	qp_to_error(e);
 }
 
@@ -873,9 +877,9 @@ static void sq_drained_check(struct eqp *e)
 		return;
 	qp->attr.sq_draining = 0;
 	if (qp->attr.en_sqd_async_notify)
-		sim_event_async(qp->uctx, qp->user_handle,
-				IBV_EVENT_SQ_DRAINED,
-				&qp->async_events_reported);
+		sim_device_upcalls.async_event(qp->uctx, qp->user_handle,
+					       IBV_EVENT_SQ_DRAINED,
+					       &qp->async_events_reported);
 }
 
 /* READs and atomics a QP may have outstanding. 0 would stall them for
@@ -1183,9 +1187,9 @@ static void srq_limit_check(struct sim_srq *srq)
 	n = sim_ring_count(&r);
 	if (n >= 0 && n < srq->limit) {
 		srq->limit = 0;	/* fires once, then disarmed */
-		sim_event_async(srq->uctx, srq->user_handle,
-				IBV_EVENT_SRQ_LIMIT_REACHED,
-				&srq->async_events_reported);
+		sim_device_upcalls.async_event(srq->uctx, srq->user_handle,
+					       IBV_EVENT_SRQ_LIMIT_REACHED,
+					       &srq->async_events_reported);
 	}
 }
 
@@ -1663,10 +1667,12 @@ static struct eqp *eqp_by_qpn(struct engine *eng, uint32_t qpn)
 	return NULL;
 }
 
-void engine_rx(struct sim_dev *dev, struct fab_link *from,
-	       const struct fab_hdr *h, struct fab_rx *rx)
+/* One packet arrived at the adapter's port (dev->lock held): the
+ * fabric's receive callback (struct fab_adapter). */
+void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
+	       struct fab_rx *rx)
 {
-	struct engine *eng = engine_of(dev);
+	struct engine *eng = engine_of(owner);
 	struct eqp *e;
 
 	e = eqp_by_qpn(eng, h->dst_qpn & 0xffffff);
@@ -1813,7 +1819,7 @@ static void arm_late(struct sim_cq *cq)
 	for (; head != tail && cq->cqe_solicited;
 	     head = sim_ring_idx_next(head, r.nelems))
 		sol |= cq->cqe_solicited[sim_ring_slot(head, r.nelems)];
-	sim_event_comp(cq, sol);
+	sim_device_upcalls.comp_event(cq, sol);
 }
 
 static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
@@ -1995,7 +2001,7 @@ static void *engine_main(void *arg)
 
 	/* Signals are the application's: never run its handlers here. */
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	sim_libc.pthread_sigmask(SIG_BLOCK, &all, NULL);
 
 	while (!atomic_load(&eng->stop)) {
 		if (timeout || quiet_ns) {
@@ -2060,11 +2066,15 @@ int engine_start(struct sim_dev *dev)
 	eng->dev = dev;
 	atomic_store(&eng->dev_set, true);
 	dev->engine = eng;
-	eng->port = fabric_open(dev);
+	eng->port = fabric_open(&(struct fab_adapter){
+		.index = dev->index, .gid = dev->gid,
+		.gid_count = &dev->gid_count, .lock = &dev->lock,
+		.rx = engine_rx, .owner = dev });
 	if (!eng->port)
 		return ENOMEM;
 	atomic_store(&eng->stop, false);
-	ret = pthread_create(&eng->thread, NULL, engine_main, eng);
+	ret = sim_libc.pthread_create(&eng->thread, NULL, engine_main,
+				      eng);
 	if (ret) {
 		fabric_close(eng->port);
 		eng->port = NULL;
@@ -2076,21 +2086,6 @@ int engine_start(struct sim_dev *dev)
 		atexit(engines_at_exit);
 	}
 	return 0;
-}
-
-/* Stops the device thread (dev->lock NOT held: the thread takes it). */
-void engine_stop(struct sim_dev *dev)
-{
-	struct engine *eng = engine_of(dev);
-
-	if (!eng || !eng->started)
-		return;
-	atomic_store(&eng->stop, true);
-	atomic_store(&eng->kick_pending, true);
-	fabric_wake(eng->port);
-	pthread_join(eng->thread, NULL);
-	fabric_close(eng->port);
-	eng->started = false;
 }
 
 /* ---- control path hooks (dev->lock held) ---- */
@@ -2207,3 +2202,12 @@ void engine_srq_modified(struct sim_srq *srq)
 {
 	srq_limit_check(srq);
 }
+
+/* The engine as the kernel's device (device.h). */
+const struct sim_device_ops sim_engine_ops = {
+	.qp_create = engine_qp_create,
+	.qp_modified = engine_qp_modified,
+	.qp_destroy = engine_qp_destroy,
+	.cq_destroy = engine_cq_destroy,
+	.srq_modified = engine_srq_modified,
+};

@@ -39,7 +39,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
-#include "sim.h"
+#include "host.h"
 #include "sys.h"
 #include "x86_store.h"
 

@@ -66,9 +66,10 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
-#include "cm.h"
+#include "fds.h"
+#include "host.h"
+#include "libc.h"
 #include "options.h"
-#include "sim.h"
 #include "sys.h"
 
 #ifndef NETLINK_RDMA
@@ -82,8 +83,6 @@
 #define RDMA_CM_MAJOR	10	/* a misc device */
 #define RDMA_CM_MINOR	58
 #define FD_TABLE_SIZE	65536	/* fds above are never uverbs files */
-
-struct sim_libc sim_libc;
 
 /* ---- the real libc ---- */
 
@@ -142,7 +141,6 @@ REAL_COMPAT(int, __fxstat64, int, int, struct stat64 *)
 REAL_COMPAT(int, __fxstatat, int, int, const char *, struct stat *, int)
 REAL_COMPAT(int, __fxstatat64, int, int, const char *, struct stat64 *, int)
 REAL(ssize_t, write, int, const void *, size_t)
-REAL(ssize_t, read, int, void *, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
 REAL(int, close, int)
 REAL(int, close_range, unsigned int, unsigned int, int)
@@ -154,42 +152,6 @@ REAL(int, fcntl, int, int, ...)
 REAL(int, fcntl64, int, int, ...)
 REAL(int, socket, int, int, int)
 REAL(long, syscall, long, ...)
-
-/* Wrappers with the exact sim_libc signatures (no varargs). */
-static int libc_close(int fd)
-{
-	return get_close()(fd);
-}
-
-static ssize_t libc_write(int fd, const void *buf, size_t len)
-{
-	return get_write()(fd, buf, len);
-}
-
-static ssize_t libc_read(int fd, void *buf, size_t len)
-{
-	return get_read()(fd, buf, len);
-}
-
-static void *libc_mmap(void *addr, size_t len, int prot, int flags, int fd,
-		       off_t off)
-{
-	return sim_sys_mmap(addr, len, prot, flags, fd, off);
-}
-
-static int libc_munmap(void *addr, size_t len)
-{
-	return sim_sys_munmap(addr, len);
-}
-
-static void fill_sim_libc(void)
-{
-	sim_libc.close = libc_close;
-	sim_libc.write = libc_write;
-	sim_libc.read = libc_read;
-	sim_libc.mmap = libc_mmap;
-	sim_libc.munmap = libc_munmap;
-}
 
 /* ---- open uverbs files ---- */
 
@@ -334,7 +296,7 @@ static int fd_install(int fd, struct host_file *hf)
 	return fd;
 }
 
-struct ucma_file *sim_ucma_file_of_fd(int fd)
+static struct ucma_file *ucma_file_of_fd(int fd)
 {
 	struct host_file *hf = fd_file(fd);	/* still that open file */
 
@@ -2697,11 +2659,36 @@ static void load_provider(void)
 	}
 }
 
+/* The gateway of every layer (libc.h): libc's own file calls; the threads
+ * of the sim are made and masked as the application's are, so the
+ * signals the trap owns stay unblocked in them. */
+static void sim_libc_fill(void)
+{
+	sim_libc.open = get_open();
+	sim_libc.close = get_close();
+	sim_libc.stat = get_stat();
+	sim_libc.lstat = get_lstat();
+	sim_libc.fstat = get_fstat();
+	sim_libc.fcntl = get_fcntl();
+	sim_libc.socket = get_socket();
+	sim_libc.ppoll = get_ppoll();
+	sim_libc.pthread_create = pthread_create;
+	sim_libc.pthread_sigmask = pthread_sigmask;
+}
+
+static bool is_uar(const void *addr)
+{
+	return sim_uar_lookup(addr) != NULL;
+}
+
 __attribute__((constructor)) static void sim_init(void)
 {
 	int ret;
 
-	fill_sim_libc();
+	sim_libc_fill();
+	sim_kernel_init(&(struct sim_kernel_host){
+		.uar_map = sim_uar_map, .uar_unmap = sim_uar_unmap,
+		.is_uar = is_uar, .ucma_file_of_fd = ucma_file_of_fd });
 	sim_signal_set_bus_fixup(uar_bus_fixup);
 	if (sim_config_load())
 		_exit(2);

@@ -30,7 +30,7 @@
 
 #include <rdma/rdma_user_cm.h>
 
-#include "sim.h"
+#include "host.h"
 
 #define PVRDMA_PCI_VENDOR	0x15ad
 #define PVRDMA_PCI_DEVICE	0x0820

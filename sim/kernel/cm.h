@@ -27,7 +27,8 @@
 #include <infiniband/ib.h>	/* struct sockaddr_ib (AF_IB) */
 #include <rdma/rdma_user_cm.h>
 
-#include "sim.h"
+#include "kernel.h"
+#include "libc.h"
 
 #ifndef AF_IB
 #define AF_IB 27

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <cmocka.h>
 
-#include "sim.h"
+#include "common.h"
 
 #define PG	SIM_PAGE_SIZE
 

@@ -21,17 +21,17 @@
 #define H_CQ_N		64u
 #define H_BUF		(64u * 1024)
 
-#ifndef H_REAL_EVENTS
+#ifdef H_REAL_EVENTS
+#include "uverbs_internal.h"
+#else
 /* The real events.c needs a live context; these record nothing. A test
  * that defines H_REAL_EVENTS gets events.c and gives its CQs a channel. */
-__attribute__((weak)) void sim_event_comp(struct sim_cq *cq, bool solicited)
+static void h_comp_event(struct sim_cq *cq, bool solicited)
 {
 }
 
-__attribute__((weak)) void sim_event_async(struct sim_ucontext *uctx,
-					   uint64_t element,
-					   enum ibv_event_type type,
-					   uint32_t *reported)
+static void h_async_event(struct sim_ucontext *uctx, uint64_t element,
+			  enum ibv_event_type type, uint32_t *reported)
 {
 	(*reported)++;
 }
@@ -89,6 +89,14 @@ static inline void harness_init(struct harness *h)
 	static bool dev_ready;
 
 	memset(h, 0, sizeof(*h));
+	/* the device's upcalls, as the driver model installs them */
+#ifdef H_REAL_EVENTS
+	sim_device_upcalls.comp_event = sim_event_comp;
+	sim_device_upcalls.async_event = sim_event_async;
+#else
+	sim_device_upcalls.comp_event = h_comp_event;
+	sim_device_upcalls.async_event = h_async_event;
+#endif
 	if (!dev_ready) {
 		sim_dev_lock_init(&h_dev);
 		h_dev.index = 0;

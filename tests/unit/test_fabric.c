@@ -33,7 +33,13 @@
 #define NPKT		3000u
 #define MAX_PAYLOAD	(256u * 1024)
 
-static struct sim_dev dev;
+/* The adapter the port belongs to, as the fabric sees it. */
+static struct {
+	unsigned int index;
+	pthread_mutex_t lock;
+	union ibv_gid gid[SIM_GID_TABLE_LEN];
+	unsigned int gid_count;
+} dev;
 static struct fab_port *port;
 /* A port lives as long as its process, as the engine's does (fabric_close
  * withdraws it from the fabric but frees nothing): keep every one the tests
@@ -60,8 +66,8 @@ static uint8_t pattern(uint32_t i, uint32_t k)
 	return (uint8_t)(i * 31 + k * 7 + (k >> 8));
 }
 
-void engine_rx(struct sim_dev *d, struct fab_link *from,
-	       const struct fab_hdr *h, struct fab_rx *rx)
+static void peer_rx(void *d, struct fab_link *from,
+		    const struct fab_hdr *h, struct fab_rx *rx)
 {
 	struct iovec v[2];
 	uint32_t k, half;
@@ -99,13 +105,15 @@ void engine_rx(struct sim_dev *d, struct fab_link *from,
 static void port_open(uint8_t id)
 {
 	memset(&dev, 0, sizeof(dev));
-	sim_dev_lock_init(&dev);
+	pthread_mutex_init(&dev.lock, NULL);
 	dev.index = 0;
 	dev.gid_count = 1;
 	dev.gid[0].raw[0] = 0xfe;
 	dev.gid[0].raw[1] = 0x80;
 	dev.gid[0].raw[15] = id;
-	port = fabric_open(&dev);
+	port = fabric_open(&(struct fab_adapter){
+		.index = dev.index, .gid = dev.gid, .gid_count = &dev.gid_count,
+		.lock = &dev.lock, .rx = peer_rx, .owner = &dev });
 	assert_non_null(port);
 	assert_true(nports_opened < 8);
 	ports_opened[nports_opened++] = port;

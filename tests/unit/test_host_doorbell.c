@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
-#include "sim.h"
+#include "host.h"
 
 /* The device side, recorded: this test stands in for engine.c. */
 #define MAX_DB 16

@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 #include <cmocka.h>
 
-#include "sim.h"
+#include "fds.h"
 
 static void test_moved_high(void **state)
 {

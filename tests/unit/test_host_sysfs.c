@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "options.h"
-#include "sim.h"
+#include "host.h"
 
 static char rundir[64];
 

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <cmocka.h>
 
-#include "sim.h"
+#include "host.h"
 
 static uint8_t buf[4096];
 static struct sim_dev dev;
@@ -235,11 +235,19 @@ static void test_given_up_pages(void **unused)
 	munmap(base, 3 * pg);
 }
 
+static bool is_uar(const void *addr)
+{
+	return sim_uar_lookup(addr) != NULL;
+}
+
 /* A doorbell page is device memory: it never pins, whatever the access. */
 static void test_pin_check_uar(void **unused)
 {
 	struct sim_ucontext uctx = { 0 };
-	uint8_t *uar = sim_uar_map(&uctx, NULL);
+	uint8_t *uar;
+
+	sim_kernel_init(&(struct sim_kernel_host){ .is_uar = is_uar });
+	uar = sim_uar_map(&uctx, NULL);
 
 	assert_true(uar != MAP_FAILED);
 	assert_int_equal(sim_mr_pin_check((uintptr_t)uar, 8, 0), EFAULT);

@@ -6,7 +6,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "sim.h"
+#include "uverbs_internal.h"
 
 struct case_ {
 	enum ibv_qp_state cur, next;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "sim.h"
+#include "common.h"
 
 static void test_put_get_del(void **state)
 {

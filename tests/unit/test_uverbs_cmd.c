@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "device_stubs.h"
-#include "sim.h"
+#include "fake_device.h"
+#include "uverbs_internal.h"
 
 static struct sim_dev dev;
 
@@ -36,6 +36,7 @@ static void dev_setup(unsigned int hw, bool namespaces)
 	dev.cfg.namespaces = namespaces;
 	dev.cfg.mtu = IBV_MTU_1024;
 	dev.gid_count = 1;
+	fake_device_install();
 }
 
 /* A legacy command: header, core request (starting with .response when

@@ -28,9 +28,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "device_stubs.h"
+#include "fake_device.h"
 #include "ring.h"
-#include "sim.h"
+#include "uverbs_internal.h"
 
 #define KERNEL_ADDR	0xffff888000000000ull
 
@@ -57,6 +57,7 @@ static void dev_setup(void)
 	dev.cfg.hw_version = 18;
 	dev.cfg.mtu = IBV_MTU_1024;
 	dev.gid_count = 1;
+	fake_device_install();
 }
 
 static int setup(void **state)

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <sys/resource.h>
 
-#include "sim.h"
+#include "fds.h"
 #include "sys.h"
 
 #define WORD_BITS	(8 * sizeof(unsigned long))

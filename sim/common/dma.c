@@ -20,7 +20,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "common.h"
 #include "sys.h"
 
 #ifndef MADV_POPULATE_READ

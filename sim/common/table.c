@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sim.h"
+#include "common.h"
 
 void *sim_table_get(struct sim_table *t, uint32_t handle)
 {
