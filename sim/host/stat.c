@@ -44,70 +44,6 @@ static void patch_fd_stat(struct host_file *hf, struct stat *st)
 _Static_assert(sizeof(struct stat) == sizeof(struct stat64),
 	       "stat64 differs from stat");
 
-int stat(const char *path, struct stat *st)
-{
-	int idx = uverbs_index(path);
-
-	if (idx >= 0) {
-		uverbs_stat(idx, st);
-		return 0;
-	}
-	return get_stat()(path, st);
-}
-
-int stat64(const char *path, struct stat64 *st)
-{
-	int idx = uverbs_index(path);
-
-	if (idx >= 0) {
-		uverbs_stat(idx, (struct stat *)st);
-		return 0;
-	}
-	return get_stat64()(path, st);
-}
-
-int lstat(const char *path, struct stat *st)
-{
-	int idx = uverbs_index(path);
-
-	if (idx >= 0) {
-		uverbs_stat(idx, st);
-		return 0;
-	}
-	return get_lstat()(path, st);
-}
-
-int lstat64(const char *path, struct stat64 *st)
-{
-	int idx = uverbs_index(path);
-
-	if (idx >= 0) {
-		uverbs_stat(idx, (struct stat *)st);
-		return 0;
-	}
-	return get_lstat64()(path, st);
-}
-
-int fstat(int fd, struct stat *st)
-{
-	struct host_file *hf = fd_lookup(fd);
-	int ret = get_fstat()(fd, st);
-
-	if (!ret && (hf = fd_file_stat(fd, hf, st)))
-		patch_fd_stat(hf, st);
-	return ret;
-}
-
-int fstat64(int fd, struct stat64 *st)
-{
-	struct host_file *hf = fd_lookup(fd);
-	int ret = get_fstat64()(fd, st);
-
-	if (!ret && (hf = fd_file_stat(fd, hf, (struct stat *)st)))
-		patch_fd_stat(hf, (struct stat *)st);
-	return ret;
-}
-
 /* fstatat-style lookup: a device path, or an fd with AT_EMPTY_PATH. */
 static bool statat_fake(int dirfd, const char *path, int flags,
 			struct stat *st, int *ret)
@@ -128,24 +64,6 @@ static bool statat_fake(int dirfd, const char *path, int flags,
 		return true;
 	}
 	return false;
-}
-
-int fstatat(int dirfd, const char *path, struct stat *st, int flags)
-{
-	int ret;
-
-	if (statat_fake(dirfd, path, flags, st, &ret))
-		return ret;
-	return get_fstatat()(dirfd, path, st, flags);
-}
-
-int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
-{
-	int ret;
-
-	if (statat_fake(dirfd, path, flags, (struct stat *)st, &ret))
-		return ret;
-	return get_fstatat64()(dirfd, path, st, flags);
 }
 
 static void stat_to_statx(const struct stat *st, struct statx *stx)
@@ -186,108 +104,78 @@ int statx(int dirfd, const char *path, int flags, unsigned int mask,
 	return get_statx()(dirfd, path, flags, mask, stx);
 }
 
-/* The pre-2.33 glibc entry points old binaries still call. */
-int __xstat(int ver, const char *path, struct stat *st);
+/*
+ * Every stat entry point of libc, from one list: by path, by fd, or
+ * fstatat-style; with the version argument of the pre-2.33 __xstat family
+ * that old binaries still call (VER) or without (NOVER). struct stat64 is
+ * struct stat on x86-64.
+ */
+#define NOVER_PARAM
+#define NOVER_ARG
+#define VER_PARAM	int ver,
+#define VER_ARG		ver,
 
-int __xstat(int ver, const char *path, struct stat *st)
-{
-	int idx = uverbs_index(path);
+#define SIM_STAT_FUNCS(PATH, FD, AT)					\
+	PATH(stat, struct stat, NOVER)					\
+	PATH(stat64, struct stat64, NOVER)				\
+	PATH(lstat, struct stat, NOVER)					\
+	PATH(lstat64, struct stat64, NOVER)				\
+	FD(fstat, struct stat, NOVER)					\
+	FD(fstat64, struct stat64, NOVER)				\
+	AT(fstatat, struct stat, NOVER)					\
+	AT(fstatat64, struct stat64, NOVER)				\
+	PATH(__xstat, struct stat, VER)					\
+	PATH(__xstat64, struct stat64, VER)				\
+	PATH(__lxstat, struct stat, VER)				\
+	PATH(__lxstat64, struct stat64, VER)				\
+	FD(__fxstat, struct stat, VER)					\
+	FD(__fxstat64, struct stat64, VER)				\
+	AT(__fxstatat, struct stat, VER)				\
+	AT(__fxstatat64, struct stat64, VER)
 
-	if (idx >= 0) {
-		uverbs_stat(idx, st);
-		return 0;
+/* A device path: the node's stat. */
+#define STAT_PATH(name, type, v)					\
+	int name(v##_PARAM const char *path, type *st);			\
+	int name(v##_PARAM const char *path, type *st)			\
+	{								\
+		int idx = uverbs_index(path);				\
+									\
+		if (idx >= 0) {						\
+			uverbs_stat(idx, (struct stat *)st);		\
+			return 0;					\
+		}							\
+		return get_##name()(v##_ARG path, st);			\
 	}
-	return get___xstat()(ver, path, st);
-}
 
-int __xstat64(int ver, const char *path, struct stat64 *st);
-
-int __xstat64(int ver, const char *path, struct stat64 *st)
-{
-	int idx = uverbs_index(path);
-
-	if (idx >= 0) {
-		uverbs_stat(idx, (struct stat *)st);
-		return 0;
+/* An open device file: its memfd's stat with the device's identity. */
+#define STAT_FD(name, type, v)						\
+	int name(v##_PARAM int fd, type *st);				\
+	int name(v##_PARAM int fd, type *st)				\
+	{								\
+		struct host_file *hf = fd_lookup(fd);			\
+		int ret = get_##name()(v##_ARG fd, st);			\
+									\
+		if (!ret &&						\
+		    (hf = fd_file_stat(fd, hf, (struct stat *)st)))	\
+			patch_fd_stat(hf, (struct stat *)st);		\
+		return ret;						\
 	}
-	return get___xstat64()(ver, path, st);
-}
 
-int __lxstat(int ver, const char *path, struct stat *st);
-
-int __lxstat(int ver, const char *path, struct stat *st)
-{
-	int idx = uverbs_index(path);
-
-	if (idx >= 0) {
-		uverbs_stat(idx, st);
-		return 0;
+#define STAT_AT(name, type, v)						\
+	int name(v##_PARAM int dirfd, const char *path, type *st,	\
+		 int flags);						\
+	int name(v##_PARAM int dirfd, const char *path, type *st,	\
+		 int flags)						\
+	{								\
+		int ret;						\
+									\
+		if (statat_fake(dirfd, path, flags, (struct stat *)st,	\
+				&ret))					\
+			return ret;					\
+		return get_##name()(v##_ARG dirfd, path, st, flags);	\
 	}
-	return get___lxstat()(ver, path, st);
-}
 
-int __lxstat64(int ver, const char *path, struct stat64 *st);
-
-int __lxstat64(int ver, const char *path, struct stat64 *st)
-{
-	int idx = uverbs_index(path);
-
-	if (idx >= 0) {
-		uverbs_stat(idx, (struct stat *)st);
-		return 0;
-	}
-	return get___lxstat64()(ver, path, st);
-}
-
-int __fxstat(int ver, int fd, struct stat *st);
-
-int __fxstat(int ver, int fd, struct stat *st)
-{
-	struct host_file *hf = fd_lookup(fd);
-	int ret = get___fxstat()(ver, fd, st);
-
-	if (!ret && (hf = fd_file_stat(fd, hf, st)))
-		patch_fd_stat(hf, st);
-	return ret;
-}
-
-int __fxstat64(int ver, int fd, struct stat64 *st);
-
-int __fxstat64(int ver, int fd, struct stat64 *st)
-{
-	struct host_file *hf = fd_lookup(fd);
-	int ret = get___fxstat64()(ver, fd, st);
-
-	if (!ret && (hf = fd_file_stat(fd, hf, (struct stat *)st)))
-		patch_fd_stat(hf, (struct stat *)st);
-	return ret;
-}
-
-int __fxstatat(int ver, int dirfd, const char *path, struct stat *st,
-	       int flags);
-
-int __fxstatat(int ver, int dirfd, const char *path, struct stat *st,
-	       int flags)
-{
-	int ret;
-
-	if (statat_fake(dirfd, path, flags, st, &ret))
-		return ret;
-	return get___fxstatat()(ver, dirfd, path, st, flags);
-}
-
-int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st,
-		 int flags);
-
-int __fxstatat64(int ver, int dirfd, const char *path, struct stat64 *st,
-		 int flags)
-{
-	int ret;
-
-	if (statat_fake(dirfd, path, flags, (struct stat *)st, &ret))
-		return ret;
-	return get___fxstatat64()(ver, dirfd, path, st, flags);
-}
+SIM_STAT_FUNCS(STAT_PATH, STAT_FD, STAT_AT)
 
 /* The node is crw-rw-rw-: every access mode is granted. */
 int access(const char *path, int mode)
