@@ -71,6 +71,8 @@ uint64_t sim_node_guid_from_mac(const uint8_t mac[6]);
 void sim_gid_from_mac(const uint8_t mac[6], union ibv_gid *gid);
 void sim_gid_from_ipv4(uint32_t ipv4, union ibv_gid *gid);
 uint32_t sim_ipv4_from_mac(const uint8_t mac[6]);
+/* The MAC of a GID that one of the above made; false for any other. */
+bool sim_mac_from_gid(const uint8_t gid[16], uint8_t mac[6]);
 
 /* ---- table.c: number tables (slot i holds number i, NULL = free) ---- */
 struct sim_table {

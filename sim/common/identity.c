@@ -3,7 +3,7 @@
  * An adapter's identity, each fact derived in one place: the MAC (from the
  * pid, or the --mac base), the node GUID (EUI-64 of the MAC), the GIDs (the
  * link-local address of the MAC, the IPv4-mapped address) and the per-process
- * 127.x IPv4 address, and the ways back (the MAC of a GID, for neighbour
+ * 127.x IPv4 address, and the way back (the MAC of a GID, for neighbour
  * resolution). Also sim_global, the configuration every layer reads.
  */
 #include <arpa/inet.h>
@@ -85,4 +85,31 @@ uint32_t sim_ipv4_from_mac(const uint8_t mac[6])
 	if (low == 0 || low == 0xffffff)
 		return 0;
 	return htonl(127u << 24 | low);
+}
+
+/*
+ * The MAC behind a GID of a simulated adapter: the way back of
+ * sim_gid_from_mac() (the EUI-64 of a link-local GID) and of
+ * sim_gid_from_ipv4(sim_ipv4_from_mac()) (127.a.b.c is 00:50:56:a:b:c).
+ * False for any other GID.
+ */
+bool sim_mac_from_gid(const uint8_t gid[16], uint8_t mac[6])
+{
+	static const uint8_t link_local[8] = { 0xfe, 0x80 };
+	static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const uint8_t *g = gid;
+
+	if (!memcmp(g, link_local, 8) && g[11] == 0xff && g[12] == 0xfe) {
+		mac[0] = g[8] ^ 0x02;
+		mac[1] = g[9];
+		mac[2] = g[10];
+		memcpy(&mac[3], &g[13], 3);
+		return true;
+	}
+	if (!memcmp(g, v4_mapped, 12) && g[12] == 127) {
+		memcpy(mac, vmware_oui, 3);
+		memcpy(&mac[3], &g[13], 3);
+		return true;
+	}
+	return false;
 }

@@ -89,6 +89,8 @@ struct sim_pin {
 
 struct sim_dev;
 struct sim_ucontext;
+struct eqp;			/* engine.h */
+struct engine;
 
 /* A user ring as the device sees it: state page + element array. */
 struct sim_ring {
@@ -208,7 +210,7 @@ struct sim_qp {
 	struct sim_pin ring_pin;	/* the device's view of both rings */
 	struct sim_qp_attr attr;
 	uint32_t async_events_reported;
-	void *engine;			/* engine.c's per-QP transport state */
+	struct eqp *engine;		/* the engine's transport state */
 };
 
 /* What the engine needs of a memory check's result. */
@@ -239,14 +241,15 @@ struct sim_dev {
 	uint64_t node_guid;		/* network order */
 
 	pthread_mutex_t lock;
-	struct sim_table pds, mrs, cqs, qps, srqs;	/* by uverbs handle */
+	/* By device number: PDN, key, CQN, QPN (on the wire), SRQN. */
+	struct sim_table pds, mrs, cqs, qps, srqs;
 	struct sim_table qp_by_qp_handle;		/* by device handle */
 	uint32_t next_qpn;		/* namespaces: on-wire numbers */
 	uint32_t next_key;
 	unsigned int num_ud_qps;
 
 	struct sim_stats stats;
-	void *engine;			/* engine.c's device state */
+	struct engine *engine;		/* the engine's device state */
 };
 
 extern struct sim_dev sim_devs[SIM_MAX_ADAPTERS];

@@ -169,21 +169,6 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	dev_unlock(eng, dev);
 }
 
-static void *find_by_num(struct sim_table *t, uint32_t num, size_t num_off)
-{
-	void *o = sim_table_get(t, num);
-	uint32_t i;
-
-	if (o && *(uint32_t *)((uint8_t *)o + num_off) == num)
-		return o;
-	for (i = 0; i < t->size; i++) {
-		o = t->slot[i];
-		if (o && *(uint32_t *)((uint8_t *)o + num_off) == num)
-			return o;
-	}
-	return NULL;
-}
-
 /*
  * An arm the device applies late (queued by a trap that could not take
  * dev->lock): CQEs may have been written since the application's last
@@ -231,7 +216,7 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			qp_flush(qp->engine);
 		return;
 	case PVRDMA_UAR_CQ_OFFSET:
-		cq = find_by_num(&dev->cqs, h, offsetof(struct sim_cq, cqn));
+		cq = sim_table_get(&dev->cqs, h);
 		if (!cq || cq->uctx != uctx)
 			break;
 		if (value & SIM_UAR_CQ_ARM)
@@ -243,8 +228,7 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			arm_late(cq);
 		return;
 	case PVRDMA_UAR_SRQ_OFFSET:
-		srq = find_by_num(&dev->srqs, h,
-				  offsetof(struct sim_srq, srqn));
+		srq = sim_table_get(&dev->srqs, h);
 		if (!srq || srq->uctx != uctx)
 			break;
 		return;		/* receives wait for their messages */

@@ -11,7 +11,8 @@
  * table over rtnetlink. No host interface owns the simulated addresses,
  * so the sim answers for them: a link-local GID carries the MAC in its
  * EUI-64, and a per-process IPv4 address 127.a.b.c belongs to the
- * adapter 00:50:56:a:b:c (config.c makes both from the same bytes).
+ * adapter 00:50:56:a:b:c (identity.c makes both from the same bytes and
+ * reads them back: sim_mac_from_gid()).
  * Other GIDs go to libibverbs' own resolver.
  */
 typedef int (*resolve_fn)(struct ibv_context *, struct ibv_ah_attr *,
@@ -19,28 +20,6 @@ typedef int (*resolve_fn)(struct ibv_context *, struct ibv_ah_attr *,
 
 typedef int (*query_gid_fn)(struct ibv_context *, uint8_t, int,
 			    union ibv_gid *);
-
-static bool sim_gid_to_mac(const uint8_t *g, uint8_t mac[6])
-{
-	static const uint8_t link_local[8] = { 0xfe, 0x80 };
-	static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-	if (!memcmp(g, link_local, 8) && g[11] == 0xff && g[12] == 0xfe) {
-		mac[0] = g[8] ^ 0x02;
-		mac[1] = g[9];
-		mac[2] = g[10];
-		memcpy(&mac[3], &g[13], 3);
-		return true;
-	}
-	if (!memcmp(g, v4_mapped, 12) && g[12] == 127) {
-		mac[0] = 0x00;
-		mac[1] = 0x50;
-		mac[2] = 0x56;
-		memcpy(&mac[3], &g[13], 3);
-		return true;
-	}
-	return false;
-}
 
 int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
 				struct ibv_ah_attr *attr, uint8_t eth_mac[6],
@@ -61,7 +40,7 @@ int ibv_resolve_eth_l2_from_gid(struct ibv_context *context,
 	if (!query_gid || query_gid(context, attr->port_num,
 				    attr->grh.sgid_index, &sgid))
 		return -EINVAL;
-	if (sim_gid_to_mac(attr->grh.dgid.raw, eth_mac)) {
+	if (sim_mac_from_gid(attr->grh.dgid.raw, eth_mac)) {
 		if (vid)
 			*vid = 0xffff;		/* no VLAN */
 		return 0;

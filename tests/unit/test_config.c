@@ -91,6 +91,28 @@ static void test_gids(void **state)
 						0xff, 0xff, 0xff }), 0);
 }
 
+/* The way back, for neighbour resolution: the MAC of either GID. */
+static void test_mac_from_gid(void **state)
+{
+	union ibv_gid gid;
+	uint8_t mac[6];
+
+	sim_gid_from_mac(mac_x, &gid);
+	assert_true(sim_mac_from_gid(gid.raw, mac));
+	expect_bytes(mac, mac_x, 6);
+
+	memset(mac, 0, sizeof(mac));
+	sim_gid_from_ipv4(sim_ipv4_from_mac(mac_x), &gid);
+	assert_true(sim_mac_from_gid(gid.raw, mac));
+	expect_bytes(mac, mac_x, 6);
+
+	/* Not a GID of the sim's: a global IPv6 address, 10.0.0.1. */
+	gid.raw[0] = 0x20;
+	assert_false(sim_mac_from_gid(gid.raw, mac));
+	sim_gid_from_ipv4(htonl(0x0a000001), &gid);
+	assert_false(sim_mac_from_gid(gid.raw, mac));
+}
+
 static void test_defaults(void **state)
 {
 	struct sim_dev *dev = &sim_devs[0];
@@ -270,6 +292,7 @@ int main(void)
 		cmocka_unit_test(test_mac_per_process),
 		cmocka_unit_test(test_node_guid),
 		cmocka_unit_test(test_gids),
+		cmocka_unit_test(test_mac_from_gid),
 		cmocka_unit_test(test_parsers),
 		cmocka_unit_test_setup(test_defaults, clean_env),
 		cmocka_unit_test_setup(test_hw13_defaults, clean_env),
