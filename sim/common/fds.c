@@ -8,10 +8,11 @@
  *  - each moves to the top of the fd space (below RLIMIT_NOFILE and 16384),
  *    where an application that takes the lowest free numbers does not
  *    reach;
- *  - interpose.c hides them from the application: close(), close_range(),
- *    closefrom() (and their raw system calls) leave them open and report
- *    nothing of them, and dup2()/dup3() onto one fail with EBUSY (as the
- *    kernel answers a dup2 that races with an open of the same number).
+ *  - the preload library hides them from the application: close(),
+ *    close_range(), closefrom() (and their raw system calls) leave them
+ *    open and report nothing of them, and dup2()/dup3() onto one fail
+ *    with EBUSY (as the kernel answers a dup2 that races with an open of
+ *    the same number).
  *
  * The sim closes them with sim_fd_close() only. The set is a bitmap read
  * without locks; fds at or above SIM_FD_BITMAP_FDS are never the sim's

@@ -10,7 +10,7 @@
 
 #include "kernel.h"
 
-/* ---- config.c: environment of the launcher -> sim_global, GIDs ---- */
+/* ---- config.c: the launcher's environment -> sim_global, sim_devs ---- */
 int sim_config_load(void);
 
 /* ---- doorbell.c: the UAR trap and the signals it owns ---- */

@@ -8,7 +8,7 @@
  *
  * A GID slot the port does not use reads as all zeros, as in the kernel.
  * Its gid_attrs/types and gid_attrs/ndevs files are absent here; the
- * kernel fails reading them with EINVAL, and interpose.c turns the ENOENT
+ * kernel fails reading them with EINVAL, and devfile.c turns the ENOENT
  * of an open under gid_attrs/ into that EINVAL.
  *
  * The ports' IP interface is the host's loopback "lo" (every simulated

@@ -132,7 +132,7 @@ static void test_gids(void **state)
 	assert_string_equal(F("gid_attrs/types/1"), "RoCE v2");
 	assert_string_equal(F("gid_attrs/ndevs/0"), "lo");
 #undef F
-	/* Unused slots: no type (interpose.c reports EINVAL for them). */
+	/* Unused slots: no type (devfile.c reports EINVAL for them). */
 	assert_false(exists("class/infiniband/vmw_pvrdma0/ports/1/"
 			    "gid_attrs/types/2"));
 	assert_false(exists("class/infiniband/vmw_pvrdma0/ports/1/gids/6"));

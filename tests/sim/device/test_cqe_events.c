@@ -27,7 +27,7 @@
 
 #define H_REAL_EVENTS
 #include "ring.h"
-#include "test_engine_harness.h"
+#include "engine_harness.h"
 
 static struct harness H;
 static struct sim_comp_channel chan_a, chan_b;

@@ -23,7 +23,7 @@
 
 #include "host.h"
 
-/* The device side, recorded: this test stands in for engine.c. */
+/* The device side, recorded: this test stands in for dispatch.c. */
 #define MAX_DB 16
 static struct {
 	struct sim_ucontext *uctx;
@@ -45,7 +45,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 
 /*
  * cmocka catches SIGSEGV around each test with signal(); route that as
- * interpose.c routes it in a preloaded process, so the trap keeps SIGSEGV
+ * signals.c routes it in a preloaded process, so the trap keeps SIGSEGV
  * and cmocka's handler is the application handler it chains to.
  */
 sighandler_t signal(int sig, sighandler_t handler)
@@ -162,7 +162,7 @@ static void test_foreign_fault_reaches_app(void **state)
 	if (!sigsetjmp(app_jmp, 1))
 		*(volatile uint32_t *)(page + 12) = 1;
 	else
-		sim_signal_set_blocked(0);	/* interpose.c's siglongjmp */
+		sim_signal_set_blocked(0);	/* exec.c's siglongjmp */
 	assert_int_equal(app_calls, 1);
 	assert_ptr_equal(app_addr, page + 12);
 	assert_int_equal(ndb, 0);

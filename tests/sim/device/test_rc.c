@@ -16,7 +16,7 @@
 
 #include "fabric.h"
 #include "ring.h"
-#include "test_engine_harness.h"
+#include "engine_harness.h"
 
 static struct harness H;
 

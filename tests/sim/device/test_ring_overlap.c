@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "ring.h"
-#include "test_engine_harness.h"
+#include "engine_harness.h"
 
 static struct harness H;
 
