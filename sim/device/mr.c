@@ -10,8 +10,9 @@
  * Pinning: the kernel pins the pages of an MR when it is registered
  * (ib_umem_get: the range must be mapped, and writable when an access
  * flag lets the device write), and the MR keeps those pages until it is
- * deregistered, whatever the application does with its mappings. The sim
- * checks the range the same way at registration, and when the application
+ * deregistered, whatever the application does with its mappings. The
+ * kernel layer checks the range the same way at registration
+ * (sim_mr_pin_check, kernel/pin.c), and when the application
  * is about to give up pages an MR covers (munmap, mmap MAP_FIXED over them,
  * mremap that moves or shrinks, madvise that frees them) the content of
  * those pages moves into device-owned storage, the MR's shadow: from then
@@ -25,8 +26,8 @@
  * page by page, and an access that spans kept and given-up pages becomes
  * several pieces.
  *
- * Everything here runs with dev->lock held, except the registration check
- * (no device state) and the hook, which takes each adapter's lock itself.
+ * Everything here runs with dev->lock held, except the hook, which takes
+ * each adapter's lock itself.
  */
 #include <errno.h>
 #include <stdlib.h>

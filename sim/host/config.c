@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The sim's configuration: the launcher's PVRDMA_SIM_* environment turned
- * into sim_global, and each adapter's identity (MAC, GIDs, node GUID).
+ * into sim_global and the adapters (sim_devs), each with its MAC; the rest
+ * of its identity follows from the MAC (device/dev.c, common/identity.c).
  *
  * Every value has a default so the library also works when preloaded by
  * hand. Identities are made per process: a program that forks or execs

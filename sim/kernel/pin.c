@@ -28,6 +28,9 @@
  * Between reading a private page and mapping its copy back, a store to it
  * by another thread would be lost: rings are the application's to set up
  * before it asks for the object, as with any buffer handed to a kernel.
+ *
+ * An MR's pages are checked as ib_umem_get would pin them
+ * (sim_mr_pin_check); the device keeps them (device/mr.c).
  */
 #include <errno.h>
 #include <pthread.h>
