@@ -7,7 +7,7 @@
  * with sim/fabric/fabric.c itself (a Unix stream socket found through the GID
  * registry of a run directory, struct fab_hdr framing, sendmsg out and
  * header-then-payload reads in) and this program stands in for the
- * engine's engine_rx().
+ * device's receive path (the port's rx callback).
  *   bw  - COUNT FAB_REQ packets of SIZE bytes one way. Like an RC
  *         requester the sender keeps at most WINDOW packets unacknowledged
  *         (perftest's default send queue depth) and the receiver sends one
@@ -30,10 +30,13 @@
 #define WINDOW		128
 #define DRAIN_MS	10000
 
-/* The one piece of the sim's configuration the fabric reads: the rundir. */
-struct sim_global sim_global;
-
-static struct sim_dev dev;
+/* The adapter the port belongs to, as the fabric sees it. */
+static struct {
+	unsigned int index;
+	pthread_mutex_t lock;
+	union ibv_gid gid[SIM_GID_TABLE_LEN];
+	unsigned int gid_count;
+} dev = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static struct fab_port *port;
 static uint8_t *buf;
 static size_t size;
@@ -68,8 +71,8 @@ static void send_pkt(struct fab_link *to, enum fab_type type, uint32_t psn,
 	}
 }
 
-void engine_rx(struct sim_dev *d, struct fab_link *from,
-	       const struct fab_hdr *hdr, struct fab_rx *rx)
+static void peer_rx(void *d, struct fab_link *from,
+		    const struct fab_hdr *hdr, struct fab_rx *rx)
 {
 	struct iovec v = { .iov_base = buf, .iov_len = size };
 
@@ -99,7 +102,9 @@ static void port_open(unsigned int index)
 	dev.gid[0].raw[0] = 0xfe;
 	dev.gid[0].raw[1] = 0x80;
 	dev.gid[0].raw[15] = (uint8_t)(index + 1);
-	port = fabric_open(&dev);
+	port = fabric_open(&(struct fab_adapter){
+		.index = dev.index, .gid = dev.gid, .gid_count = &dev.gid_count,
+		.lock = &dev.lock, .rx = peer_rx, .owner = &dev });
 	if (!port) {
 		fprintf(stderr, "fabric_stream: fabric_open failed\n");
 		exit(1);

@@ -10,8 +10,9 @@
  * Pinning: the kernel pins the pages of an MR when it is registered
  * (ib_umem_get: the range must be mapped, and writable when an access
  * flag lets the device write), and the MR keeps those pages until it is
- * deregistered, whatever the application does with its mappings. The sim
- * checks the range the same way at registration, and when the application
+ * deregistered, whatever the application does with its mappings. The
+ * kernel layer checks the range the same way at registration
+ * (sim_mr_pin_check, kernel/pin.c), and when the application
  * is about to give up pages an MR covers (munmap, mmap MAP_FIXED over them,
  * mremap that moves or shrinks, madvise that frees them) the content of
  * those pages moves into device-owned storage, the MR's shadow: from then
@@ -25,8 +26,8 @@
  * page by page, and an access that spans kept and given-up pages becomes
  * several pieces.
  *
- * Everything here runs with dev->lock held, except the registration check
- * (no device state) and the hook, which takes each adapter's lock itself.
+ * Everything here runs with dev->lock held, except the hook, which takes
+ * each adapter's lock itself.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "device.h"
 #include "sys.h"
 
 /*
@@ -219,30 +220,6 @@ enum sim_access_result sim_mr_check(struct sim_dev *dev, struct sim_pd *pd,
 }
 
 /* ---- pinning ---- */
-
-static bool access_writes(int access)
-{
-	return access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
-}
-
-/*
- * ib_umem_get pins the pages with FOLL_WRITE when the MR lets the device
- * write, else for reading: a page that is not mapped, or not writable
- * (readable) as the access needs, fails the pin with EFAULT; so does a
- * doorbell page, which is device memory (VM_IO | VM_PFNMAP) and never
- * pinned.
- */
-int sim_mr_pin_check(uint64_t addr, uint64_t len, int access)
-{
-	uint64_t page;
-
-	for (page = page_down(addr); page < addr + len; page += SIM_PAGE_SIZE)
-		if (sim_uar_lookup((void *)(uintptr_t)page))
-			return EFAULT;
-	return sim_app_pin((void *)(uintptr_t)addr, len,
-			   access_writes(access));
-}
 
 /*
  * The span of every MR registered so far, so that the hooks return at

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim.h"
+#include "device.h"
 
 /* The layout both the driver and the device agree on (one per ring). */
 struct pvrdma_ring {

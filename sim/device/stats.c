@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "device.h"
+#include "libc.h"
 
 #define STAT(name) { #name, offsetof(struct sim_stats, name) }
 
@@ -92,12 +93,13 @@ void sim_stats_dump(void)
 		fprintf(stderr, "pvrdma-sim: stats file name too long\n");
 		return;
 	}
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	fd = sim_libc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+			   0644);
 	if (fd < 0) {
 		fprintf(stderr, "pvrdma-sim: stats file %s: %s\n", path,
 			strerror(errno));
 		return;
 	}
 	sim_stats_print(fd);
-	close(fd);
+	sim_libc.close(fd);
 }

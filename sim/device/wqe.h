@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "sim.h"
+#include "device.h"
 
 /* Largest message an RC QP carries (IB: 2^31 bytes). */
 #define SIM_MAX_MSG_SIZE	(1ull << 31)

@@ -7,9 +7,10 @@
  * (registered memory) with one sendmsg; only what the socket does not take
  * is copied to the link's out-queue, flushed when the socket drains. A
  * receive reads the header, then the payload straight into its destination
- * (engine_rx decides where). Reading a payload that has not fully arrived
- * waits for it, flushing this port's out-queues meanwhile, so two adapters
- * streaming at each other never wait on each other.
+ * (the device's receive path decides where). Reading a payload that has
+ * not fully arrived waits for it, flushing this port's out-queues
+ * meanwhile, so two adapters streaming at each other never wait on each
+ * other.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,8 @@
 #include <unistd.h>
 
 #include "fabric.h"
+#include "fds.h"
+#include "libc.h"
 #include "sys.h"
 
 /* A payload stalled this long inside a packet means the peer is gone. */
@@ -71,7 +74,7 @@ struct fab_pkt {
 };
 
 struct fab_port {
-	struct sim_dev *dev;
+	struct fab_adapter adapter;
 	int epfd;
 	int evfd;
 	int listen_fd;
@@ -179,16 +182,16 @@ static void registry_path(char *buf, size_t len, const uint8_t gid[16])
  * that a stale entry of a dead process is taken over. */
 static void registry_publish(struct fab_port *port)
 {
-	struct sim_dev *dev = port->dev;
+	const struct fab_adapter *ad = &port->adapter;
 	char path[512], tmp[600];
 	unsigned int i;
 
 	snprintf(path, sizeof(path), "%s/gid", sim_global.rundir);
 	mkdir(path, 0777);
-	for (i = 0; i < dev->gid_count && i < SIM_GID_TABLE_LEN; i++) {
-		if (gid_is_zero(dev->gid[i].raw))
+	for (i = 0; i < *ad->gid_count && i < SIM_GID_TABLE_LEN; i++) {
+		if (gid_is_zero(ad->gid[i].raw))
 			continue;
-		registry_path(path, sizeof(path), dev->gid[i].raw);
+		registry_path(path, sizeof(path), ad->gid[i].raw);
 		snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 		unlink(tmp);
 		if (symlink(port->sock_path, tmp) || rename(tmp, path)) {
@@ -201,13 +204,13 @@ static void registry_publish(struct fab_port *port)
 
 static void registry_withdraw(struct fab_port *port)
 {
-	struct sim_dev *dev = port->dev;
+	const struct fab_adapter *ad = &port->adapter;
 	char path[512], target[512];
 	unsigned int i;
 	ssize_t n;
 
-	for (i = 0; i < dev->gid_count && i < SIM_GID_TABLE_LEN; i++) {
-		registry_path(path, sizeof(path), dev->gid[i].raw);
+	for (i = 0; i < *ad->gid_count && i < SIM_GID_TABLE_LEN; i++) {
+		registry_path(path, sizeof(path), ad->gid[i].raw);
 		n = readlink(path, target, sizeof(target) - 1);
 		if (n <= 0)
 			continue;
@@ -240,13 +243,13 @@ static int port_listen(struct fab_port *port)
 
 	if (snprintf(port->sock_path, sizeof(port->sock_path),
 		     "%s/fabric-%d-%u.sock", sim_global.rundir, (int)getpid(),
-		     port->dev->index) >= (int)sizeof(port->sock_path)) {
+		     port->adapter.index) >= (int)sizeof(port->sock_path)) {
 		fprintf(stderr, "pvrdma-sim: rundir too long for a socket\n");
 		port->sock_path[0] = 0;
 		return -1;
 	}
 	strcpy(sa.sun_path, port->sock_path);
-	fd = sim_fd_own(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	fd = sim_fd_own(sim_libc.socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 				   SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return -1;
@@ -265,13 +268,13 @@ static int port_listen(struct fab_port *port)
 	return 0;
 }
 
-struct fab_port *fabric_open(struct sim_dev *dev)
+struct fab_port *fabric_open(const struct fab_adapter *adapter)
 {
 	struct fab_port *port = calloc(1, sizeof(*port));
 
 	if (!port)
 		return NULL;
-	port->dev = dev;
+	port->adapter = *adapter;
 	port->listen_fd = -1;
 	port->self.kind = LINK_LOCAL;
 	port->self.port = port;
@@ -285,8 +288,8 @@ struct fab_port *fabric_open(struct sim_dev *dev)
 		goto err;
 	if (sim_global.rundir[0])
 		port_listen(port);	/* without it: this process only */
-	if (dev->index < SIM_MAX_ADAPTERS)
-		local_ports[dev->index] = port;
+	if (adapter->index < SIM_MAX_ADAPTERS)
+		local_ports[adapter->index] = port;
 	return port;
 err:
 	if (port->epfd >= 0)
@@ -301,9 +304,9 @@ void fabric_close(struct fab_port *port)
 {
 	if (!port)
 		return;
-	if (port->dev->index < SIM_MAX_ADAPTERS &&
-	    local_ports[port->dev->index] == port)
-		local_ports[port->dev->index] = NULL;
+	if (port->adapter.index < SIM_MAX_ADAPTERS &&
+	    local_ports[port->adapter.index] == port)
+		local_ports[port->adapter.index] = NULL;
 	/* A forked child's exit must not take its parent's socket and
 	 * registry entries off the fabric. */
 	if (port->sock_path[0] && port->owner == getpid()) {
@@ -391,9 +394,9 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
 
 		if (!p)
 			continue;
-		for (g = 0; g < p->dev->gid_count && g < SIM_GID_TABLE_LEN;
+		for (g = 0; g < *p->adapter.gid_count && g < SIM_GID_TABLE_LEN;
 		     g++)
-			if (!memcmp(p->dev->gid[g].raw, gid, 16))
+			if (!memcmp(p->adapter.gid[g].raw, gid, 16))
 				return &p->self;
 	}
 	if (!sim_global.rundir[0])
@@ -408,7 +411,7 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
 		if (!link->dead && !strcmp(link->path, sa.sun_path))
 			return link;
 
-	fd = sim_fd_own(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+	fd = sim_fd_own(sim_libc.socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 				   SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return NULL;
@@ -794,7 +797,7 @@ static int link_receive(struct fab_port *port, struct fab_link *link)
 		if (hdr.type == FAB_HELLO)
 			link_hello_rx(link, &rx);
 		else
-			engine_rx(port->dev, link, &hdr, &rx);
+			port->adapter.rx(port->adapter.owner, link, &hdr, &rx);
 		rx_discard(&rx);
 		count++;
 	}
@@ -818,7 +821,8 @@ static int inq_deliver(struct fab_port *port)
 		next = p->next;
 		rx = (struct fab_rx){ .port = port, .mem = p->data,
 				      .left = p->hdr.len };
-		engine_rx(port->dev, p->from, &p->hdr, &rx);
+		port->adapter.rx(port->adapter.owner, p->from, &p->hdr,
+				 &rx);
 		free(p);
 		count++;
 	}
@@ -864,7 +868,7 @@ int fabric_wait_quiet(struct fab_port *port, uint64_t timeout_ns)
 
 	if (atomic_load(&port->inq_nonempty))
 		ts.tv_sec = ts.tv_nsec = 0;
-	n = ppoll(pfd, port->listen_fd >= 0 ? 2 : 1, &ts, NULL);
+	n = sim_libc.ppoll(pfd, port->listen_fd >= 0 ? 2 : 1, &ts, NULL);
 	atomic_store(&port->sleeping, 0);
 	port->nev = 0;
 	for (i = 0; n > 0 && i < 2; i++) {
@@ -936,8 +940,8 @@ int fabric_poll(struct fab_port *port, int timeout_ms)
 	int count;
 
 	fabric_wait(port, timeout_ms);
-	pthread_mutex_lock(&port->dev->lock);
+	pthread_mutex_lock(port->adapter.lock);
 	count = fabric_deliver(port);
-	pthread_mutex_unlock(&port->dev->lock);
+	pthread_mutex_unlock(port->adapter.lock);
 	return count;
 }

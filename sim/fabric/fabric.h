@@ -11,18 +11,19 @@
  *
  * Every packet is a struct fab_hdr followed by hdr.len payload bytes. One
  * message is one packet: the stream is reliable and ordered, so the MTU
- * only limits UD messages. Links are used under dev->lock of their port's
- * adapter only; fabric_wake() is the one call safe from anywhere without
+ * only limits UD messages. Links are used under the lock of their port's
+ * adapter only (struct fab_adapter); fabric_wake() is the one call safe from anywhere without
  * it (including a signal handler).
  */
 #ifndef PVRDMA_SIM_FABRIC_H
 #define PVRDMA_SIM_FABRIC_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "sim.h"
+#include "common.h"
 
 #define FAB_MAGIC	0x50565244u	/* "PVRD" */
 
@@ -92,9 +93,27 @@ struct fab_rx {
  * rest of the payload is dropped, the device fails the operation. */
 bool fab_rx_read(struct fab_rx *rx, const struct iovec *iov, int iovcnt);
 
+/*
+ * One packet arrived at the port (the adapter's lock held): the device's
+ * receive path, registered with fabric_open(). Unread payload is
+ * discarded after it returns.
+ */
+typedef void (*fab_rx_fn)(void *owner, struct fab_link *from,
+			  const struct fab_hdr *hdr, struct fab_rx *rx);
+
+/* What the fabric knows of the adapter a port belongs to. */
+struct fab_adapter {
+	unsigned int index;		/* 0..SIM_MAX_ADAPTERS - 1 */
+	const union ibv_gid *gid;	/* its GID table ... */
+	const unsigned int *gid_count;	/* ... and how many are in use */
+	pthread_mutex_t *lock;		/* the adapter's lock */
+	fab_rx_fn rx;			/* called for each packet */
+	void *owner;			/* rx's first argument */
+};
+
 /* Opens the port of an adapter: wake-up eventfd, and, when sim_global.rundir
  * is set, the listening socket and the GID registry entries. */
-struct fab_port *fabric_open(struct sim_dev *dev);
+struct fab_port *fabric_open(const struct fab_adapter *adapter);
 /* Withdraws the registry entries and the socket (at exit). */
 void fabric_close(struct fab_port *port);
 
@@ -113,18 +132,18 @@ bool fabric_send(struct fab_port *port, struct fab_link *link,
 
 /*
  * Receiving. Everything below except fabric_wait() and fabric_wake() runs
- * with dev->lock of the port's adapter held: the lock makes one thread at
+ * with the lock of the port's adapter held: the lock makes one thread at
  * a time the reader of the port's sockets, be it the device thread or an
  * application thread that trapped a doorbell.
  *
- * fabric_wait: the device thread's sleep (dev->lock NOT held): waits up to
+ * fabric_wait: the device thread's sleep (the lock NOT held): waits up to
  * timeout_ms (-1: forever, 0: not at all) for readiness and keeps what it
  * saw for fabric_deliver(). Returns the number of readiness events.
  * fabric_deliver: acts on what fabric_wait() saw and on local packets;
- * calls engine_rx() for each packet, returns how many.
+ * calls the port's rx for each packet, returns how many.
  * fabric_rx_poll: reads whatever already arrived on every link without
  * waiting for readiness (the inline receive of a trapped doorbell).
- * fabric_poll: fabric_wait() + fabric_deliver() under dev->lock, for
+ * fabric_poll: fabric_wait() + fabric_deliver() under the lock, for
  * callers that own no lock (tools, benchmarks).
  */
 int fabric_wait(struct fab_port *port, int timeout_ms);
@@ -148,10 +167,5 @@ bool fabric_sleep_prepare(struct fab_port *port);
 void fabric_sleep_cancel(struct fab_port *port);
 /* Wakes the device thread if it sleeps. Async-signal-safe. */
 void fabric_wake(struct fab_port *port);
-
-/* engine.c: one packet arrived at the adapter of port (dev->lock held).
- * Unread payload is discarded after it returns. */
-void engine_rx(struct sim_dev *dev, struct fab_link *from,
-	       const struct fab_hdr *hdr, struct fab_rx *rx);
 
 #endif /* PVRDMA_SIM_FABRIC_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The sim's configuration: the launcher's PVRDMA_SIM_* environment turned
- * into sim_global, and each adapter's identity (MAC, GIDs, node GUID).
+ * into sim_global and the adapters (sim_devs), each with its MAC; the rest
+ * of its identity follows from the MAC (device/dev.c, common/identity.c).
  *
  * Every value has a default so the library also works when preloaded by
  * hand. Identities are made per process: a program that forks or execs
@@ -16,28 +17,7 @@
 #include <sys/stat.h>
 
 #include "options.h"
-#include "sim.h"
-
-struct sim_global sim_global;
-struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
-
-/* VMware's OUI: every PVRDMA/vmxnet3 MAC starts with it. */
-static const uint8_t vmware_oui[3] = { 0x00, 0x50, 0x56 };
-
-/*
- * Linux pids are below 2^22 (PID_MAX_LIMIT), so pid and adapter index
- * (< 4) fill the 24 bits after the OUI without two processes ever sharing
- * a MAC on one host.
- */
-void sim_derive_mac(pid_t pid, unsigned int index, uint8_t mac[6])
-{
-	uint32_t low = (((uint32_t)pid << 2) | (index & 3)) & 0xffffff;
-
-	memcpy(mac, vmware_oui, 3);
-	mac[3] = low >> 16;
-	mac[4] = low >> 8;
-	mac[5] = low;
-}
+#include "host.h"
 
 /* The next MAC as a 48-bit number: --mac names the first adapter's. */
 static void mac_add(const uint8_t in[6], unsigned int n, uint8_t out[6])
@@ -52,84 +32,6 @@ static void mac_add(const uint8_t in[6], unsigned int n, uint8_t out[6])
 		out[i] = v & 0xff;
 		v >>= 8;
 	}
-}
-
-/* The node GUID the device reports: OUI, ff:fe, then the NIC bytes. */
-uint64_t sim_node_guid_from_mac(const uint8_t mac[6])
-{
-	uint8_t b[8] = { mac[0], mac[1], mac[2], 0xff, 0xfe,
-			 mac[3], mac[4], mac[5] };
-	uint64_t guid;
-
-	memcpy(&guid, b, sizeof(guid));
-	return guid;		/* b[] is already network order */
-}
-
-/*
- * The default RoCE GID: the port's IPv6 link-local address, whose interface
- * identifier is the modified EUI-64 of the MAC (universal/local bit
- * flipped, as addrconf makes it: fe80::250:56ff:fe..).
- */
-void sim_gid_from_mac(const uint8_t mac[6], union ibv_gid *gid)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[0] = 0xfe;
-	gid->raw[1] = 0x80;
-	gid->raw[8] = mac[0] ^ 0x02;
-	gid->raw[9] = mac[1];
-	gid->raw[10] = mac[2];
-	gid->raw[11] = 0xff;
-	gid->raw[12] = 0xfe;
-	gid->raw[13] = mac[3];
-	gid->raw[14] = mac[4];
-	gid->raw[15] = mac[5];
-}
-
-/* ::ffff:a.b.c.d, the GID of an IPv4 address on a RoCE port. */
-void sim_gid_from_ipv4(uint32_t ipv4, union ibv_gid *gid)
-{
-	memset(gid, 0, sizeof(*gid));
-	gid->raw[10] = 0xff;
-	gid->raw[11] = 0xff;
-	memcpy(&gid->raw[12], &ipv4, 4);
-}
-
-/*
- * The per-process IPv4 address: 127.<the MAC's last three bytes>. It stays
- * inside loopback, and the MAC can be recovered from it, which is what
- * address resolution on the simulated fabric needs. 0 when the result
- * would be the network or broadcast address.
- */
-uint32_t sim_ipv4_from_mac(const uint8_t mac[6])
-{
-	uint32_t low = (uint32_t)mac[3] << 16 | mac[4] << 8 | mac[5];
-
-	if (low == 0 || low == 0xffffff)
-		return 0;
-	return htonl(127u << 24 | low);
-}
-
-/*
- * The port's GID table as vmw_pvrdma shows it: the device runs in one RoCE
- * mode, and the kernel gives a RoCE v2 port only RoCE v2 GIDs (and a v1
- * port only v1 GIDs). Slot 0 holds the MAC-based GID, slot 1 the IPv4 one.
- */
-void sim_dev_init_identity(struct sim_dev *dev)
-{
-	uint8_t type = dev->cfg.roce == 2 ? SIM_GID_TYPE_ROCE_V2 :
-					    SIM_GID_TYPE_ROCE_V1;
-
-	memset(dev->gid, 0, sizeof(dev->gid));
-	memset(dev->gid_type, 0, sizeof(dev->gid_type));
-	dev->gid_count = 0;
-
-	sim_gid_from_mac(dev->cfg.mac, &dev->gid[dev->gid_count]);
-	dev->gid_type[dev->gid_count++] = type;
-	if (dev->cfg.ipv4) {
-		sim_gid_from_ipv4(dev->cfg.ipv4, &dev->gid[dev->gid_count]);
-		dev->gid_type[dev->gid_count++] = type;
-	}
-	dev->node_guid = sim_node_guid_from_mac(dev->cfg.mac);
 }
 
 static int bad_env(const char *name, const char *value, const char *why)
@@ -183,21 +85,6 @@ static int default_rundir(char *buf, size_t len)
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	return 0;
-}
-
-/*
- * Error-checking: the doorbell trap takes dev->lock on the application's
- * thread, and a signal handler of the application that rings a doorbell
- * while that thread is inside the sim must get EDEADLK, not a deadlock.
- */
-void sim_dev_lock_init(struct sim_dev *dev)
-{
-	pthread_mutexattr_t a;
-
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutex_init(&dev->lock, &a);
-	pthread_mutexattr_destroy(&a);
 }
 
 int sim_config_load(void)

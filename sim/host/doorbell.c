@@ -12,19 +12,19 @@
  * does: a store to a UAR must trap in every thread, at any mask, under any
  * handler. The application's view of them is kept here instead:
  *
- *  - its action for each (recorded by interpose.c's sigaction() & co., or
+ *  - its action for each (recorded by signals.c's sigaction() & co., or
  *    found installed by the safety net, see sim_signal_check()); faults
  *    that are not UAR stores run it as the kernel would have, or, with
  *    SIG_DFL, kill the process as they would without the sim;
  *  - per thread, whether it has them blocked (the kernel mask never holds
- *    them: interpose.c strips them from every mask it passes on). A fault
+ *    them: signals.c strips them from every mask it passes on). A fault
  *    of its own while it "blocks" one kills the thread's process, as the
  *    kernel's forced signal does; a sent one waits until it unblocks.
  *
  * SIGBUS is taken for mappings of the uverbs file made behind the sim's
  * back (an mmap hook that reaches libc by dlsym(RTLD_NEXT), a raw
  * syscall): such a page lies beyond the backing file's end, so its first
- * store raises SIGBUS, and the fixup interpose.c registers turns the page
+ * store raises SIGBUS, and the fixup mmap.c registers turns the page
  * into the context's UAR in place; the store then restarts and traps.
  */
 #include <dlfcn.h>
@@ -39,7 +39,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
-#include "sim.h"
+#include "host.h"
 #include "sys.h"
 #include "x86_store.h"
 
@@ -188,7 +188,7 @@ void sim_signal_set_blocked(unsigned int bits)
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
-/* libc's own sigaction: interpose.c exports one that comes back here. */
+/* libc's own sigaction: signals.c exports one that comes back here. */
 static int real_sigaction(int sig, const struct sigaction *act,
 			  struct sigaction *old)
 {
@@ -311,7 +311,7 @@ static void signal_watch_start(void)
 }
 
 /*
- * Raw system calls: interpose.c's mmap/munmap must not see these pages.
+ * Raw system calls: mmap.c's mmap/munmap must not see these pages.
  * The page goes at addr_hint when that is free; an address already in use
  * is never replaced, the page then goes wherever the kernel puts it.
  */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "options.h"
-#include "sim.h"
+#include "host.h"
 
 #ifndef PVRDMA_SIM_VERSION
 #define PVRDMA_SIM_VERSION "0.1.0"

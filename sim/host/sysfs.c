@@ -8,7 +8,7 @@
  *
  * A GID slot the port does not use reads as all zeros, as in the kernel.
  * Its gid_attrs/types and gid_attrs/ndevs files are absent here; the
- * kernel fails reading them with EINVAL, and interpose.c turns the ENOENT
+ * kernel fails reading them with EINVAL, and devfile.c turns the ENOENT
  * of an open under gid_attrs/ into that EINVAL.
  *
  * The ports' IP interface is the host's loopback "lo" (every simulated
@@ -30,7 +30,7 @@
 
 #include <rdma/rdma_user_cm.h>
 
-#include "sim.h"
+#include "host.h"
 
 #define PVRDMA_PCI_VENDOR	0x15ad
 #define PVRDMA_PCI_DEVICE	0x0820

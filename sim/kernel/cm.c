@@ -175,7 +175,7 @@ static void id_close_sock(struct cm_id *id)
 {
 	id->deadline_ns = 0;
 	if (id->sock >= 0) {
-		close(id->sock);
+		sim_libc.close(id->sock);
 		id->sock = -1;
 		agent_wake();
 	}
@@ -230,8 +230,8 @@ int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 	m.src = id->src;
 	m.dst = id->dst;
 
-	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC,
-		      0);
+	sock = sim_libc.socket(AF_UNIX,
+			       SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (sock < 0)
 		return -errno;
 	len = cm_agent_sockaddr(&id->dgid, (struct sockaddr *)&sa);
@@ -241,7 +241,7 @@ int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 		 * that knows the service: its CM answers with a reject (a
 		 * SIDR REP saying unsupported).
 		 */
-		close(sock);
+		sim_libc.close(sock);
 		id->state = CM_TIMEWAIT;
 		id->deadline_ns = 0;
 		if (ud)
@@ -577,7 +577,7 @@ static void handle_req(int sock, const struct cm_msg *m)
 				   CM_REJ_INVALID_SERVICE_ID;
 		}
 		send_msg(sock, &r);
-		close(sock);
+		sim_libc.close(sock);
 		return;
 	}
 	child->sock = sock;
@@ -808,7 +808,7 @@ static void agent_fd_ready(int fd, short revents)
 				return;
 			pend = calloc(1, sizeof(*pend));
 			if (!pend) {
-				close(s);
+				sim_libc.close(s);
 				return;
 			}
 			pend->sock = s;
@@ -823,7 +823,7 @@ static void agent_fd_ready(int fd, short revents)
 		    (got && m.type != CM_MSG_REQ &&
 		     m.type != CM_MSG_SIDR_REQ)) {
 			*p = pend->next;
-			close(fd);
+			sim_libc.close(fd);
 			free(pend);
 			return;
 		}
@@ -968,8 +968,9 @@ int cm_agent_start(void)
 		const struct sim_dev *dev = &sim_devs[d];
 
 		for (i = 0; i < dev->gid_count; i++) {
-			int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK |
-				       SOCK_CLOEXEC, 0);
+			int s = sim_libc.socket(AF_UNIX, SOCK_SEQPACKET |
+						SOCK_NONBLOCK | SOCK_CLOEXEC,
+						0);
 
 			if (s < 0)
 				continue;
@@ -977,7 +978,7 @@ int cm_agent_start(void)
 						(struct sockaddr *)&sa);
 			if (bind(s, (struct sockaddr *)&sa, len) ||
 			    listen(s, 128)) {
-				close(s);
+				sim_libc.close(s);
 				continue;
 			}
 			agent.listen[agent.num_listen++] = s;
@@ -985,14 +986,14 @@ int cm_agent_start(void)
 	}
 	/* The agent runs none of the application's signal handlers. */
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&agent.thread, NULL, agent_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sim_libc.pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = sim_libc.pthread_create(&agent.thread, NULL, agent_main, NULL);
+	sim_libc.pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		for (i = 0; i < agent.num_listen; i++)
-			close(agent.listen[i]);
+			sim_libc.close(agent.listen[i]);
 		agent.num_listen = 0;
-		close(agent.wake);
+		sim_libc.close(agent.wake);
 		agent.wake = -1;
 		return -ret;
 	}

@@ -27,7 +27,8 @@
 #include <infiniband/ib.h>	/* struct sockaddr_ib (AF_IB) */
 #include <rdma/rdma_user_cm.h>
 
-#include "sim.h"
+#include "kernel.h"
+#include "libc.h"
 
 #ifndef AF_IB
 #define AF_IB 27
@@ -174,16 +175,7 @@ extern uint64_t cm_response_timeout_ns;
 extern pthread_mutex_t cm_lock;
 extern struct cm_id *cm_ids;
 
-/* ---- ucma.c ---- */
-struct ucma_file *ucma_open(int fd);
-/* A command written to the file; fd is the one written to (its O_NONBLOCK
- * decides whether GET_EVENT waits). Returns len or -errno. */
-ssize_t ucma_write(struct ucma_file *file, int fd, const void *buf,
-		   size_t len);
-void ucma_close(struct ucma_file *file);
-/* interpose.c: the rdma_cm file an fd is open on, or NULL. */
-struct ucma_file *sim_ucma_file_of_fd(int fd);
-
+/* ---- ucma.c (the file itself: kernel.h) ---- */
 /* Queues an event for id (cm_lock held); resp->uid and resp->id are set
  * from the id. Returns the event for the caller to fill in more. */
 struct ucma_event *ucma_event_queue(struct cm_id *id, uint32_t event,

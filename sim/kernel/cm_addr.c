@@ -250,11 +250,11 @@ static bool sysfs_owner(const union ibv_gid *gid)
 					 "%s/%s/class/infiniband/%s/ports/1/gids/%u",
 					 sim_global.rundir, de->d_name,
 					 ie->d_name, i);
-				fd = open(path, O_RDONLY | O_CLOEXEC);
+				fd = sim_libc.open(path, O_RDONLY | O_CLOEXEC);
 				if (fd < 0)
 					continue;
 				n = read(fd, text, sizeof(text) - 1);
-				close(fd);
+				sim_libc.close(fd);
 				if (n <= 0)
 					continue;
 				text[n] = 0;
@@ -284,7 +284,7 @@ bool cm_addr_reachable(const union ibv_gid *gid)
 	gid_hex(gid, hex);
 	snprintf(path, sizeof(path), "%s/gid/%s", sim_global.rundir, hex);
 	/* The link names the owner's fabric socket: both must exist. */
-	if (!lstat(path, &st) && !stat(path, &st))
+	if (!sim_libc.lstat(path, &st) && !sim_libc.stat(path, &st))
 		return true;
 	return sysfs_owner(gid);
 }

@@ -77,7 +77,7 @@ static bool same_socket(int fd, dev_t st_dev, ino_t st_ino)
 {
 	struct stat st;
 
-	return fd >= 0 && !fstat(fd, &st) && st.st_dev == st_dev &&
+	return fd >= 0 && !sim_libc.fstat(fd, &st) && st.st_dev == st_dev &&
 	       st.st_ino == st_ino;
 }
 

@@ -28,6 +28,9 @@
  * Between reading a private page and mapping its copy back, a store to it
  * by another thread would be lost: rings are the application's to set up
  * before it asks for the object, as with any buffer handed to a kernel.
+ *
+ * An MR's pages are checked as ib_umem_get would pin them
+ * (sim_mr_pin_check); the device keeps them (device/mr.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,8 +40,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "kernel.h"
 #include "pin.h"
-#include "sim.h"
 #include "sys.h"
 #include "uaccess.h"
 
@@ -236,4 +239,31 @@ void sim_unpin(struct sim_pin *pin)
 		sys_munmap(pin->base, pin->len);
 	pin->base = NULL;
 	pin->len = 0;
+}
+
+/* ---- registered memory (REG_MR) ---- */
+
+static bool access_writes(int access)
+{
+	return access & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
+}
+
+/*
+ * ib_umem_get pins the pages with FOLL_WRITE when the MR lets the device
+ * write, else for reading: a page that is not mapped, or not writable
+ * (readable) as the access needs, fails the pin with EFAULT; so does a
+ * doorbell page, which is device memory (VM_IO | VM_PFNMAP) and never
+ * pinned.
+ */
+int sim_mr_pin_check(uint64_t addr, uint64_t len, int access)
+{
+	uint64_t page;
+
+	for (page = addr & ~(uint64_t)(SIM_PAGE_SIZE - 1); page < addr + len;
+	     page += SIM_PAGE_SIZE)
+		if (sim_kernel_host.is_uar((void *)(uintptr_t)page))
+			return EFAULT;
+	return sim_app_pin((void *)(uintptr_t)addr, len,
+			   access_writes(access));
 }

@@ -5,7 +5,7 @@
  * RC and UD. A transition is good when it exists, every required
  * attribute is in the mask and nothing else is but optional ones.
  */
-#include "sim.h"
+#include "uverbs_internal.h"
 
 enum { T_RC, T_UD, T_NTYPES };
 

@@ -629,7 +629,7 @@ static int get_event(struct ucma_file *file, int fd, uint64_t response,
 	 * waiting, another thread may close the fd and its number be reused
 	 * (the kernel's waiter keeps the file, and so does this one).
 	 */
-	fl = fcntl(fd, F_GETFL);
+	fl = sim_libc.fcntl(fd, F_GETFL);
 	while (!file->head) {
 		if (fl >= 0 && (fl & O_NONBLOCK))
 			return -EAGAIN;
@@ -763,7 +763,7 @@ static int migrate_id(struct ucma_file *to,
 		      const struct rdma_ucm_migrate_id *c, uint16_t out)
 {
 	struct rdma_ucm_migrate_resp resp;
-	struct ucma_file *from = sim_ucma_file_of_fd((int)c->fd);
+	struct ucma_file *from = sim_kernel_host.ucma_file_of_fd((int)c->fd);
 	struct ucma_event **p, *e;
 	struct cm_id *id;
 	int ret;
@@ -771,7 +771,8 @@ static int migrate_id(struct ucma_file *to,
 	if (out < sizeof(resp))
 		return -ENOSPC;
 	if (!from)
-		return fcntl((int)c->fd, F_GETFD) < 0 ? -ENOENT : -EINVAL;
+		return sim_libc.fcntl((int)c->fd, F_GETFD) < 0 ? -ENOENT :
+								   -EINVAL;
 	id = id_get(from, c->id, &ret);
 	if (!id)
 		return ret;
@@ -803,13 +804,6 @@ static int migrate_id(struct ucma_file *to,
 }
 
 /* ---- the file ---- */
-
-/* interpose.c has the fd table; alone (unit tests) no fd is a file. */
-__attribute__((weak)) struct ucma_file *sim_ucma_file_of_fd(int fd)
-{
-	(void)fd;
-	return NULL;
-}
 
 struct ucma_file *ucma_open(int fd)
 {

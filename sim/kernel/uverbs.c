@@ -474,7 +474,7 @@ void *uverbs_mmap(struct sim_file *f, void *addr, size_t len, int prot,
 		errno = ENOMEM;
 		return MAP_FAILED;
 	}
-	uar = sim_uar_map(f->uctx, addr);
+	uar = sim_kernel_host.uar_map(f->uctx, addr);
 	if (!uar || uar == MAP_FAILED) {
 		free(u);
 		errno = EAGAIN;		/* io_remap_pfn_range failed */
@@ -499,7 +499,7 @@ int uverbs_munmap(struct sim_file *f, void *addr, size_t len)
 		*pp = u->next;
 		if (f->uctx && f->uctx->uar == addr)
 			f->uctx->uar = f->uars ? f->uars->addr : NULL;
-		sim_uar_unmap(f->uctx, addr);
+		sim_kernel_host.uar_unmap(f->uctx, addr);
 		free(u);
 		return 0;
 	}
@@ -567,7 +567,7 @@ void uverbs_close(struct sim_file *f)
 
 	while ((u = f->uars)) {
 		f->uars = u->next;
-		sim_uar_unmap(f->uctx, u->addr);
+		sim_kernel_host.uar_unmap(f->uctx, u->addr);
 		free(u);
 	}
 	if (f->uctx) {

@@ -142,7 +142,7 @@ int uverbs_ex_create_cq(struct uverbs_call *c)
 
 void uverbs_cq_free(struct sim_file *f, struct sim_cq *cq)
 {
-	engine_cq_destroy(cq);
+	sim_device->cq_destroy(cq);
 	sim_table_del(&f->dev->cqs, cq->cqn);
 	if (cq->channel)
 		cq->channel->refs--;

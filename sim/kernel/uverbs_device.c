@@ -24,9 +24,9 @@ static int event_socketpair(int *user_end, int *dev_end, dev_t *st_dev,
 
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv))
 		return errno == EMFILE || errno == ENFILE ? errno : ENOMEM;
-	if (fstat(sv[0], &st)) {
-		close(sv[0]);
-		close(sv[1]);
+	if (sim_libc.fstat(sv[0], &st)) {
+		sim_libc.close(sv[0]);
+		sim_libc.close(sv[1]);
 		return ENOMEM;
 	}
 	*user_end = sv[0];
@@ -70,7 +70,7 @@ int uverbs_get_context(struct uverbs_call *c)
 	if (!ret)
 		ret = udata_out(c, &uresp, sizeof(uresp));
 	if (ret) {
-		close(uctx->async_fd_user);
+		sim_libc.close(uctx->async_fd_user);
 		sim_fd_close(uctx->async_fd_dev);
 		free(uctx);
 		return ret;
@@ -326,7 +326,7 @@ static void channels_prune(struct sim_file *f)
 
 	while ((ch = *pp)) {
 		if (ch->ch.refs || (!ch->ch.user_closed &&
-				    !fstat(ch->ch.fd_user, &st) &&
+				    !sim_libc.fstat(ch->ch.fd_user, &st) &&
 				    st.st_dev == ch->st_dev &&
 				    st.st_ino == ch->st_ino)) {
 			pp = &ch->next;
@@ -361,7 +361,7 @@ int uverbs_create_comp_channel(struct uverbs_call *c)
 	resp.fd = (uint32_t)ch->ch.fd_user;
 	ret = uverbs_response(c, &resp, sizeof(resp));
 	if (ret) {
-		close(ch->ch.fd_user);
+		sim_libc.close(ch->ch.fd_user);
 		sim_fd_close(ch->ch.fd_dev);
 		free(ch);
 		return ret;

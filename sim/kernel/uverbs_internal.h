@@ -8,7 +8,10 @@
 
 #include <sys/types.h>
 
-#include "sim.h"
+#include "fds.h"
+#include "kernel.h"
+#include "libc.h"
+#include "pin.h"
 
 /* PVRDMA_PAGE_DIR_MAX_PAGES of the driver: 1 directory of 512 tables. */
 #define SIM_PAGE_DIR_MAX_PAGES	(512u * 512u)
@@ -161,5 +164,17 @@ static inline uint32_t sim_roundup_pow2(uint32_t v)
 		r <<= 1;
 	return r;
 }
+
+/* ---- events.c: the device raises events (dev->lock held): installed
+ * as its upcalls (struct sim_device_upcalls) by sim_kernel_init() ---- */
+/* After CQEs were added: fires one completion event if the CQ is armed for
+ * them (solicited: a solicited or an error CQE was among them). */
+void sim_event_comp(struct sim_cq *cq, bool solicited);
+void sim_event_async(struct sim_ucontext *uctx, uint64_t element,
+		     enum ibv_event_type type, uint32_t *reported);
+
+/* ---- qp_state.c ---- */
+bool sim_qp_transition_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
+			  enum ibv_qp_type type, int mask);
 
 #endif /* PVRDMA_SIM_UVERBS_INTERNAL_H */

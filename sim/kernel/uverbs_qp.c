@@ -212,7 +212,7 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	ret = uobj_add(f, UOBJ_QP, qp, &qp->handle);
 	if (ret)
 		goto err_qpn;
-	ret = engine_qp_create(qp);
+	ret = sim_device->qp_create(qp);
 	if (ret) {
 		ret = ret < 0 ? -ret : ret;
 		goto err_uobj;
@@ -241,7 +241,7 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	if (!ret)
 		ret = uverbs_response(c, resp, sizeof(*resp));
 	if (ret) {
-		engine_qp_destroy(qp);
+		sim_device->qp_destroy(qp);
 		goto err_uobj;
 	}
 	pd->refs++;
@@ -503,7 +503,7 @@ static int modify_qp(struct uverbs_call *c,
 
 	old = qp->attr.state;
 	qp->attr = na;
-	engine_qp_modified(qp, old);
+	sim_device->qp_modified(qp, old);
 	return 0;
 }
 
@@ -596,7 +596,7 @@ void uverbs_qp_free(struct sim_file *f, struct sim_qp *qp)
 {
 	struct sim_dev *dev = f->dev;
 
-	engine_qp_destroy(qp);
+	sim_device->qp_destroy(qp);
 	sim_table_del(&dev->qps, qp->qpn);
 	sim_table_del(&dev->qp_by_qp_handle, qp->qp_handle);
 	qp->pd->refs--;

@@ -130,7 +130,7 @@ int uverbs_modify_srq(struct uverbs_call *c)
 	if (cmd.srq_limit > srq->max_wr)
 		return EINVAL;
 	srq->limit = cmd.srq_limit;
-	engine_srq_modified(srq);
+	sim_device->srq_modified(srq);
 	return 0;
 }
 

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The libc gateway (libc.h): libc's functions until the host fills it. */
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include "libc.h"
+
+struct sim_libc sim_libc = {
+	.open = open,
+	.close = close,
+	.stat = stat,
+	.lstat = lstat,
+	.fstat = fstat,
+	.fcntl = fcntl,
+	.socket = socket,
+	.ppoll = ppoll,
+	.pthread_create = pthread_create,
+	.pthread_sigmask = pthread_sigmask,
+};

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The libc calls the sim makes for itself, from every layer: the one
+ * gateway to libc besides the raw system calls of sys.h.
+ *
+ * In the preload library libc's names are the application's: the host
+ * answers them (sim/host/), so a call of the sim's own through them would
+ * be taken for the application's. The layers call through this table
+ * instead. It starts as libc's functions as linked (what a unit test or a
+ * tool wants); the host fills it when the library loads: the file calls
+ * with libc's real ones, the thread calls with its own, which keep the
+ * signals the doorbell trap owns unblocked in every thread of the sim.
+ */
+#ifndef PVRDMA_SIM_LIBC_H
+#define PVRDMA_SIM_LIBC_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+struct sim_libc {
+	int (*open)(const char *path, int flags, ...);
+	int (*close)(int fd);
+	int (*stat)(const char *path, struct stat *st);
+	int (*lstat)(const char *path, struct stat *st);
+	int (*fstat)(int fd, struct stat *st);
+	int (*fcntl)(int fd, int cmd, ...);
+	int (*socket)(int domain, int type, int protocol);
+	int (*ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *ts,
+		     const sigset_t *mask);
+	int (*pthread_create)(pthread_t *thread, const pthread_attr_t *attr,
+			      void *(*start)(void *), void *arg);
+	int (*pthread_sigmask)(int how, const sigset_t *set, sigset_t *old);
+};
+
+extern struct sim_libc sim_libc;
+
+#endif /* PVRDMA_SIM_LIBC_H */

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The completer: what comes back to the requester (ACK, NAK, read and
+ * atomic responses) completes, retries or fails its requests. See
+ * engine.h.
+ */
+#include <stdlib.h>
+
+#include "engine.h"
+
+/* Responses acknowledge every request before psn (implicitly) and, for an
+ * ACK, psn itself. READs and atomics complete only with their data. */
+static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
+{
+	struct sim_send_wr wr;
+	struct out_wqe *o;
+	bool progress = false;
+
+	while (e->out_count && e->out_sent) {
+		o = out_at(e, 0);
+		if (!psn_before(o->psn, psn) && !(inclusive && o->psn == psn))
+			break;
+		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
+			break;
+		/* The SQ slot goes back before the CQE appears: an
+		 * application that posts one WR per completion (perftest's
+		 * tx_depth) must find the slot free. */
+		wr = o->wr;
+		out_pop(e);
+		complete_send(e, &wr, PVRDMA_WC_SUCCESS);
+		progress = true;
+	}
+	if (progress) {
+		e->retries_left = e->qp->attr.retry_cnt;
+		e->rnr_left = e->qp->attr.rnr_retry;
+		e->deadline = 0;
+		if (e->out_sent)
+			arm_timer(e, e->eng->now + ack_timeout_ns(e->qp));
+	}
+	if (e->out_count && !e->out_sent && out_at(e, 0)->local_err)
+		complete_local_error(e);
+}
+
+void requester_fail(struct eqp *e, uint32_t status)
+{
+	struct out_wqe *o = out_at(e, 0);
+	struct sim_send_wr wr = o->wr;
+
+	out_pop(e);
+	complete_send(e, &wr, status);
+	qp_to_error(e);
+}
+
+/* The response to the READ or atomic at the head of the queue. */
+static void read_atomic_done(struct eqp *e, const struct fab_hdr *h,
+			     struct fab_rx *rx)
+{
+	struct sim_qp *qp = e->qp;
+	struct out_wqe *o = out_at(e, 0);
+	struct local_iov li;
+	struct sim_send_wr wr;
+	uint64_t val = h->atomic_a;
+
+	if (map_sges(qp, o->wr.sge, o->wr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+		     &li)) {
+		requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+		return;
+	}
+	if (h->type == FAB_READ_RESP) {
+		if (!fab_rx_read(rx, li.iov, li.n)) {
+			if (rx->fault)
+				requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+			return;		/* lost: the timer resends */
+		}
+		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
+	} else {
+		/* the original value lands in the local SGE(s) */
+		struct fab_rx mem = { .mem = (void *)&val, .left = 8 };
+
+		if (!fab_rx_read(&mem, li.iov, li.n)) {
+			requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+			return;
+		}
+	}
+	wr = o->wr;
+	out_pop(e);
+	complete_send(e, &wr, PVRDMA_WC_SUCCESS);
+	e->retries_left = qp->attr.retry_cnt;
+	e->rnr_left = qp->attr.rnr_retry;
+	e->deadline = 0;
+	if (e->out_sent)
+		arm_timer(e, e->eng->now + ack_timeout_ns(qp));
+}
+
+static uint32_t nak_status(uint8_t code)
+{
+	switch (code) {
+	case FAB_NAK_REM_ACCESS:
+		return PVRDMA_WC_REM_ACCESS_ERR;
+	case FAB_NAK_INV_REQ:
+		return PVRDMA_WC_REM_INV_REQ_ERR;
+	default:
+		return PVRDMA_WC_REM_OP_ERR;
+	}
+}
+
+void requester_rx(struct eqp *e, const struct fab_hdr *h,
+		  struct fab_rx *rx)
+{
+	struct sim_qp *qp = e->qp;
+
+	if (qp->type != IBV_QPT_RC || !e->out_count)
+		return;
+	if (qp->attr.state != IBV_QPS_RTS && qp->attr.state != IBV_QPS_SQD)
+		return;
+
+	switch (h->type) {
+	case FAB_ACK:
+		ack_upto(e, h->psn, true);
+		break;
+	case FAB_READ_RESP:
+	case FAB_ATOMIC_RESP:
+		ack_upto(e, h->psn, false);
+		if (e->out_count && e->out_sent && out_at(e, 0)->psn == h->psn)
+			read_atomic_done(e, h, rx);
+		break;
+	case FAB_NAK:
+		ack_upto(e, h->psn, false);
+		if (!e->out_count || !e->out_sent ||
+		    out_at(e, 0)->psn != h->psn)
+			break;	/* stale */
+		if (h->opcode == FAB_NAK_SEQ) {
+			out_unsend(e);	/* go back to psn */
+		} else if (h->opcode == FAB_NAK_RNR) {
+			if (qp->attr.rnr_retry != 7 && !e->rnr_left--) {
+				requester_fail(e,
+					       PVRDMA_WC_RNR_RETRY_EXC_ERR);
+				return;
+			}
+			/* Nothing is in flight until the RNR timer resends:
+			 * the ACK timer restarts with the resend. */
+			out_unsend(e);
+			e->deadline = 0;
+			arm_rnr_timer(e, e->eng->now +
+				      1000ull * rnr_timer_us[h->rkey & 31]);
+		} else {
+			requester_fail(e, nak_status(h->opcode));
+			return;
+		}
+		break;
+	default:
+		return;
+	}
+	sq_progress(e);
+}

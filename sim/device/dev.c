@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The adapters of the process (sim_devs, each one's GID table and node
+ * GUID from its configuration) and what the device layer offers
+ * the kernel above it: the command channel the driver uses (sim_device,
+ * the engine's unless a test puts a fake device in) and the upcalls the
+ * driver installs for the device's events (no-ops until it does).
+ */
+#include <string.h>
+
+#include "device.h"
+
+struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
+
+const struct sim_device_ops *sim_device = &sim_engine_ops;
+
+static void no_comp_event(struct sim_cq *cq, bool solicited)
+{
+}
+
+static void no_async_event(struct sim_ucontext *uctx, uint64_t element,
+			   enum ibv_event_type type, uint32_t *reported)
+{
+}
+
+struct sim_device_upcalls sim_device_upcalls = {
+	.comp_event = no_comp_event,
+	.async_event = no_async_event,
+};
+
+/*
+ * Error-checking: the doorbell trap takes dev->lock on the application's
+ * thread, and a signal handler of the application that rings a doorbell
+ * while that thread is inside the sim must get EDEADLK, not a deadlock.
+ */
+void sim_dev_lock_init(struct sim_dev *dev)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&dev->lock, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+/*
+ * The port's GID table as vmw_pvrdma shows it: the device runs in one RoCE
+ * mode, and the kernel gives a RoCE v2 port only RoCE v2 GIDs (and a v1
+ * port only v1 GIDs). Slot 0 holds the MAC-based GID, slot 1 the IPv4 one.
+ */
+void sim_dev_init_identity(struct sim_dev *dev)
+{
+	uint8_t type = dev->cfg.roce == 2 ? SIM_GID_TYPE_ROCE_V2 :
+					    SIM_GID_TYPE_ROCE_V1;
+
+	memset(dev->gid, 0, sizeof(dev->gid));
+	memset(dev->gid_type, 0, sizeof(dev->gid_type));
+	dev->gid_count = 0;
+
+	sim_gid_from_mac(dev->cfg.mac, &dev->gid[dev->gid_count]);
+	dev->gid_type[dev->gid_count++] = type;
+	if (dev->cfg.ipv4) {
+		sim_gid_from_ipv4(dev->cfg.ipv4, &dev->gid[dev->gid_count]);
+		dev->gid_type[dev->gid_count++] = type;
+	}
+	dev->node_guid = sim_node_guid_from_mac(dev->cfg.mac);
+}

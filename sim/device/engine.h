@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The device engine's own state, shared by its files (nothing outside
+ * sim/device/ includes this). The engine is split as rxe splits its device:
+ *
+ *   dispatch.c  doorbells: run on the application thread that trapped
+ *               them, as a hypervisor handles an MMIO exit on the vCPU
+ *               that took it (a CQ arm is in force when the store
+ *               retires; QP/SRQ doorbells are queued and run by the lock
+ *               holder, so a sender never waits for a busy device); an
+ *               application polling an empty CQ runs a round of device
+ *               work itself; every other doorbell a thread runs also
+ *               reads what waits on the fabric (rx_inline())
+ *   req.c       the requester: reads SQ WQEs from the user ring, checks
+ *               local memory, sends requests over the fabric, keeps them
+ *               until the responder acknowledges
+ *   comp.c      the completer: ACKs, NAKs and read/atomic responses; RNR
+ *               and sequence retries
+ *   resp.c      the responder: checks remote keys and access, moves data
+ *               into place, consumes receive WQEs, acknowledges
+ *   recv.c      packets from the fabric to their QP; UD receive and the
+ *               GRH a UD receive buffer starts with
+ *   cqe.c       CQEs written into the user CQ ring, then events; the
+ *               error state and its flush
+ *   timers.c    ACK and RNR timers, kicks of the control path
+ *   thread.c    the device thread, one per adapter: receives when no
+ *               application polls, EPOLLOUT of full links, timers, kicks
+ *   control.c   what the control path (the kernel model) asks of the
+ *               device: struct sim_device_ops
+ *
+ * Everything except the doorbell queue runs with dev->lock held, so the
+ * control path (uverbs) sees objects either before or after a unit of work.
+ */
+#ifndef PVRDMA_SIM_ENGINE_H
+#define PVRDMA_SIM_ENGINE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "device.h"
+#include "fabric.h"
+#include "libc.h"
+#include "ring.h"
+#include "wqe.h"
+
+#define DBQ_SIZE	4096u	/* power of two */
+
+/*
+ * Vyukov's bounded MPMC queue, used with one consumer. Each slot carries a
+ * sequence number stored relative to its index, so that all-zero memory is
+ * an initialised empty queue: no set-up before the first trap.
+ */
+struct db_slot {
+	atomic_ulong seq_rel;
+	struct sim_ucontext *uctx;
+	uint32_t offset;
+	uint32_t value;
+};
+
+struct db_queue {
+	atomic_ulong tail;		/* producers */
+	unsigned long head;		/* the device thread */
+	struct db_slot slot[DBQ_SIZE];
+};
+
+struct out_wqe {
+	struct sim_send_wr wr;
+	uint32_t psn;
+	uint8_t local_err;		/* status to complete with, 0 = none */
+};
+
+/*
+ * The engine's lists of QPs (qpn hash chains, all QPs, kicks, pending
+ * ACKs, QPs waiting for a full link). A QP's membership of a list is its
+ * link's pprev and nothing else: no flag beside it can disagree with the
+ * list, an unlink is O(1) from wherever the QP is, and linking a QP that
+ * is already on its list is a no-op (a QP once linked to itself made the
+ * ACK flush spin forever with dev->lock held).
+ */
+struct qlink {
+	struct qlink *next;
+	struct qlink **pprev;		/* NULL: on no list */
+};
+
+struct qlist {
+	struct qlink *first;
+};
+
+#define eqp_of(l, member) \
+	((struct eqp *)((uint8_t *)(l) - offsetof(struct eqp, member)))
+
+static inline bool qlink_linked(const struct qlink *l)
+{
+	return l->pprev != NULL;
+}
+
+static inline void qlist_push(struct qlist *h, struct qlink *l)
+{
+	if (qlink_linked(l))
+		return;
+	l->next = h->first;
+	if (l->next)
+		l->next->pprev = &l->next;
+	h->first = l;
+	l->pprev = &h->first;
+}
+
+static inline void qlink_del(struct qlink *l)
+{
+	if (!qlink_linked(l))
+		return;
+	*l->pprev = l->next;
+	if (l->next)
+		l->next->pprev = l->pprev;
+	l->next = NULL;
+	l->pprev = NULL;
+}
+
+static inline struct qlink *qlist_pop(struct qlist *h)
+{
+	struct qlink *l = h->first;
+
+	if (l)
+		qlink_del(l);
+	return l;
+}
+
+/* Moves every member of from to an empty to (to must stay in place while
+ * it holds them: its members point at it). */
+static inline void qlist_take(struct qlist *to, struct qlist *from)
+{
+	to->first = from->first;
+	from->first = NULL;
+	if (to->first)
+		to->first->pprev = &to->first;
+}
+
+/*
+ * A requester has at most max_rd_atomic READs and atomics outstanding, at
+ * most the device's max_qp_init_rd_atom (16, device_attr.c); the responder
+ * keeps the result of as many atomics (max_qp_rd_atom, 16), so a resend
+ * of any atomic still outstanding finds its result: an atomic executes
+ * once, however often it is resent.
+ */
+#define ATOMIC_RESULTS	16u
+
+struct atomic_result {
+	bool valid;
+	uint32_t psn;
+	uint64_t orig;
+};
+
+struct eqp {
+	struct sim_qp *qp;
+	struct engine *eng;
+	struct qlink hash;		/* eng->qpn_hash[qpn % QPN_HASH] */
+	struct qlink all;		/* eng->all */
+	struct qlink kick;		/* eng->kicks: control path kicked */
+	struct qlink ack;		/* eng->acks: an ACK is queued */
+	struct qlink wait;		/* eng->waiters: waits for its link */
+	bool need_resolve;
+
+	/* requester */
+	struct out_wqe *out;
+	uint32_t out_cap, out_head, out_count, out_sent;
+	uint32_t next_psn;
+	uint64_t deadline;		/* ns; 0 = no timer */
+	uint64_t rnr_until;
+	uint8_t retries_left;
+	uint8_t rnr_left;
+	struct fab_link *link;		/* RC: the peer */
+	uint8_t ud_gid[16];		/* UD: last destination resolved */
+	struct fab_link *ud_link;
+
+	uint32_t rd_inflight;		/* READs, atomics unanswered */
+
+	/* responder */
+	uint32_t epsn;
+	bool nak_sent;
+	struct fab_link *ack_link;
+	uint32_t ack_psn;
+	/* The results of the last atomics executed, for their resends. */
+	struct atomic_result atomics[ATOMIC_RESULTS];
+	uint32_t atomic_next;
+};
+
+#define QPN_HASH	1024u
+
+struct engine {
+	struct sim_dev *dev;
+	struct db_queue dbq;
+	struct fab_port *port;
+	pthread_t thread;
+	bool started;
+	atomic_bool stop;
+	atomic_bool kick_pending;
+	_Atomic uint64_t last_poll_ns;	/* the last POLL doorbell */
+	atomic_bool dev_set;		/* dev is known (before the start) */
+	struct qlist qpn_hash[QPN_HASH];
+	struct qlist all;
+	struct qlist kicks;
+	struct qlist acks;
+	struct qlist waiters;		/* QPs waiting for a full link */
+	uint64_t next_deadline;
+	uint64_t now;
+};
+
+/* thread.c: the device of each adapter, by dev->index. */
+extern struct engine engines[SIM_MAX_ADAPTERS];
+
+#define PSN_MASK	0xffffffu
+
+/* pvrdma_av.port_pd: the PD number in bits 0-23, the port above. */
+#define PVRDMA_AV_PDN_MASK	0xffffffu
+
+/* dev->gid_type holds libibverbs' sysfs GID types: 0 = IB/RoCE v1,
+ * 1 = RoCE v2 (enum ibv_gid_type_sysfs, private to libibverbs). */
+#define GID_TYPE_ROCE_V2	1
+
+/* An application that rang a POLL doorbell this recently is polling: the
+ * trapping thread does the receive work, the device thread stays off the
+ * sockets (a wake-up per packet would take a CPU from a poller). */
+#define POLLING_NS	30000ull
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static inline struct engine *engine_of(struct sim_dev *dev)
+{
+	return dev->index < SIM_MAX_ADAPTERS ? &engines[dev->index] : NULL;
+}
+
+static inline void stat_add(atomic_ulong *c, unsigned long v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* a precedes b in 24-bit PSN space */
+static inline bool psn_before(uint32_t a, uint32_t b)
+{
+	return ((a - b) << 8) & 0x80000000u;
+}
+
+/* Where the device reads or writes an SGE list or a remote range: one
+ * piece per SGE, more where an MR kept pages the application gave up. */
+struct local_iov {
+	struct iovec iov[SIM_MAX_IOV];
+	int n;
+};
+
+enum recv_take { RECV_NONE, RECV_OK, RECV_BAD };
+
+/* ---- dispatch.c: doorbells, their queue, rounds of device work ---- */
+bool dbq_empty(struct db_queue *q);
+void dev_unlock(struct engine *eng, struct sim_dev *dev);
+int engine_round(struct engine *eng, bool inline_rx);
+
+/* ---- cqe.c: completions and the error state ---- */
+uint8_t network_type(struct sim_dev *dev, uint8_t gid_type,
+		     const uint8_t gid[16]);
+uint8_t roce_packet_type(uint8_t network_type);
+void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
+	       const struct pvrdma_cqe *src, bool solicited);
+void cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
+	      uint32_t opcode, uint32_t status);
+void complete_send(struct eqp *e, const struct sim_send_wr *wr,
+		   uint32_t status);
+void complete_recv_error(struct eqp *e, uint64_t wr_id,
+			 uint32_t status);
+struct out_wqe *out_at(struct eqp *e, uint32_t i);
+void out_pop(struct eqp *e);
+void out_unsend(struct eqp *e);
+void qp_flush(struct eqp *e);
+void qp_to_error(struct eqp *e);
+void qp_fatal(struct eqp *e);
+
+/* ---- timers.c: ACK and RNR timers, control path kicks ---- */
+/* IB min_rnr_timer encoding -> microseconds. */
+extern const uint32_t rnr_timer_us[32];
+uint64_t ack_timeout_ns(const struct sim_qp *qp);
+void arm_timer(struct eqp *e, uint64_t when);
+void arm_rnr_timer(struct eqp *e, uint64_t when);
+void run_timers(struct engine *eng);
+void kick(struct eqp *e);
+int run_kicks(struct engine *eng);
+
+/* ---- req.c: the requester ---- */
+int run_waiters(struct engine *eng);
+uint32_t map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
+		  uint32_t num_sge, int need, struct local_iov *li);
+void hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
+	      uint8_t gid_index);
+void complete_local_error(struct eqp *e);
+void sq_progress(struct eqp *e);
+
+/* ---- comp.c: the completer (the requester's answers) ---- */
+void requester_fail(struct eqp *e, uint32_t status);
+void requester_rx(struct eqp *e, const struct fab_hdr *h,
+		  struct fab_rx *rx);
+
+/* ---- resp.c: the responder and the receive queues ---- */
+void acks_flush(struct engine *eng);
+void srq_limit_check(struct sim_srq *srq);
+enum recv_take recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr);
+void recv_consume(struct sim_qp *qp);
+void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
+		   const struct fab_hdr *h, uint32_t opcode,
+		   uint32_t byte_len, uint32_t wc_flags);
+void responder_rx(struct eqp *e, struct fab_link *from,
+		  const struct fab_hdr *h, struct fab_rx *rx);
+
+#endif /* PVRDMA_SIM_ENGINE_H */

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Packets from the fabric: each goes to its QP's responder, completer or
+ * UD receive; a UD receive writes the GRH a RoCE receive buffer starts
+ * with. See engine.h.
+ */
+#include <string.h>
+
+#include "engine.h"
+
+/*
+ * Header lengths of a RoCE UD packet on the wire (IBA, Annex A16/A17): what
+ * the length fields of the GRH area count besides the payload.
+ */
+#define ROCE_UDP_LEN	8
+
+#define ROCE_BTH_LEN	12
+
+#define ROCE_DETH_LEN	8
+
+#define ROCE_IMMDT_LEN	4
+
+#define ROCE_ICRC_LEN	4
+
+#define ROCE_IPV4_LEN	20
+
+#define ROCE_GRH_LEN	40
+
+static void put_be16(uint8_t *p, unsigned int v)
+{
+	p[0] = (v >> 8) & 0xff;
+	p[1] = v & 0xff;
+}
+
+/* The IPv4 header checksum: the ones' complement of the ones' complement
+ * sum of the header's 16-bit words, the checksum field taken as zero. */
+static unsigned int ipv4_header_checksum(const uint8_t ip[ROCE_IPV4_LEN])
+{
+	uint32_t sum = 0;
+	int i;
+
+	for (i = 0; i < ROCE_IPV4_LEN; i += 2)
+		if (i != 10)
+			sum += (uint32_t)ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
+/*
+ * Writes the 40-byte GRH area the receiver of a UD datagram finds first, as
+ * RoCE hardware and rxe fill it from the packet's network header:
+ * - RoCE v2 over IPv4: bytes 0-19 zero, the IPv4 header in bytes 20-39
+ *   (total length of the IP datagram, don't fragment, TTL from the hop
+ *   limit, protocol UDP, header checksum, the two addresses);
+ * - RoCE v2 over IPv6: the IPv6 header (payload length from the UDP header
+ *   on, next header UDP);
+ * - RoCE v1: the IB GRH (payload length from the BTH on, next header 0x1b).
+ * Both lengths count the BTH, DETH, ImmDt, payload and ICRC the packet
+ * carries (Ethernet has no VCRC). The flow label is 0, as rxe sends it.
+ */
+static void build_grh(uint8_t grh[ROCE_GRH_LEN], const struct fab_hdr *h)
+{
+	uint32_t ib_len = ROCE_BTH_LEN + ROCE_DETH_LEN + h->len + ROCE_ICRC_LEN;
+	uint8_t type = network_type(NULL, h->gid_type, h->src_gid);
+
+	if (h->opcode == PVRDMA_WR_SEND_WITH_IMM)
+		ib_len += ROCE_IMMDT_LEN;
+	memset(grh, 0, ROCE_GRH_LEN);
+	if (type == PVRDMA_NETWORK_IPV4) {
+		uint8_t *ip = grh + ROCE_GRH_LEN - ROCE_IPV4_LEN;
+
+		ip[0] = 0x45;		/* version 4, 5 words of header */
+		ip[1] = h->tclass;
+		put_be16(ip + 2, ROCE_IPV4_LEN + ROCE_UDP_LEN + ib_len);
+		/* Identification 0: it serves reassembly only, and a RoCE
+		 * datagram may not be fragmented (RFC 6864, atomic
+		 * datagrams). */
+		put_be16(ip + 6, 0x4000);	/* don't fragment */
+		ip[8] = h->hop_limit;
+		ip[9] = 17;		/* UDP */
+		memcpy(ip + 12, h->src_gid + 12, 4);
+		memcpy(ip + 16, h->dst_gid + 12, 4);
+		put_be16(ip + 10, ipv4_header_checksum(ip));
+		return;
+	}
+	grh[0] = 0x60 | (h->tclass >> 4);
+	grh[1] = (h->tclass & 0xf) << 4;
+	if (type == PVRDMA_NETWORK_IPV6) {
+		put_be16(grh + 4, ROCE_UDP_LEN + ib_len);
+		grh[6] = 17;		/* UDP */
+	} else {
+		put_be16(grh + 4, ib_len);
+		grh[6] = 0x1b;		/* IBA transport */
+	}
+	grh[7] = h->hop_limit;
+	memcpy(grh + 8, h->src_gid, 16);
+	memcpy(grh + 24, h->dst_gid, 16);
+}
+
+/* Splits iov after skip bytes into out; returns the count. */
+static int iov_skip(const struct iovec *in, int n, size_t skip,
+		    struct iovec *out)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (skip >= in[i].iov_len) {
+			skip -= in[i].iov_len;
+			continue;
+		}
+		out[k].iov_base = (uint8_t *)in[i].iov_base + skip;
+		out[k].iov_len = in[i].iov_len - skip;
+		skip = 0;
+		k++;
+	}
+	return k;
+}
+
+static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
+{
+	struct sim_qp *qp = e->qp;
+	struct sim_recv_wr rwr;
+	struct local_iov li;
+	struct iovec rest[SIM_MAX_IOV];
+	uint8_t grh[40];
+	struct fab_rx grh_rx = { .mem = grh, .left = sizeof(grh) };
+	enum recv_take t;
+	int n;
+
+	if (qp->type != IBV_QPT_UD ||
+	    (qp->attr.state != IBV_QPS_RTR && qp->attr.state != IBV_QPS_RTS &&
+	     qp->attr.state != IBV_QPS_SQD))
+		return;
+	if (h->qkey != qp->attr.qkey)
+		return;		/* Q_Key violation: silently dropped */
+	t = recv_peek(qp, &rwr);
+	if (t == RECV_BAD) {
+		qp_fatal(e);
+		return;
+	}
+	if (t == RECV_NONE)
+		return;		/* best effort */
+	if (rwr.num_sge == UINT32_MAX ||
+	    rwr.total_len < sizeof(grh) + (uint64_t)h->len) {
+		recv_consume(qp);
+		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_LEN_ERR);
+		qp_to_error(e);
+		return;
+	}
+	if (map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE, &li)) {
+		recv_consume(qp);
+		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_PROT_ERR);
+		qp_to_error(e);
+		return;
+	}
+	build_grh(grh, h);
+	n = iov_skip(li.iov, li.n, sizeof(grh), rest);
+	if (!fab_rx_read(&grh_rx, li.iov, li.n) || !fab_rx_read(rx, rest, n)) {
+		if (!grh_rx.fault && !rx->fault)
+			return;		/* lost */
+		recv_consume(qp);
+		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_PROT_ERR);
+		qp_to_error(e);
+		return;
+	}
+	recv_consume(qp);
+	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
+	recv_complete(qp, &rwr, h, PVRDMA_WC_RECV, h->len + sizeof(grh),
+		      PVRDMA_WC_GRH);
+}
+
+static struct eqp *eqp_by_qpn(struct engine *eng, uint32_t qpn)
+{
+	struct qlink *l;
+
+	for (l = eng->qpn_hash[qpn % QPN_HASH].first; l; l = l->next)
+		if (eqp_of(l, hash)->qp->qpn == qpn)
+			return eqp_of(l, hash);
+	return NULL;
+}
+
+/* One packet arrived at the adapter's port (dev->lock held): the
+ * fabric's receive callback (struct fab_adapter). */
+void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
+	       struct fab_rx *rx)
+{
+	struct engine *eng = engine_of(owner);
+	struct eqp *e;
+
+	e = eqp_by_qpn(eng, h->dst_qpn & 0xffffff);
+	if (!e)
+		return;		/* no such QP: dropped, as on the wire */
+	switch (h->type) {
+	case FAB_REQ:
+		responder_rx(e, from, h, rx);
+		break;
+	case FAB_UD_SEND:
+		ud_rx(e, h, rx);
+		break;
+	case FAB_ACK:
+	case FAB_NAK:
+	case FAB_READ_RESP:
+	case FAB_ATOMIC_RESP:
+		requester_rx(e, h, rx);
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The requester: reads SQ WQEs from the user ring, checks local memory,
+ * sends RC requests and UD datagrams over the fabric, keeps RC requests
+ * until the responder acknowledges them. See engine.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine.h"
+
+static void link_wait(struct eqp *e)
+{
+	qlist_push(&e->eng->waiters, &e->wait);
+}
+
+/* QPs whose link drained (or died: their timers take over) send on. */
+int run_waiters(struct engine *eng)
+{
+	struct qlist todo;
+	struct qlink *l;
+	struct eqp *e;
+	int n = 0;
+
+	/* A QP that finds its link full again waits on eng->waiters anew,
+	 * not on the list being walked. */
+	qlist_take(&todo, &eng->waiters);
+	while ((l = qlist_pop(&todo))) {
+		e = eqp_of(l, wait);
+		if (fabric_link_busy(e->link)) {
+			qlist_push(&eng->waiters, &e->wait);
+			continue;
+		}
+		sq_progress(e);
+		n++;
+	}
+	return n;
+}
+
+/* Checks the local SGEs of wr; need is the access the device needs. */
+uint32_t map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
+		  uint32_t num_sge, int need, struct local_iov *li)
+{
+	uint32_t i;
+	int n;
+
+	li->n = 0;
+	for (i = 0; i < num_sge; i++) {
+		if (!sge[i].length)
+			continue;
+		n = SIM_MAX_IOV - li->n;
+		if (sim_mr_map(qp->uctx->dev, qp->pd, sge[i].lkey, false,
+			       sge[i].addr, sge[i].length, need,
+			       li->iov + li->n, &n))
+			return PVRDMA_WC_LOC_PROT_ERR;
+		li->n += n;
+	}
+	return PVRDMA_WC_SUCCESS;
+}
+
+void hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
+	      uint8_t gid_index)
+{
+	struct sim_dev *dev = qp->uctx->dev;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = FAB_MAGIC;
+	h->type = type;
+	h->src_qpn = qp->qpn;
+	if (gid_index >= SIM_GID_TABLE_LEN)
+		gid_index = 0;
+	memcpy(h->src_gid, dev->gid[gid_index].raw, 16);
+	h->gid_type = dev->gid_type[gid_index];
+	memcpy(h->smac, dev->cfg.mac, 6);
+	h->hop_limit = 64;
+}
+
+/* Sends the request of one RC WQE; a local protection error is reported
+ * instead (the WQE completes with it once it is the oldest). */
+static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o)
+{
+	struct sim_qp *qp = e->qp;
+	const struct sim_send_wr *wr = &o->wr;
+	struct fab_hdr h;
+	struct local_iov li;
+	uint32_t st;
+	int need = 0;
+
+	if (sim_wqe_is_read_or_atomic(wr->opcode))
+		need = IBV_ACCESS_LOCAL_WRITE;
+	st = map_sges(qp, wr->sge, wr->num_sge, need, &li);
+	if (st)
+		return st;
+
+	hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
+	memcpy(h.dst_gid, qp->attr.ah_attr.grh.dgid.raw, 16);
+	h.opcode = wr->opcode;
+	h.dst_qpn = qp->attr.dest_qp_num;
+	h.psn = o->psn;
+	h.imm = wr->imm_data;
+	h.rkey = wr->rkey;
+	h.remote_addr = wr->remote_addr;
+	h.atomic_a = wr->compare_add;
+	h.atomic_b = wr->swap;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		h.flags |= FAB_F_SOLICITED;
+	if (sim_wqe_is_read_or_atomic(wr->opcode)) {
+		h.read_len = wr->total_len;
+		li.n = 0;
+	} else {
+		h.len = wr->total_len;
+		stat_add(&qp->uctx->dev->stats.bytes_tx, wr->total_len);
+	}
+	/* A payload the device cannot read: nothing was sent. */
+	if (!fabric_send(e->eng->port, e->link, &h, li.iov, li.n) &&
+	    errno == EFAULT)
+		return PVRDMA_WC_LOC_PROT_ERR;
+	return PVRDMA_WC_SUCCESS;
+}
+
+static uint32_t mtu_bytes(enum ibv_mtu mtu)
+{
+	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 1024;
+}
+
+/* UD: best effort, complete at once. */
+static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
+{
+	struct sim_qp *qp = e->qp;
+	struct sim_dev *dev = qp->uctx->dev;
+	struct fab_hdr h;
+	struct local_iov li;
+	uint32_t st;
+
+	/* The AH names its PD in the AV (port_pd): one of another PD than
+	 * the QP's is no address for it, and the WR fails as rxe's
+	 * requester fails it when the AH's PD is not the QP's. */
+	if ((wr->av.port_pd & PVRDMA_AV_PDN_MASK) != qp->pd->pdn)
+		return PVRDMA_WC_LOC_QP_OP_ERR;
+	st = map_sges(qp, wr->sge, wr->num_sge, 0, &li);
+	if (st)
+		return st;
+	if (wr->total_len > mtu_bytes(dev->cfg.mtu))
+		return PVRDMA_WC_LOC_LEN_ERR;
+	if (wr->av.gid_index >= dev->gid_count)
+		return PVRDMA_WC_LOC_QP_OP_ERR;
+
+	hdr_init(&h, qp, FAB_UD_SEND, wr->av.gid_index);
+	memcpy(h.dst_gid, wr->av.dgid, 16);
+	h.opcode = wr->opcode;
+	h.dst_qpn = wr->remote_qpn;
+	h.imm = wr->imm_data;
+	/* A Q_Key with the high bit set means "use the QP's own". */
+	h.qkey = (wr->remote_qkey & 0x80000000u) ? qp->attr.qkey :
+						    wr->remote_qkey;
+	h.hop_limit = wr->av.hop_limit;
+	h.tclass = (wr->av.sl_tclass_flowlabel >> 20) & 0xff;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		h.flags |= FAB_F_SOLICITED;
+	h.len = wr->total_len;
+
+	if (!fabric_link_alive(e->ud_link) || memcmp(e->ud_gid, wr->av.dgid, 16)) {
+		e->ud_link = fabric_resolve(e->eng->port, wr->av.dgid);
+		memcpy(e->ud_gid, wr->av.dgid, 16);
+	}
+	if (fabric_send(e->eng->port, e->ud_link, &h, li.iov, li.n))
+		stat_add(&dev->stats.bytes_tx, wr->total_len);
+	else if (errno == EFAULT)
+		return PVRDMA_WC_LOC_PROT_ERR;
+	return PVRDMA_WC_SUCCESS;
+}
+
+static void rc_resolve(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+
+	e->need_resolve = false;
+	if (!(qp->attr.ah_attr.is_global))
+		e->link = NULL;	/* RoCE routes by GID only */
+	else
+		e->link = fabric_resolve(e->eng->port,
+					 qp->attr.ah_attr.grh.dgid.raw);
+}
+
+/* The oldest WQE failed locally: complete it, then the QP is in error. */
+void complete_local_error(struct eqp *e)
+{
+	struct out_wqe *o = out_at(e, 0);
+	struct sim_send_wr wr = o->wr;
+	uint32_t st = o->local_err;
+
+	out_pop(e);
+	complete_send(e, &wr, st);
+	qp_to_error(e);
+}
+
+static void sq_drained_check(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+
+	if (qp->attr.state != IBV_QPS_SQD || !qp->attr.sq_draining ||
+	    e->out_count)
+		return;
+	qp->attr.sq_draining = 0;
+	if (qp->attr.en_sqd_async_notify)
+		sim_device_upcalls.async_event(qp->uctx, qp->user_handle,
+					       IBV_EVENT_SQ_DRAINED,
+					       &qp->async_events_reported);
+}
+
+/* READs and atomics a QP may have outstanding. 0 would stall them for
+ * good; a QP that did not raise it from 0 gets one at a time. */
+static uint32_t rd_atomic_limit(const struct sim_qp *qp)
+{
+	return qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
+}
+
+/* Fetches what the SQ ring holds and sends what may be sent. */
+void sq_progress(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+	struct sim_dev *dev = qp->uctx->dev;
+	enum ibv_qp_state state = qp->attr.state;
+	enum sim_ring_status rs;
+	struct out_wqe *o;
+	void *elem;
+	uint32_t st;
+
+	if (state == IBV_QPS_ERR) {
+		qp_flush(e);
+		return;
+	}
+	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
+		return;		/* WQEs wait in the ring */
+	if (!qp->sq.state || !qp->sq.nelems)
+		return;
+
+	while (state == IBV_QPS_RTS && e->out_count < e->out_cap) {
+		/* past the WQEs in flight, which stay in the ring (out_pop) */
+		rs = sim_ring_peek_at(&qp->sq, e->out_count, &elem);
+		if (rs == SIM_RING_INVALID) {
+			qp_fatal(e);
+			return;
+		}
+		if (rs != SIM_RING_READY)
+			break;
+		o = out_at(e, e->out_count);
+		memset(o, 0, offsetof(struct out_wqe, wr.sge));
+		st = sim_wqe_decode_send(&qp->sq, elem, qp->type, &o->wr);
+		stat_add(&dev->stats.send_wqes, 1);
+		o->local_err = st;
+		if (qp->type == IBV_QPT_UD) {
+			/* a datagram leaves at once: nothing to keep */
+			sim_ring_consume(&qp->sq);
+			if (!st)
+				st = ud_send(e, &o->wr);
+			complete_send(e, &o->wr, st);
+			if (st) {
+				qp_to_error(e);
+				return;
+			}
+			continue;
+		}
+		o->psn = e->next_psn;
+		e->next_psn = (e->next_psn + 1) & PSN_MASK;
+		e->out_count++;
+	}
+
+	if (e->need_resolve)
+		rc_resolve(e);
+	while (e->out_sent < e->out_count && e->eng->now >= e->rnr_until) {
+		o = out_at(e, e->out_sent);
+		if (fabric_link_busy(e->link)) {
+			/* The socket is full: wait for it to drain rather
+			 * than copy the payload (the WQE stays unsent). */
+			link_wait(e);
+			break;
+		}
+		if (!o->local_err && (o->wr.send_flags & IBV_SEND_FENCE) &&
+		    e->out_sent)
+			break;	/* fence: earlier reads/atomics finish first */
+		if (!o->local_err &&
+		    sim_wqe_is_read_or_atomic(o->wr.opcode) &&
+		    e->rd_inflight >= rd_atomic_limit(qp))
+			break;	/* the responder's resources are taken */
+		if (o->local_err) {
+			if (e->out_sent)
+				break;	/* completes once it is the oldest */
+			complete_local_error(e);
+			return;
+		}
+		st = rc_transmit(e, o);
+		if (st) {
+			o->local_err = st;
+			continue;
+		}
+		e->out_sent++;
+		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
+			e->rd_inflight++;
+		if (!e->deadline)
+			arm_timer(e, e->eng->now + ack_timeout_ns(qp));
+	}
+	sq_drained_check(e);
+}

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The responder: checks remote keys and access, moves data into place,
+ * consumes receive WQEs (the QP's receive ring or its SRQ), and
+ * acknowledges, as an RC responder does. See engine.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine.h"
+
+static void send_ctrl(struct eqp *e, struct fab_link *to, uint8_t type,
+		      uint8_t code, uint32_t psn, uint32_t dst_qpn)
+{
+	struct fab_hdr h;
+
+	hdr_init(&h, e->qp, type, e->qp->attr.ah_attr.grh.sgid_index);
+	h.opcode = code;
+	h.psn = psn;
+	h.dst_qpn = dst_qpn;
+	if (code == FAB_NAK_RNR && type == FAB_NAK)
+		h.rkey = e->qp->attr.min_rnr_timer;
+	fabric_send(e->eng->port, to, &h, NULL, 0);
+}
+
+/* A queued ACK goes out before any other response of the QP. */
+static void ack_flush_one(struct eqp *e)
+{
+	if (!qlink_linked(&e->ack))
+		return;
+	qlink_del(&e->ack);
+	send_ctrl(e, e->ack_link, FAB_ACK, 0, e->ack_psn,
+		  e->qp->attr.dest_qp_num);
+}
+
+static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn)
+{
+	if (qlink_linked(&e->ack) && e->ack_link != to)
+		ack_flush_one(e);
+	e->ack_link = to;
+	e->ack_psn = psn;
+	qlist_push(&e->eng->acks, &e->ack);
+}
+
+void acks_flush(struct engine *eng)
+{
+	while (eng->acks.first)
+		ack_flush_one(eqp_of(eng->acks.first, ack));
+}
+
+static void nak(struct eqp *e, struct fab_link *to, uint8_t code,
+		uint32_t psn, uint32_t dst_qpn)
+{
+	ack_flush_one(e);
+	send_ctrl(e, to, FAB_NAK, code, psn, dst_qpn);
+}
+
+/* The receive ring the QP takes its receive WQEs from. */
+static struct sim_ring recv_ring(struct sim_qp *qp)
+{
+	return qp->srq ? qp->srq->ring : qp->rq;
+}
+
+void srq_limit_check(struct sim_srq *srq)
+{
+	struct sim_ring r = srq->ring;
+	int64_t n;
+
+	if (!srq->limit)
+		return;
+	n = sim_ring_count(&r);
+	if (n >= 0 && n < srq->limit) {
+		srq->limit = 0;	/* fires once, then disarmed */
+		sim_device_upcalls.async_event(srq->uctx, srq->user_handle,
+					       IBV_EVENT_SRQ_LIMIT_REACHED,
+					       &srq->async_events_reported);
+	}
+}
+
+/* Peeks the next receive WQE (not consumed until recv_consume). */
+enum recv_take recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr)
+{
+	struct sim_ring r = recv_ring(qp);
+	enum sim_ring_status rs;
+	void *elem;
+
+	if (!r.state || !r.nelems)
+		return RECV_NONE;
+	rs = sim_ring_peek(&r, &elem);
+	if (rs == SIM_RING_INVALID)
+		return RECV_BAD;
+	if (rs != SIM_RING_READY)
+		return RECV_NONE;
+	if (sim_wqe_decode_recv(&r, elem, rwr))
+		rwr->num_sge = UINT32_MAX;	/* completes LOC_LEN_ERR */
+	return RECV_OK;
+}
+
+void recv_consume(struct sim_qp *qp)
+{
+	struct sim_ring r = recv_ring(qp);
+
+	sim_ring_consume(&r);
+	stat_add(&qp->uctx->dev->stats.recv_wqes, 1);
+	if (qp->srq)
+		srq_limit_check(qp->srq);
+}
+
+void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
+		   const struct fab_hdr *h, uint32_t opcode,
+		   uint32_t byte_len, uint32_t wc_flags)
+{
+	struct pvrdma_cqe c;
+
+	cqe_init(&c, qp, rwr->wr_id, opcode, PVRDMA_WC_SUCCESS);
+	c.byte_len = byte_len;
+	c.imm_data = h->imm;
+	c.src_qp = h->src_qpn;
+	c.wc_flags = wc_flags;
+	if (h->opcode == PVRDMA_WR_SEND_WITH_IMM ||
+	    h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM)
+		c.wc_flags |= PVRDMA_WC_WITH_IMM;
+	else
+		c.imm_data = 0;
+	memcpy(c.smac, h->smac, 6);
+	c.network_hdr_type = network_type(qp->uctx->dev, h->gid_type,
+					  h->src_gid);
+	if (wc_flags & PVRDMA_WC_GRH)
+		c.sl = roce_packet_type(c.network_hdr_type);
+	cqe_write(qp, qp->recv_cq, &c, h->flags & FAB_F_SOLICITED);
+}
+
+/* A responder-side error: the QP is in error, the requester is told. */
+static void responder_fail(struct eqp *e, struct fab_link *from,
+			   const struct fab_hdr *h, uint8_t code)
+{
+	nak(e, from, code, h->psn, h->src_qpn);
+	qp_to_error(e);
+}
+
+static void rc_recv_message(struct eqp *e, struct fab_link *from,
+			    const struct fab_hdr *h, struct fab_rx *rx,
+			    const struct local_iov *write_dst)
+{
+	struct sim_qp *qp = e->qp;
+	struct sim_recv_wr rwr;
+	struct local_iov li;
+	enum recv_take t = recv_peek(qp, &rwr);
+	bool is_write = h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
+
+	if (t == RECV_BAD) {
+		qp_fatal(e);
+		return;
+	}
+	if (t == RECV_NONE) {
+		e->nak_sent = true;
+		nak(e, from, FAB_NAK_RNR, h->psn, h->src_qpn);
+		return;
+	}
+	if (rwr.num_sge == UINT32_MAX) {
+		recv_consume(qp);
+		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_LEN_ERR);
+		responder_fail(e, from, h, FAB_NAK_REM_OP);
+		return;
+	}
+	if (!is_write) {
+		if (map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+			     &li)) {
+			recv_consume(qp);
+			complete_recv_error(e, rwr.wr_id,
+					    PVRDMA_WC_LOC_PROT_ERR);
+			responder_fail(e, from, h, FAB_NAK_REM_OP);
+			return;
+		}
+		if (h->len > rwr.total_len) {
+			recv_consume(qp);
+			complete_recv_error(e, rwr.wr_id,
+					    PVRDMA_WC_LOC_LEN_ERR);
+			responder_fail(e, from, h, FAB_NAK_INV_REQ);
+			return;
+		}
+		if (!fab_rx_read(rx, li.iov, li.n)) {
+			if (rx->fault) {
+				recv_consume(qp);
+				complete_recv_error(e, rwr.wr_id,
+						    PVRDMA_WC_LOC_PROT_ERR);
+				responder_fail(e, from, h, FAB_NAK_REM_OP);
+			}
+			return;
+		}
+	} else if (!fab_rx_read(rx, write_dst->iov, write_dst->n)) {
+		if (rx->fault)
+			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+		return;
+	}
+	recv_consume(qp);
+	recv_complete(qp, &rwr, h, is_write ? PVRDMA_WC_RECV_RDMA_WITH_IMM :
+			  PVRDMA_WC_RECV, h->len, 0);
+	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
+	e->epsn = (h->psn + 1) & PSN_MASK;
+	e->nak_sent = false;
+	ack_queue(e, from, h->psn);
+}
+
+/* Checks an incoming RDMA/atomic against the QP's rights and the rkey;
+ * ri gets where the bytes are. */
+static bool remote_check(struct eqp *e, const struct fab_hdr *h,
+			 uint64_t len, int need, struct local_iov *ri)
+{
+	struct sim_qp *qp = e->qp;
+
+	if ((qp->attr.qp_access_flags & need) != need)
+		return false;
+	ri->n = SIM_MAX_IOV;
+	return sim_mr_map(qp->uctx->dev, qp->pd, h->rkey, true,
+			  h->remote_addr, len, need, ri->iov, &ri->n) ==
+	       SIM_ACCESS_OK;
+}
+
+static void rc_read(struct eqp *e, struct fab_link *from,
+		    const struct fab_hdr *h)
+{
+	struct fab_hdr r;
+	struct local_iov ri;
+
+	if (!remote_check(e, h, h->read_len, IBV_ACCESS_REMOTE_READ, &ri)) {
+		responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+		return;
+	}
+	ack_flush_one(e);
+	hdr_init(&r, e->qp, FAB_READ_RESP,
+		 e->qp->attr.ah_attr.grh.sgid_index);
+	r.dst_qpn = h->src_qpn;
+	r.psn = h->psn;
+	r.len = h->read_len;
+	if (!fabric_send(e->eng->port, from, &r, ri.iov, ri.n) &&
+	    errno == EFAULT) {
+		responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+		return;
+	}
+	stat_add(&e->qp->uctx->dev->stats.bytes_tx, h->read_len);
+	if (h->psn == e->epsn) {
+		e->epsn = (h->psn + 1) & PSN_MASK;
+		e->nak_sent = false;
+	}
+}
+
+static const struct atomic_result *atomic_result_of(const struct eqp *e,
+						    uint32_t psn)
+{
+	unsigned int i;
+
+	for (i = 0; i < ATOMIC_RESULTS; i++)
+		if (e->atomics[i].valid && e->atomics[i].psn == psn)
+			return &e->atomics[i];
+	return NULL;
+}
+
+static void rc_atomic(struct eqp *e, struct fab_link *from,
+		      const struct fab_hdr *h)
+{
+	struct fab_hdr r;
+	struct local_iov ri;
+	uint64_t *p, orig;
+
+	if (h->remote_addr & 7) {
+		responder_fail(e, from, h, FAB_NAK_INV_REQ);
+		return;
+	}
+	if (h->psn != e->epsn) {
+		/* A resend of an atomic executed already: its result. */
+		const struct atomic_result *res = atomic_result_of(e, h->psn);
+
+		if (!res) {
+			/* Older than every result kept: the requester
+			 * broke its max_rd_atomic. Never execute twice. */
+			nak(e, from, FAB_NAK_INV_REQ, h->psn, h->src_qpn);
+			return;
+		}
+		orig = res->orig;
+	} else {
+		/* aligned: 8 bytes never span two pages, one piece */
+		if (!remote_check(e, h, 8, IBV_ACCESS_REMOTE_ATOMIC, &ri)) {
+			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+			return;
+		}
+		p = ri.iov[0].iov_base;
+		if (!sim_app_writable(p, 8)) {
+			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+			return;
+		}
+		if (h->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP) {
+			orig = h->atomic_a;
+			__atomic_compare_exchange_n(p, &orig, h->atomic_b,
+						    false, __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST);
+		} else {
+			orig = __atomic_fetch_add(p, h->atomic_a,
+						  __ATOMIC_SEQ_CST);
+		}
+		e->atomics[e->atomic_next] = (struct atomic_result){
+			.valid = true, .psn = h->psn, .orig = orig,
+		};
+		e->atomic_next = (e->atomic_next + 1) % ATOMIC_RESULTS;
+		e->epsn = (h->psn + 1) & PSN_MASK;
+		e->nak_sent = false;
+	}
+	ack_flush_one(e);
+	hdr_init(&r, e->qp, FAB_ATOMIC_RESP,
+		 e->qp->attr.ah_attr.grh.sgid_index);
+	r.dst_qpn = h->src_qpn;
+	r.psn = h->psn;
+	r.atomic_a = orig;
+	fabric_send(e->eng->port, from, &r, NULL, 0);
+}
+
+void responder_rx(struct eqp *e, struct fab_link *from,
+		  const struct fab_hdr *h, struct fab_rx *rx)
+{
+	struct sim_qp *qp = e->qp;
+	enum ibv_qp_state st = qp->attr.state;
+	struct local_iov ri;
+
+	if (qp->type != IBV_QPT_RC)
+		return;
+	/* Only a QP past RTR takes requests; others drop them silently. */
+	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
+	    st != IBV_QPS_SQE)
+		return;
+
+	if (h->psn != e->epsn) {
+		if (psn_before(h->psn, e->epsn)) {
+			/* a resend of what was executed: answer again */
+			if (h->opcode == PVRDMA_WR_RDMA_READ)
+				rc_read(e, from, h);
+			else if (sim_wqe_is_read_or_atomic(h->opcode))
+				rc_atomic(e, from, h);
+			else
+				ack_queue(e, from, (e->epsn - 1) & PSN_MASK);
+		} else if (!e->nak_sent) {
+			e->nak_sent = true;
+			nak(e, from, FAB_NAK_SEQ, e->epsn, h->src_qpn);
+		}
+		return;
+	}
+
+	switch (h->opcode) {
+	case PVRDMA_WR_SEND:
+	case PVRDMA_WR_SEND_WITH_IMM:
+		rc_recv_message(e, from, h, rx, NULL);
+		break;
+	case PVRDMA_WR_RDMA_WRITE:
+	case PVRDMA_WR_RDMA_WRITE_WITH_IMM:
+		if (!remote_check(e, h, h->len, IBV_ACCESS_REMOTE_WRITE, &ri)) {
+			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
+			return;
+		}
+		if (h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM) {
+			rc_recv_message(e, from, h, rx, &ri);
+			return;
+		}
+		if (!fab_rx_read(rx, ri.iov, ri.n)) {
+			if (rx->fault)
+				responder_fail(e, from, h,
+					       FAB_NAK_REM_ACCESS);
+			return;
+		}
+		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
+		e->epsn = (h->psn + 1) & PSN_MASK;
+		e->nak_sent = false;
+		ack_queue(e, from, h->psn);
+		break;
+	case PVRDMA_WR_RDMA_READ:
+		rc_read(e, from, h);
+		break;
+	case PVRDMA_WR_ATOMIC_CMP_AND_SWP:
+	case PVRDMA_WR_ATOMIC_FETCH_AND_ADD:
+		rc_atomic(e, from, h);
+		break;
+	default:
+		responder_fail(e, from, h, FAB_NAK_INV_REQ);
+		break;
+	}
+}

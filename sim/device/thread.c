@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The device thread, one per adapter: receives when no application
+ * polls, EPOLLOUT of full links, RNR and ACK timers, kicks of the control
+ * path; and the start of an adapter's device. See engine.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "engine.h"
+
+struct engine engines[SIM_MAX_ADAPTERS];
+
+static int sleep_timeout_ms(struct engine *eng)
+{
+	uint64_t d = eng->next_deadline;
+
+	if (!d)
+		return -1;
+	if (d <= eng->now)
+		return 0;
+	return (int)((d - eng->now + 999999) / 1000000);
+}
+
+/*
+ * The device thread: receives (packets, EPOLLOUT of full links), timers,
+ * kicks of the control path. Doorbells run on the threads that ring them.
+ *
+ * While the application polls its CQ (POLL doorbells keep coming), its own
+ * traps do the receive work, and a device thread woken by every packet
+ * would only take a CPU from it and contend for dev->lock (two cores, two
+ * pollers). The device thread then sleeps "quietly" (wake-ups and new
+ * connections only) until POLLING_NS after the last POLL doorbell, reads
+ * the links itself, and if no POLL doorbell came meanwhile, the application
+ * stopped polling (it waits for an event, or spins on memory as
+ * ib_write_lat does): it sleeps in epoll on everything again.
+ */
+static void *engine_main(void *arg)
+{
+	struct engine *eng = arg;
+	struct sim_dev *dev = eng->dev;
+	uint64_t last_poll, quiet_ns = 0;
+	sigset_t all;
+	int timeout = 0;
+
+	/* Signals are the application's: never run its handlers here. */
+	sigfillset(&all);
+	sim_libc.pthread_sigmask(SIG_BLOCK, &all, NULL);
+
+	while (!atomic_load(&eng->stop)) {
+		if (timeout || quiet_ns) {
+			if (!fabric_sleep_prepare(eng->port)) {
+				timeout = 0;
+				quiet_ns = 0;
+			} else if (!dbq_empty(&eng->dbq) ||
+				   atomic_load(&eng->kick_pending)) {
+				fabric_sleep_cancel(eng->port);
+				timeout = 0;
+				quiet_ns = 0;
+			}
+		}
+		if (quiet_ns)
+			fabric_wait_quiet(eng->port, quiet_ns);
+		else
+			fabric_wait(eng->port, timeout);
+		pthread_mutex_lock(&dev->lock);
+		if (engine_round(eng, quiet_ns != 0)) {
+			timeout = 0;
+			quiet_ns = 0;
+		} else {
+			timeout = sleep_timeout_ms(eng);
+			last_poll = atomic_load_explicit(&eng->last_poll_ns,
+							 memory_order_relaxed);
+			quiet_ns = 0;
+			if (eng->now - last_poll < POLLING_NS) {
+				quiet_ns = last_poll + POLLING_NS - eng->now;
+				if (timeout >= 0 &&
+				    (uint64_t)timeout * 1000000ull < quiet_ns)
+					quiet_ns = timeout ?
+						   (uint64_t)timeout * 1000000ull :
+						   0;
+			}
+		}
+		dev_unlock(eng, dev);
+	}
+	return NULL;
+}
+
+static void engines_at_exit(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < SIM_MAX_ADAPTERS; i++)
+		if (engines[i].started)
+			fabric_close(engines[i].port);
+}
+
+/* Starts the device of an adapter (idempotent; dev->lock held or not
+ * yet shared). Doorbells trapped before it are kept and run first. */
+int engine_start(struct sim_dev *dev)
+{
+	static bool atexit_done;
+	struct engine *eng = engine_of(dev);
+	int ret;
+
+	if (!eng)
+		return EINVAL;
+	if (eng->started)
+		return 0;
+	eng->dev = dev;
+	atomic_store(&eng->dev_set, true);
+	dev->engine = eng;
+	eng->port = fabric_open(&(struct fab_adapter){
+		.index = dev->index, .gid = dev->gid,
+		.gid_count = &dev->gid_count, .lock = &dev->lock,
+		.rx = engine_rx, .owner = dev });
+	if (!eng->port)
+		return ENOMEM;
+	atomic_store(&eng->stop, false);
+	ret = sim_libc.pthread_create(&eng->thread, NULL, engine_main,
+				      eng);
+	if (ret) {
+		fabric_close(eng->port);
+		eng->port = NULL;
+		return ret;
+	}
+	eng->started = true;
+	if (!atexit_done) {
+		atexit_done = true;
+		atexit(engines_at_exit);
+	}
+	return 0;
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The device's timers (RC ACK timeout, RNR wait) and the kicks the control
+ * path leaves for the device thread. See engine.h.
+ */
+#include "engine.h"
+
+/* IB min_rnr_timer encoding -> microseconds. */
+const uint32_t rnr_timer_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* Local ACK timeout: 4.096 us * 2^timeout, at least 1 ms (the sim's
+ * scheduling granularity), at most 8 s; 0 (infinite) waits 8 s per try
+ * so that a vanished peer never hangs a QP forever. */
+uint64_t ack_timeout_ns(const struct sim_qp *qp)
+{
+	uint64_t ns;
+
+	if (!qp->attr.timeout || qp->attr.timeout > 31)
+		return 8000000000ull;
+	ns = 4096ull << qp->attr.timeout;
+	if (ns < 1000000ull)
+		ns = 1000000ull;
+	if (ns > 8000000000ull)
+		ns = 8000000000ull;
+	return ns;
+}
+
+static void engine_deadline(struct engine *eng, uint64_t when)
+{
+	if (!eng->next_deadline || when < eng->next_deadline)
+		eng->next_deadline = when;
+}
+
+/* The local ACK timer of the oldest unacknowledged request. */
+void arm_timer(struct eqp *e, uint64_t when)
+{
+	e->deadline = when;
+	engine_deadline(e->eng, when);
+}
+
+/* The RNR timer: a separate deadline, so that waiting out an RNR NAK
+ * never counts as an ACK timeout (that would spend the retry count). */
+void arm_rnr_timer(struct eqp *e, uint64_t when)
+{
+	e->rnr_until = when;
+	engine_deadline(e->eng, when);
+}
+
+static void qp_timer(struct eqp *e, uint64_t now)
+{
+	struct sim_qp *qp = e->qp;
+
+	if (e->rnr_until && now >= e->rnr_until) {
+		e->rnr_until = 0;
+		sq_progress(e);
+	}
+	if (!e->deadline || now < e->deadline)
+		return;
+	e->deadline = 0;
+	/* Requests waiting for a link the peer stopped reading count as
+	 * sent and lost: a peer that never drains its link is a peer that
+	 * never answers, and ends in RETRY_EXC_ERR like one that is gone. */
+	if (!e->out_count)
+		return;
+	/* retry_cnt 7 is seven retries, not "infinite": only rnr_retry has
+	 * an infinite encoding. A peer that is gone ends in RETRY_EXC_ERR. */
+	if (!e->retries_left--) {
+		requester_fail(e, PVRDMA_WC_RETRY_EXC_ERR);
+		return;
+	}
+	/* Resend from the oldest unacknowledged request; look the peer up
+	 * again, it may have come back. */
+	stat_add(&qp->uctx->dev->stats.retransmits, e->out_sent);
+	out_unsend(e);
+	if (!fabric_link_alive(e->link))
+		e->need_resolve = true;
+	sq_progress(e);
+	if (!e->deadline && e->out_count)
+		arm_timer(e, now + ack_timeout_ns(qp));
+}
+
+void run_timers(struct engine *eng)
+{
+	struct qlink *l, *next;
+	struct eqp *e;
+
+	if (!eng->next_deadline || eng->now < eng->next_deadline)
+		return;
+	eng->next_deadline = 0;
+	for (l = eng->all.first; l; l = next) {
+		next = l->next;
+		qp_timer(eqp_of(l, all), eng->now);
+	}
+	for (l = eng->all.first; l; l = l->next) {
+		uint64_t d;
+
+		e = eqp_of(l, all);
+		d = e->deadline;
+
+		if (e->rnr_until && (!d || e->rnr_until < d))
+			d = e->rnr_until;
+		if (d && (!eng->next_deadline || d < eng->next_deadline))
+			eng->next_deadline = d;
+	}
+}
+
+void kick(struct eqp *e)
+{
+	struct engine *eng = e->eng;
+
+	qlist_push(&eng->kicks, &e->kick);
+	atomic_store(&eng->kick_pending, true);
+	fabric_wake(eng->port);
+}
+
+int run_kicks(struct engine *eng)
+{
+	struct qlink *l;
+	int n = 0;
+
+	atomic_store(&eng->kick_pending, false);
+	while ((l = qlist_pop(&eng->kicks))) {
+		sq_progress(eqp_of(l, kick));
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The device nodes: open*() of /dev/infiniband/uverbsN and rdma_cm, and
+ * the file operations on them (write: the commands; ioctl: ENOTTY, so
+ * libibverbs keeps to write()); socket() of RDMA netlink. See preload.h.
+ */
+#include "preload.h"
+
+/* The adapter index of "/dev/infiniband/uverbsN", RDMA_CM_INDEX for
+ * "/dev/infiniband/rdma_cm", or -1. */
+int uverbs_index(const char *path)
+{
+	const char *p;
+
+	if (path && !strcmp(path, RDMA_CM_PATH) && sim_global.num_adapters)
+		return RDMA_CM_INDEX;
+	if (!path || strncmp(path, UVERBS_PATH, sizeof(UVERBS_PATH) - 1))
+		return -1;
+	p = path + sizeof(UVERBS_PATH) - 1;
+	if (p[0] < '0' || p[0] > '9' || p[1])
+		return -1;
+	if ((unsigned int)(p[0] - '0') >= sim_global.num_adapters)
+		return -1;
+	return p[0] - '0';
+}
+
+static int open_rdma_cm(int flags)
+{
+	struct host_file *hf;
+	struct ucma_file *f;
+	int fd;
+
+	fd = eventfd(0, (flags & O_CLOEXEC ? EFD_CLOEXEC : 0) |
+			(flags & O_NONBLOCK ? EFD_NONBLOCK : 0));
+	if (fd < 0)
+		return -1;
+	hf = fd < FD_TABLE_SIZE ? host_file_get() : NULL;
+	f = hf ? ucma_open(fd) : NULL;
+	if (!f) {
+		int err = fd >= FD_TABLE_SIZE ? EMFILE :
+			  hf ? ENODEV : ENOMEM;
+
+		if (hf)
+			host_file_release(hf);
+		get_close()(fd);
+		errno = err;
+		return -1;
+	}
+	hf->ucma = f;
+	return fd_install(fd, hf);
+}
+
+static int open_uverbs(int index, int flags)
+{
+	char name[32];
+	struct host_file *hf;
+	struct sim_file *f;
+	int fd;
+
+	if (index == RDMA_CM_INDEX)
+		return open_rdma_cm(flags);
+	snprintf(name, sizeof(name), "uverbs%d", index);
+	fd = memfd_create(name, flags & O_CLOEXEC ? MFD_CLOEXEC : 0);
+	if (fd < 0)
+		return -1;
+	if (fd >= FD_TABLE_SIZE) {
+		get_close()(fd);
+		errno = EMFILE;
+		return -1;
+	}
+	hf = host_file_get();
+	if (!hf) {
+		get_close()(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	errno = 0;
+	f = uverbs_open(&sim_devs[index], fd);
+	if (!f) {
+		int err = errno ? errno : ENODEV;
+
+		host_file_release(hf);
+		get_close()(fd);
+		errno = err;
+		return -1;
+	}
+	hf->file = f;
+	hf->dev = &sim_devs[index];
+	return fd_install(fd, hf);
+}
+
+/*
+ * The kernel fails reading gid_attrs of an unused GID slot with EINVAL,
+ * which libibverbs relies on; the tree leaves those files out, and their
+ * ENOENT becomes that EINVAL here.
+ */
+static int fix_sysfs_errno(int ret, const char *path)
+{
+	size_t n = strlen(sim_global.sysfs_root);
+
+	if (ret < 0 && errno == ENOENT && n && path &&
+	    !strncmp(path, sim_global.sysfs_root, n) &&
+	    strstr(path + n, "/gid_attrs/"))
+		errno = EINVAL;
+	return ret;
+}
+
+static bool open_needs_mode(int flags)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+#define OPEN_MODE(flags, last)						\
+	({								\
+		mode_t m_ = 0;						\
+		if (open_needs_mode(flags)) {				\
+			va_list ap_;					\
+			va_start(ap_, last);				\
+			m_ = va_arg(ap_, mode_t);			\
+			va_end(ap_);					\
+		}							\
+		m_;							\
+	})
+
+int open(const char *path, int flags, ...)
+{
+	mode_t mode = OPEN_MODE(flags, flags);
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get_open()(path, flags, mode), path);
+}
+
+int open64(const char *path, int flags, ...)
+{
+	mode_t mode = OPEN_MODE(flags, flags);
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get_open64()(path, flags, mode), path);
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = OPEN_MODE(flags, flags);
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get_openat()(dirfd, path, flags, mode), path);
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = OPEN_MODE(flags, flags);
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get_openat64()(dirfd, path, flags, mode),
+			       path);
+}
+
+int __open_2(const char *path, int flags);
+
+int __open_2(const char *path, int flags)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get___open_2()(path, flags), path);
+}
+
+int __open64_2(const char *path, int flags);
+
+int __open64_2(const char *path, int flags)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get___open64_2()(path, flags), path);
+}
+
+int __openat_2(int dirfd, const char *path, int flags);
+
+int __openat_2(int dirfd, const char *path, int flags)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get___openat_2()(dirfd, path, flags), path);
+}
+
+int __openat64_2(int dirfd, const char *path, int flags);
+
+int __openat64_2(int dirfd, const char *path, int flags)
+{
+	int idx = uverbs_index(path);
+
+	if (idx >= 0)
+		return open_uverbs(idx, flags);
+	return fix_sysfs_errno(get___openat64_2()(dirfd, path, flags), path);
+}
+
+ssize_t write(int fd, const void *buf, size_t len)
+{
+	struct host_file *hf = fd_file(fd);
+	ssize_t ret;
+
+	if (!hf)
+		return get_write()(fd, buf, len);
+	/* -1 with errno set, as write() returns; a negative errno too. */
+	ret = hf->ucma ? ucma_write(hf->ucma, fd, buf, len) :
+			 uverbs_write(hf->file, buf, len);
+	if (ret < -1) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+
+int ioctl(int fd, unsigned long request, ...)
+{
+	void *arg;
+	va_list ap;
+
+	if (fd_file(fd)) {
+		/* No ioctl ABI: libibverbs falls back to write() for good. */
+		errno = ENOTTY;
+		return -1;
+	}
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return get_ioctl()(fd, request, arg);
+}
+
+/* As on a kernel without RDMA netlink: libibverbs then reads sysfs. */
+int socket(int domain, int type, int protocol)
+{
+	if (domain == AF_NETLINK && protocol == NETLINK_RDMA) {
+		errno = EPROTONOSUPPORT;
+		return -1;
+	}
+	return get_socket()(domain, type, protocol);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pvrdma-sim host layer: the parts of the host the other files of the
+ * host share (sim/host/README.md). The host is the top layer: the
+ * launcher, the preload library's libc entry points, the UAR trap (the
+ * "hypervisor"), the sysfs tree; nothing below includes this.
+ */
+#ifndef PVRDMA_SIM_HOST_H
+#define PVRDMA_SIM_HOST_H
+
+#include "kernel.h"
+
+/* ---- config.c: the launcher's environment -> sim_global, sim_devs ---- */
+int sim_config_load(void);
+
+/* ---- doorbell.c: the UAR trap and the signals it owns ---- */
+int sim_doorbell_trap_install(void);
+/* A read-only UAR page whose stores trap into engine_doorbell(uctx, ...)
+ * (struct sim_kernel_host.uar_map). */
+void *sim_uar_map(struct sim_ucontext *uctx, void *addr_hint);
+/* Unmaps uctx's UAR page at uar; nothing if the page is no longer its
+ * UAR (unmapped behind the sim's back and the address given again). */
+void sim_uar_unmap(struct sim_ucontext *uctx, void *uar);
+/* The context whose UAR page holds addr, or NULL. Async-signal-safe. */
+struct sim_ucontext *sim_uar_lookup(const void *addr);
+bool sim_doorbell_trap_installed(void);
+/* sigaction(SIGSEGV, ...) of the application while the trap owns SIGSEGV:
+ * records act as the action to chain to and returns the recorded one. */
+int sim_doorbell_app_sigaction(const struct sigaction *act,
+			       struct sigaction *old);
+
+/*
+ * SIGSEGV and SIGBUS, owned by the trap: never blocked in the kernel, the
+ * application's actions and per-thread mask recorded instead. Bits of a
+ * view: 1 << i for the i-th owned signal.
+ */
+#define SIM_OWNED_SIGNALS	2
+bool sim_signal_owned(int sig);
+/* The same for any owned signal. */
+int sim_signal_app_action(int sig, const struct sigaction *act,
+			  struct sigaction *old);
+unsigned int sim_signal_bits(const sigset_t *set);
+void sim_signal_add_bits(sigset_t *set, unsigned int bits);
+void sim_signal_strip(sigset_t *set);
+/* This thread's view: blocked owned signals; setting it delivers a sent
+ * one it held back and now unblocks. */
+unsigned int sim_signal_blocked(void);
+void sim_signal_set_blocked(unsigned int bits);
+unsigned int sim_signal_pending(void);
+/* Takes back an owned signal whose action was changed unseen. */
+void sim_signal_check(void);
+/* SIGBUS at addr: true if it was made a UAR (the access restarts). */
+typedef bool (*sim_bus_fixup_fn)(void *addr);
+void sim_signal_set_bus_fixup(sim_bus_fixup_fn fn);
+
+/* ---- sysfs.c ---- */
+int sim_sysfs_write(void);
+
+#endif /* PVRDMA_SIM_HOST_H */

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The preload library's constructor: configuration, sysfs tree, doorbell
+ * trap, the kernel model's host services and the libc gateway of every
+ * layer; and the provider the launcher asked for. See preload.h.
+ */
+#include "preload.h"
+
+static void load_provider(void)
+{
+	const char *path = getenv(SIM_ENV_PROVIDER);
+
+	if (!path || !*path)
+		return;
+	/* Registers with libibverbs before any device scan. */
+	if (!dlopen(path, RTLD_NOW | RTLD_GLOBAL)) {
+		fprintf(stderr, "pvrdma-sim: cannot load provider %s: %s\n",
+			path, dlerror());
+		_exit(2);
+	}
+}
+
+/* The gateway of every layer (libc.h): libc's own file calls; the threads
+ * of the sim are made and masked as the application's are, so the
+ * signals the trap owns stay unblocked in them. */
+static void sim_libc_fill(void)
+{
+	sim_libc.open = get_open();
+	sim_libc.close = get_close();
+	sim_libc.stat = get_stat();
+	sim_libc.lstat = get_lstat();
+	sim_libc.fstat = get_fstat();
+	sim_libc.fcntl = get_fcntl();
+	sim_libc.socket = get_socket();
+	sim_libc.ppoll = get_ppoll();
+	sim_libc.pthread_create = pthread_create;
+	sim_libc.pthread_sigmask = pthread_sigmask;
+}
+
+static bool is_uar(const void *addr)
+{
+	return sim_uar_lookup(addr) != NULL;
+}
+
+__attribute__((constructor)) static void sim_init(void)
+{
+	int ret;
+
+	sim_libc_fill();
+	sim_kernel_init(&(struct sim_kernel_host){
+		.uar_map = sim_uar_map, .uar_unmap = sim_uar_unmap,
+		.is_uar = is_uar, .ucma_file_of_fd = ucma_file_of_fd });
+	sim_signal_set_bus_fixup(uar_bus_fixup);
+	if (sim_config_load())
+		_exit(2);
+	ret = sim_sysfs_write();
+	if (ret)
+		_exit(2);
+	ret = sim_doorbell_trap_install();
+	if (ret) {
+		fprintf(stderr, "pvrdma-sim: cannot install doorbell trap: %s\n",
+			strerror(-ret));
+		_exit(2);
+	}
+	load_provider();
+	if (sim_global.stats_at_exit)
+		atexit(sim_stats_dump);
+}

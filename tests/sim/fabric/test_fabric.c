@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The fabric between processes: two adapters in two processes (fork), a
+ * Unix stream socket between them, found through the GID registry.
+ *
+ *   - a stream of packets of mixed sizes, sent as fast as the socket takes
+ *     them, arrives complete, in order and intact (partial writes, the
+ *     out-queue, headers read ahead with payloads or arriving in part),
+ *     and the receiver answers over the same link (one per pair);
+ *   - a peer killed with SIGKILL: its link dies, its stale registry entry
+ *     answers "unreachable" at once, and a later adapter owning the same
+ *     GID takes the entry over and is reached.
+ *
+ * This file stands in for the engine: its engine_rx() checks packets.
+ */
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "fabric.h"
+
+#define NPKT		3000u
+#define MAX_PAYLOAD	(256u * 1024)
+
+/* The adapter the port belongs to, as the fabric sees it. */
+static struct {
+	unsigned int index;
+	pthread_mutex_t lock;
+	union ibv_gid gid[SIM_GID_TABLE_LEN];
+	unsigned int gid_count;
+} dev;
+static struct fab_port *port;
+/* A port lives as long as its process, as the engine's does (fabric_close
+ * withdraws it from the fabric but frees nothing): keep every one the tests
+ * open reachable. */
+static struct fab_port *ports_opened[8];
+static unsigned int nports_opened;
+static uint8_t rxbuf[MAX_PAYLOAD];
+static uint8_t txbuf[MAX_PAYLOAD + 256];
+static uint32_t rx_count;
+static bool rx_bad;
+static struct fab_link *rx_from;
+
+/* Sizes cover empty, odd, header-sized and socket-buffer-sized payloads. */
+static uint32_t pkt_len(uint32_t i)
+{
+	static const uint32_t sizes[] = { 0, 1, 7, 104, 4096, 65536, 65537,
+					  MAX_PAYLOAD, 3000, 200000 };
+
+	return sizes[(i * 7) % (sizeof(sizes) / sizeof(sizes[0]))];
+}
+
+static uint8_t pattern(uint32_t i, uint32_t k)
+{
+	return (uint8_t)(i * 31 + k * 7 + (k >> 8));
+}
+
+static void peer_rx(void *d, struct fab_link *from,
+		    const struct fab_hdr *h, struct fab_rx *rx)
+{
+	struct iovec v[2];
+	uint32_t k, half;
+
+	(void)d;
+	rx_from = from;
+	if (h->type != FAB_REQ)
+		return;
+	if (h->psn != rx_count || h->len != pkt_len(rx_count)) {
+		fprintf(stderr, "peer: packet %u len %u, expected %u len %u\n",
+			h->psn, h->len, rx_count, pkt_len(rx_count));
+		rx_bad = true;
+		return;
+	}
+	/* Two reads, the second one ending the payload. */
+	half = h->len / 3;
+	v[0].iov_base = rxbuf;
+	v[0].iov_len = half;
+	v[1].iov_base = rxbuf + half;
+	v[1].iov_len = h->len - half;
+	if (!fab_rx_read(rx, &v[0], 1) || !fab_rx_read(rx, &v[1], 1)) {
+		rx_bad = true;
+		return;
+	}
+	for (k = 0; k < h->len; k++)
+		if (rxbuf[k] != pattern(rx_count, k)) {
+			fprintf(stderr, "peer: packet %u byte %u differs\n",
+				rx_count, k);
+			rx_bad = true;
+			return;
+		}
+	rx_count++;
+}
+
+static void port_open(uint8_t id)
+{
+	memset(&dev, 0, sizeof(dev));
+	pthread_mutex_init(&dev.lock, NULL);
+	dev.index = 0;
+	dev.gid_count = 1;
+	dev.gid[0].raw[0] = 0xfe;
+	dev.gid[0].raw[1] = 0x80;
+	dev.gid[0].raw[15] = id;
+	port = fabric_open(&(struct fab_adapter){
+		.index = dev.index, .gid = dev.gid, .gid_count = &dev.gid_count,
+		.lock = &dev.lock, .rx = peer_rx, .owner = &dev });
+	assert_non_null(port);
+	assert_true(nports_opened < 8);
+	ports_opened[nports_opened++] = port;
+}
+
+static void gid_of(uint8_t id, uint8_t gid[16])
+{
+	memset(gid, 0, 16);
+	gid[0] = 0xfe;
+	gid[1] = 0x80;
+	gid[15] = id;
+}
+
+/* Child: adapter `id`; receives n packets (n = 0: just lives), then
+ * answers one ACK so the parent knows. Exit status 0 = all good. */
+static pid_t spawn_peer(uint8_t id, uint32_t n)
+{
+	int p[2];
+	pid_t pid;
+	char c = 1;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid) {
+		close(p[1]);
+		assert_int_equal(read(p[0], &c, 1), 1);
+		close(p[0]);
+		return pid;
+	}
+	close(p[0]);
+	port_open(id);
+	if (write(p[1], &c, 1) != 1)
+		_exit(2);
+	while (n ? rx_count < n && !rx_bad : true)
+		fabric_poll(port, 1000);
+	if (n && !rx_bad && rx_from) {
+		uint8_t parent[16] = { 0xfe, 0x80, [15] = 1 };
+
+		/* One link per pair of ports: the one the parent opened. */
+		pthread_mutex_lock(&dev.lock);
+		if (fabric_resolve(port, parent) != rx_from) {
+			fprintf(stderr, "peer: a second link to the parent\n");
+			rx_bad = true;
+		}
+		pthread_mutex_unlock(&dev.lock);
+	}
+	if (!rx_bad && rx_from) {
+		struct fab_hdr a = { .magic = FAB_MAGIC, .type = FAB_ACK };
+		int i;
+
+		pthread_mutex_lock(&dev.lock);
+		fabric_send(port, rx_from, &a, NULL, 0);
+		pthread_mutex_unlock(&dev.lock);
+		/* What the socket holds is read even after we are gone. */
+		for (i = 0; i < 50 && fabric_link_busy(rx_from); i++)
+			fabric_poll(port, 100);
+	}
+	if (rx_bad)
+		fprintf(stderr, "peer: bad packet after %u good ones\n",
+			rx_count);
+	fabric_close(port);
+	_exit(rx_bad ? 1 : 0);
+}
+
+static int setup(void **unused)
+{
+	snprintf(sim_global.rundir, sizeof(sim_global.rundir),
+		 "/tmp/pvrdma-test-fabric-XXXXXX");
+	assert_non_null(mkdtemp(sim_global.rundir));
+	return 0;
+}
+
+static int teardown(void **unused)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", sim_global.rundir);
+	return system(cmd) ? -1 : 0;
+}
+
+static struct fab_link *resolve(const uint8_t gid[16])
+{
+	struct fab_link *l;
+
+	pthread_mutex_lock(&dev.lock);
+	l = fabric_resolve(port, gid);
+	pthread_mutex_unlock(&dev.lock);
+	return l;
+}
+
+static void test_stream_arrives_intact(void **unused)
+{
+	uint8_t gid[16];
+	struct fab_link *link;
+	struct iovec v[3];
+	uint32_t i, k, len, busy_waits = 0;
+	int status;
+	pid_t pid;
+
+	pid = spawn_peer(2, NPKT);
+	port_open(1);
+	gid_of(2, gid);
+	link = resolve(gid);
+	assert_non_null(link);
+
+	for (i = 0; i < NPKT; i++) {
+		struct fab_hdr h = { .magic = FAB_MAGIC, .type = FAB_REQ,
+				     .psn = i };
+
+		len = pkt_len(i);
+		h.len = len;
+		for (k = 0; k < len; k++)
+			txbuf[k] = pattern(i, k);
+		/* Gathered from three pieces, as from SGEs. */
+		v[0] = (struct iovec){ txbuf, len / 4 };
+		v[1] = (struct iovec){ txbuf + len / 4, len / 2 - len / 4 };
+		v[2] = (struct iovec){ txbuf + len / 2, len - len / 2 };
+		/* Every other packet waits for a full link the way the
+		 * requester does; the rest go to the out-queue. */
+		while ((i & 1) && fabric_link_busy(link)) {
+			fabric_poll(port, 10);
+			busy_waits++;
+		}
+		pthread_mutex_lock(&dev.lock);
+		if (!fabric_send(port, link, &h, v, 3))
+			fail_msg("link lost at packet %u", i);
+		pthread_mutex_unlock(&dev.lock);
+	}
+	/* Until the receiver's ACK: everything was taken and checked. */
+	rx_from = NULL;
+	while (!rx_from && fabric_link_alive(link))
+		fabric_poll(port, 1000);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_non_null(rx_from);
+	(void)busy_waits;
+	fabric_close(port);
+}
+
+static void test_killed_peer_and_stale_registry(void **unused)
+{
+	struct fab_hdr h = { .magic = FAB_MAGIC, .type = FAB_ACK };
+	uint8_t gid[16];
+	struct fab_link *link;
+	int status, i;
+	pid_t pid;
+
+	pid = spawn_peer(3, 0);
+	port_open(1);
+	gid_of(3, gid);
+	link = resolve(gid);
+	assert_non_null(link);
+	assert_true(fabric_link_alive(link));
+
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	/* The link sees the peer go (EOF); a send may see it first. */
+	for (i = 0; i < 100 && fabric_link_alive(link); i++) {
+		pthread_mutex_lock(&dev.lock);
+		fabric_send(port, link, &h, NULL, 0);
+		pthread_mutex_unlock(&dev.lock);
+		fabric_poll(port, 100);
+	}
+	assert_false(fabric_link_alive(link));
+	/* The entry is still there, naming a socket nobody listens on. */
+	assert_null(resolve(gid));
+
+	/* A new adapter with that GID takes the entry over. */
+	pid = spawn_peer(3, 0);
+	link = resolve(gid);
+	assert_non_null(link);
+	assert_true(fabric_link_alive(link));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fabric_close(port);
+}
+
+/* A forked child that closes the port (its atexit does) leaves the
+ * parent on the fabric: the registry entry and socket stay. */
+static void test_forked_child_close_keeps_parent(void **unused)
+{
+	char path[512], hex[33];
+	uint8_t gid[16];
+	struct stat st;
+	int status, i;
+	pid_t pid;
+
+	port_open(1);
+	gid_of(1, gid);
+	for (i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", gid[i]);
+	snprintf(path, sizeof(path), "%s/gid/%s", sim_global.rundir, hex);
+	assert_int_equal(stat(path, &st), 0);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		fabric_close(port);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	/* stat() follows the link: both the entry and the socket exist. */
+	assert_int_equal(stat(path, &st), 0);
+
+	fabric_close(port);
+	assert_int_not_equal(lstat(path, &st), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_stream_arrives_intact,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_killed_peer_and_stale_registry, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_forked_child_close_keeps_parent, setup, teardown),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
