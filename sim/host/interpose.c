@@ -11,7 +11,10 @@
  *   stat/fstat/statx on those          a character device 231:(192+N)
  *   access, xattrs of the device node  crw-rw-rw-, no labels
  *   write                              uverbs commands
- *   ioctl                              ENOTTY: libibverbs keeps to write()
+ *   ioctl                              ENOTTY: libibverbs keeps to write();
+ *                                      on other fds, interface requests
+ *                                      also see the ports' netdevs
+ *                                      (netdev.c, with getifaddrs & co.)
  *   mmap/munmap/mremap                 the UAR page
  *   munmap, mmap MAP_FIXED, mremap,    registered memory keeps the pages
  *   madvise(DONTNEED/FREE/REMOVE)      it loses (sim_mr_pin_give_up)
@@ -67,6 +70,7 @@
 #include <sys/xattr.h>
 
 #include "cm.h"
+#include "netdev.h"
 #include "options.h"
 #include "sim.h"
 #include "sys.h"
@@ -901,7 +905,8 @@ int ioctl(int fd, unsigned long request, ...)
 	va_start(ap, request);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	return get_ioctl()(fd, request, arg);
+	/* Interface requests also see the adapters' netdevs (netdev.c). */
+	return sim_netdev_ioctl(get_ioctl(), fd, request, arg);
 }
 
 /*

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * pvrdma-sim: the IP interface (netdev) of each simulated RoCE port, as
+ * the host's network interface calls report it (netdev.c).
+ */
+#ifndef PVRDMA_SIM_NETDEV_H
+#define PVRDMA_SIM_NETDEV_H
+
+#include <net/if.h>
+
+#include "sim.h"
+
+/* "pvrdma<N>" for the adapter vmw_pvrdma<N>. */
+void sim_netdev_name(const struct sim_dev *dev, char name[IFNAMSIZ]);
+/* An index no interface of the host has, the same in every sim process
+ * of the host for the same adapter number. */
+unsigned int sim_netdev_ifindex(const struct sim_dev *dev);
+/* The interface MTU whose RoCE path MTU is the port's active MTU. */
+unsigned int sim_netdev_mtu(const struct sim_dev *dev);
+
+typedef int (*sim_ioctl_fn)(int fd, unsigned long request, ...);
+/* ioctl() on any fd that is not the sim's: the interface requests
+ * (SIOCGIFCONF, SIOCGIFNAME, SIOCGIF* by name) also see the adapters'
+ * netdevs; everything else is real_ioctl's answer. */
+int sim_netdev_ioctl(sim_ioctl_fn real_ioctl, int fd, unsigned long request,
+		     void *arg);
+
+#endif
