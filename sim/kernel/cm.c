@@ -18,7 +18,11 @@
  * A message that waits for an answer (REQ, REP, DREQ) gives up after
  * cm_response_timeout_ns (UNREACHABLE, or DISCONNECTED for a DREQ, with
  * -ETIMEDOUT), and a disconnected connection reports TIMEWAIT_EXIT after
- * ib_cm's time wait; the agent thread keeps these timers.
+ * ib_cm's time wait; the agent thread keeps these timers. As rdma_cm
+ * does, the CM answers a REQ and a REP it hands to the consumer with an
+ * MRA (message receipt acknowledgement): the peer then waits the MRA's
+ * service timeout (cm_mra_timeout_ns), so a server that accepts late or
+ * a client slow to send its RTU still connects.
  *
  * What the QP needs comes from the exchange and INIT_QP_ATTR returns it:
  * the peer's QPN and starting PSN, responder resources and initiator
@@ -47,6 +51,7 @@ enum cm_msg_type {
 	CM_MSG_DREP,
 	CM_MSG_SIDR_REQ,
 	CM_MSG_SIDR_REP,
+	CM_MSG_MRA,
 };
 
 struct cm_msg {
@@ -60,6 +65,7 @@ struct cm_msg {
 	uint8_t rnr_retry_count;
 	uint8_t srq;
 	uint8_t mtu;
+	uint8_t service_timeout;	/* MRA: 4.096 us << this */
 	uint16_t ps;
 	uint32_t qpn;
 	uint32_t psn;
@@ -116,6 +122,8 @@ uint16_t cm_random_port(void)
 }
 
 uint64_t cm_response_timeout_ns = 16ull * (4096ull << 20);
+uint64_t cm_mra_timeout_ns = (4096ull << CM_MRA_SERVICE_TIMEOUT) +
+			     (4096ull << CM_IBOE_PACKET_LIFETIME);
 
 static uint64_t now_ns(void)
 {
@@ -179,6 +187,24 @@ static void id_close_sock(struct cm_id *id)
 		id->sock = -1;
 		agent_wake();
 	}
+}
+
+/*
+ * rdma_cm acknowledges a REQ (passive side) and a REP (active side) with
+ * an MRA as soon as it has handed the event to the consumer: a user
+ * process may take long to accept or to answer with its RTU, and the MRA
+ * tells the peer's CM to wait the service timeout instead of its
+ * response timeout.
+ */
+static void send_mra(const struct cm_id *id)
+{
+	struct cm_msg m;
+
+	if (id->qp_type == IBV_QPT_UD || id->sock < 0)
+		return;
+	msg_init(&m, CM_MSG_MRA, NULL, 0);
+	m.service_timeout = CM_MRA_SERVICE_TIMEOUT;
+	send_msg(id->sock, &m);
 }
 
 static bool has_cm(const struct cm_id *id)
@@ -619,6 +645,7 @@ static void handle_req(int sock, const struct cm_msg *m)
 		/* Seen from the passive side. */
 		e->resp.param.conn.responder_resources = m->initiator_depth;
 		e->resp.param.conn.initiator_depth = m->responder_resources;
+		send_mra(child);
 	}
 }
 
@@ -651,11 +678,26 @@ static void handle_sidr_rep(struct cm_id *id, const struct cm_msg *m)
 }
 
 /* An answer the id's timer waited for ends the wait (REP, RTU, REJ,
- * SIDR REP, DREP; a DREQ answers nothing). */
+ * SIDR REP, DREP; a DREQ answers nothing, an MRA puts the wait off). */
 static void answer_received(struct cm_id *id, const struct cm_msg *m)
 {
-	if (m->type != CM_MSG_DREQ)
+	if (m->type != CM_MSG_DREQ && m->type != CM_MSG_MRA)
 		id->deadline_ns = 0;
+}
+
+/* The peer's CM has the REQ or REP and its consumer will answer later:
+ * wait its service timeout (and a packet's lifetime) from now. */
+static void handle_mra(struct cm_id *id, const struct cm_msg *m)
+{
+	if (id->qp_type == IBV_QPT_UD || !id->deadline_ns ||
+	    (id->state != CM_REQ_SENT && id->state != CM_REP_SENT))
+		return;
+	if (m->service_timeout == CM_MRA_SERVICE_TIMEOUT)
+		id->deadline_ns = now_ns() + cm_mra_timeout_ns;
+	else
+		id->deadline_ns = now_ns() +
+			(4096ull << (m->service_timeout & 31)) +
+			(4096ull << CM_IBOE_PACKET_LIFETIME);
 }
 
 static void handle_msg(struct cm_id *id, const struct cm_msg *m)
@@ -680,6 +722,10 @@ static void handle_msg(struct cm_id *id, const struct cm_msg *m)
 		if (e)
 			copy_conn_param(&e->resp.param.conn, m,
 					CM_REP_PRIVATE_DATA);
+		send_mra(id);
+		return;
+	case CM_MSG_MRA:
+		handle_mra(id, m);
 		return;
 	case CM_MSG_SIDR_REP:
 		if (id->state == CM_REQ_SENT && id->qp_type == IBV_QPT_UD)
