@@ -10,7 +10,10 @@
  *                                      file (ucma.c; readable with events)
  *   stat/fstat/statx on those          a character device 231:(192+N)
  *   access, xattrs of the device node  crw-rw-rw-, no labels
- *   write                              uverbs commands
+ *   write                              uverbs commands (EBADF when
+ *                                      opened read-only)
+ *   read, readv, pread, __read_chk     EINVAL, EBADF, ESPIPE: the files
+ *                                      have no read method
  *   ioctl                              ENOTTY: libibverbs keeps to write();
  *                                      on other fds, interface requests
  *                                      also see the ports' netdevs
@@ -67,6 +70,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <sys/xattr.h>
 
 #include "cm.h"
@@ -147,6 +151,10 @@ REAL_COMPAT(int, __fxstatat, int, int, const char *, struct stat *, int)
 REAL_COMPAT(int, __fxstatat64, int, int, const char *, struct stat64 *, int)
 REAL(ssize_t, write, int, const void *, size_t)
 REAL(ssize_t, read, int, void *, size_t)
+REAL(ssize_t, readv, int, const struct iovec *, int)
+REAL(ssize_t, pread, int, void *, size_t, off_t)
+REAL(ssize_t, pread64, int, void *, size_t, off64_t)
+REAL(ssize_t, __read_chk, int, void *, size_t, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
 REAL(int, close, int)
 REAL(int, close_range, unsigned int, unsigned int, int)
@@ -204,6 +212,7 @@ struct host_file {
 	struct ucma_file *ucma;		/* an rdma_cm file instead */
 	struct sim_dev *dev;
 	atomic_uint refs;		/* fds and UAR mappings */
+	int acc_mode;			/* O_RDONLY, O_WRONLY or O_RDWR */
 	dev_t st_dev;			/* the memfd: what its fds name */
 	ino_t st_ino;
 	struct host_file *next;		/* all of them, for reuse */
@@ -368,6 +377,7 @@ static int open_rdma_cm(int flags)
 		return -1;
 	}
 	hf->ucma = f;
+	hf->acc_mode = flags & O_ACCMODE;
 	return fd_install(fd, hf);
 }
 
@@ -406,6 +416,7 @@ static int open_uverbs(int index, int flags)
 		return -1;
 	}
 	hf->file = f;
+	hf->acc_mode = flags & O_ACCMODE;
 	hf->dev = &sim_devs[index];
 	return fd_install(fd, hf);
 }
@@ -882,6 +893,10 @@ ssize_t write(int fd, const void *buf, size_t len)
 
 	if (!hf)
 		return get_write()(fd, buf, len);
+	if (hf->acc_mode == O_RDONLY) {
+		errno = EBADF;	/* the VFS: not open for writing */
+		return -1;
+	}
 	/* -1 with errno set, as write() returns; a negative errno too. */
 	ret = hf->ucma ? ucma_write(hf->ucma, fd, buf, len) :
 			 uverbs_write(hf->file, buf, len);
@@ -890,6 +905,56 @@ ssize_t write(int fd, const void *buf, size_t len)
 		return -1;
 	}
 	return ret;
+}
+
+/*
+ * Neither ib_uverbs nor rdma_ucm has a read method (events come through
+ * write() commands): the VFS answers EINVAL, or EBADF to a file not open
+ * for reading, and ESPIPE to a positioned read of these stream files.
+ * The fd underneath (an eventfd, a memfd) must never answer instead.
+ */
+static ssize_t no_read(const struct host_file *hf, bool positioned)
+{
+	errno = hf->acc_mode == O_WRONLY ? EBADF :
+		positioned ? ESPIPE : EINVAL;
+	return -1;
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	struct host_file *hf = fd_file(fd);
+
+	return hf ? no_read(hf, false) : get_read()(fd, buf, len);
+}
+
+ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen);
+ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	struct host_file *hf = fd_file(fd);
+
+	return hf ? no_read(hf, false) :
+		    get___read_chk()(fd, buf, len, buflen);
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+{
+	struct host_file *hf = fd_file(fd);
+
+	return hf ? no_read(hf, false) : get_readv()(fd, iov, iovcnt);
+}
+
+ssize_t pread(int fd, void *buf, size_t len, off_t off)
+{
+	struct host_file *hf = fd_file(fd);
+
+	return hf ? no_read(hf, true) : get_pread()(fd, buf, len, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t len, off64_t off)
+{
+	struct host_file *hf = fd_file(fd);
+
+	return hf ? no_read(hf, true) : get_pread64()(fd, buf, len, off);
 }
 
 int ioctl(int fd, unsigned long request, ...)

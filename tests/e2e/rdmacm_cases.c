@@ -17,6 +17,11 @@
  *                for the id are acknowledged; unreported ones are dropped
  *   mcast        (single) a multicast join fails: the device has no
  *                multicast groups
+ *   fd           (single) the rdma_cm fd as the kernel's: read() is
+ *                EINVAL (no read method; EBADF when not open for
+ *                reading), pread() ESPIPE, write() on a read-only open
+ *                EBADF; 1000 events left unread on a channel are all
+ *                there to read afterwards, in order
  *   netdev       (single) the port's IP interface: getifaddrs, the
  *                if_* calls, the interface ioctls and sysfs name one
  *                Ethernet netdev (not the loopback) holding the port's
@@ -41,7 +46,9 @@
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <linux/if_packet.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <sys/socket.h>
 #include <rdma/rdma_cma.h>
 
@@ -349,6 +356,63 @@ static void sysfs_line(const char *rel, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
+#define FLOOD_IDS	1000
+
+static void fd_semantics(void)
+{
+	static struct rdma_cm_id *ids[FLOOD_IDS];
+	struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	struct iovec iov;
+	char buf[64];
+	int fd, i;
+
+	/* No read method: the VFS's EINVAL, whatever the buffer. */
+	errno = 0;
+	CHECK(read(channel->fd, buf, sizeof(buf)) == -1 && errno == EINVAL,
+	      "read: %s", strerror(errno));
+	iov.iov_base = buf;
+	iov.iov_len = sizeof(buf);
+	errno = 0;
+	CHECK(readv(channel->fd, &iov, 1) == -1 && errno == EINVAL,
+	      "readv: %s", strerror(errno));
+	errno = 0;
+	CHECK(pread(channel->fd, buf, sizeof(buf), 0) == -1 &&
+	      errno == ESPIPE, "pread: %s", strerror(errno));
+	fd = open("/dev/infiniband/rdma_cm", O_WRONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "open O_WRONLY: %s", strerror(errno));
+	errno = 0;
+	CHECK(read(fd, buf, sizeof(buf)) == -1 && errno == EBADF,
+	      "read of a write-only open: %s", strerror(errno));
+	close(fd);
+	fd = open("/dev/infiniband/rdma_cm", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "open O_RDONLY: %s", strerror(errno));
+	errno = 0;
+	CHECK(write(fd, buf, 16) == -1 && errno == EBADF,
+	      "write to a read-only open: %s", strerror(errno));
+	close(fd);
+
+	/* Events nobody reads yet: the kernel's queue has no bound. */
+	for (i = 0; i < FLOOD_IDS; i++) {
+		struct sockaddr_in dst = server_addr;
+
+		CHECK(!rdma_create_id(channel, &ids[i], &ids[i], RDMA_PS_TCP),
+		      "rdma_create_id #%d: %s", i, strerror(errno));
+		CHECK(!rdma_resolve_addr(ids[i], NULL, (struct sockaddr *)&dst,
+					 2000),
+		      "rdma_resolve_addr #%d: %s", i, strerror(errno));
+	}
+	/* Every resolution has answered (or will, and is waited for). */
+	for (i = 0; i < FLOOD_IDS; i++) {
+		ev = expect_event(RDMA_CM_EVENT_ADDR_RESOLVED);
+		CHECK(ev->id == ids[i], "event %d is for another id", i);
+		rdma_ack_cm_event(ev);
+	}
+	CHECK(poll(&pfd, 1, 0) == 0, "an event after the last");
+	for (i = 0; i < FLOOD_IDS; i++)
+		rdma_destroy_id(ids[i]);
+}
+
 static void netdev(void)
 {
 	struct sockaddr_in sin = server_addr;
@@ -538,6 +602,8 @@ int main(int argc, char **argv)
 		mcast();
 	else if (mode_is("netdev"))
 		netdev();
+	else if (mode_is("fd"))
+		fd_semantics();
 	else
 		CHECK(0, "unknown mode '%s'", mode);
 	rdma_destroy_event_channel(channel);
