@@ -997,8 +997,59 @@ static void *agent_main(void *arg)
 	return NULL;
 }
 
+/*
+ * fork(): the agent thread is not in the child, and the child must not
+ * take the parent's CM traffic. Its copies of the agent's listening
+ * sockets, of the accepted ones and of every id's connection socket are
+ * closed (the parent's stay open), so the parent's ids keep working in
+ * the parent alone; in the child they are inert copies. The child's
+ * first rdma_cm file starts an agent of its own, for the connections it
+ * makes (its adapters' GIDs are still answered by the parent's agent
+ * while the parent lives). cm_lock is held across the fork, so that the
+ * child's copy of the CM state is consistent.
+ */
+static void cm_fork_prepare(void)
+{
+	pthread_mutex_lock(&cm_lock);
+}
+
+static void cm_fork_parent(void)
+{
+	pthread_mutex_unlock(&cm_lock);
+}
+
+static void cm_fork_child(void)
+{
+	struct cm_pending *pend;
+	struct cm_id *id;
+	unsigned int i;
+
+	if (agent.started) {
+		for (i = 0; i < agent.num_listen; i++)
+			close(agent.listen[i]);
+		agent.num_listen = 0;
+		while ((pend = agent.pending)) {
+			agent.pending = pend->next;
+			close(pend->sock);
+			free(pend);
+		}
+		close(agent.wake);
+		agent.wake = -1;
+		for (id = cm_ids; id; id = id->next) {
+			if (id->sock >= 0)
+				close(id->sock);
+			id->sock = -1;
+			id->deadline_ns = 0;
+		}
+		agent.rng = 0;	/* the child's own PSNs and ports */
+		agent.started = false;
+	}
+	pthread_mutex_unlock(&cm_lock);
+}
+
 int cm_agent_start(void)
 {
+	static bool fork_handlers;
 	struct sockaddr_storage sa;
 	sigset_t all, old;
 	unsigned int d, i;
@@ -1007,6 +1058,13 @@ int cm_agent_start(void)
 
 	if (agent.started)
 		return 0;
+	if (!fork_handlers) {
+		ret = pthread_atfork(cm_fork_prepare, cm_fork_parent,
+				     cm_fork_child);
+		if (ret)
+			return -ret;
+		fork_handlers = true;
+	}
 	agent.wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (agent.wake < 0)
 		return -errno;

@@ -22,6 +22,10 @@
  *                reading), pread() ESPIPE, write() on a read-only open
  *                EBADF; 1000 events left unread on a channel are all
  *                there to read afterwards, in order
+ *   fork         (single) a fork()ed child opens its own channel and
+ *                connects to its parent's listener: its CM agent gets
+ *                the reject; the parent's own connect, in flight at the
+ *                fork, is still answered to the parent
  *   netdev       (single) the port's IP interface: getifaddrs, the
  *                if_* calls, the interface ioctls and sysfs name one
  *                Ethernet netdev (not the loopback) holding the port's
@@ -49,6 +53,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <rdma/rdma_cma.h>
 
@@ -413,6 +418,96 @@ static void fd_semantics(void)
 		rdma_destroy_id(ids[i]);
 }
 
+/* Connects id (no QP: the QPN given) with private data "who". */
+static void connect_as(struct rdma_cm_id *id, const char *who)
+{
+	struct rdma_conn_param param = { .qp_num = 0x100,
+					 .private_data = who,
+					 .private_data_len = 8 };
+
+	CHECK(!rdma_connect(id, &param), "%s: rdma_connect: %s", who,
+	      strerror(errno));
+}
+
+static void expect_rejected_by(struct rdma_cm_id *id, const char *data)
+{
+	struct rdma_cm_event *ev = expect_event(RDMA_CM_EVENT_REJECTED);
+
+	CHECK(ev->id == id, "REJECTED for another id");
+	CHECK(ev->status == 28 && !memcmp(ev->param.conn.private_data, data,
+					  8),
+	      "rejected with reason %d, data '%.8s'", ev->status,
+	      (const char *)ev->param.conn.private_data);
+	rdma_ack_cm_event(ev);
+}
+
+static void forked(uint16_t port)
+{
+	struct rdma_cm_id *listener = listen_on(port), *mine, *req;
+	struct rdma_cm_event *ev;
+	int i, status, from_child = 0, from_parent = 0;
+	bool got_reject = false, child_req;
+	pid_t pid;
+
+	mine = resolved_id(port);
+	connect_as(mine, "parent\0");
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid) {
+		struct rdma_cm_id *id;
+
+		/* The child's own channel, and a connect of its own. */
+		channel = rdma_create_event_channel();
+		CHECK(channel, "child: rdma_create_event_channel: %s",
+		      strerror(errno));
+		id = resolved_id(port);
+		connect_as(id, "child\0\0\0");
+		expect_rejected_by(id, "no-child");
+		rdma_destroy_id(id);
+		rdma_destroy_event_channel(channel);
+		_exit(0);
+	}
+	/* Both requests come to the parent's listener; each is refused
+	 * with data naming whose it was. The parent's own connect is then
+	 * rejected, in whatever order with the child's request. */
+	for (i = 0; i < 3; i++) {
+		ev = next_event();
+		if (ev->event == RDMA_CM_EVENT_REJECTED) {
+			CHECK(ev->id == mine && ev->status == 28 &&
+			      !memcmp(ev->param.conn.private_data, "no-paren",
+				      8) && !got_reject,
+			      "an unexpected REJECTED (status %d)",
+			      ev->status);
+			got_reject = true;
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		CHECK(ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		      ev->listen_id == listener, "event %s",
+		      rdma_event_str(ev->event));
+		req = ev->id;
+		child_req = !memcmp(ev->param.conn.private_data, "child", 5);
+		if (child_req)
+			from_child++;
+		else if (!memcmp(ev->param.conn.private_data, "parent", 6))
+			from_parent++;
+		CHECK(!rdma_reject(req, child_req ? "no-child" : "no-paren",
+				   8), "rdma_reject: %s", strerror(errno));
+		rdma_ack_cm_event(ev);
+		rdma_destroy_id(req);
+	}
+	CHECK(from_child == 1 && from_parent == 1 && got_reject,
+	      "%d requests from the child, %d from the parent, %s reject",
+	      from_child, from_parent, got_reject ? "a" : "no");
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s",
+	      strerror(errno));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child failed (status 0x%x)", status);
+	rdma_destroy_id(mine);
+	rdma_destroy_id(listener);
+}
+
 static void netdev(void)
 {
 	struct sockaddr_in sin = server_addr;
@@ -604,6 +699,8 @@ int main(int argc, char **argv)
 		netdev();
 	else if (mode_is("fd"))
 		fd_semantics();
+	else if (mode_is("fork"))
+		forked((uint16_t)port);
 	else
 		CHECK(0, "unknown mode '%s'", mode);
 	rdma_destroy_event_channel(channel);
