@@ -24,6 +24,10 @@
  * service timeout (cm_mra_timeout_ns), so a server that accepts late or
  * a client slow to send its RTU still connects.
  *
+ * DEVICE_REMOVAL and ADDR_CHANGE have no source here: the kernel raises
+ * them when the adapter is unregistered or its netdev's address changes,
+ * and a simulated adapter and its addresses live as long as the process.
+ *
  * What the QP needs comes from the exchange and INIT_QP_ATTR returns it:
  * the peer's QPN and starting PSN, responder resources and initiator
  * depth (each side's own view), retry and RNR retry counts, the path MTU
