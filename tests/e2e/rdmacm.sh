@@ -11,7 +11,7 @@
 # libfabric's verbs provider finds the adapter's MSG endpoint, and the RDM
 # one of verbs;ofi_rxm on the adapter's address); fi_pingpong_msg and
 # fi_pingpong_rdm (libfabric's verbs MSG and verbs;ofi_rxm RDM endpoints,
-# data checked).
+# data checked; fi_pingpong_rdm is not in ctest: see CMakeLists.txt).
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
 . "$E2E_SRC/lib.sh"
 
