@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The device nodes: open*() of /dev/infiniband/uverbsN and rdma_cm, and
- * the file operations on them (write: the commands; ioctl: ENOTTY, so
- * libibverbs keeps to write()); socket() of RDMA netlink. See preload.h.
+ * the file operations on them (write: the commands; read: no such method;
+ * ioctl: ENOTTY, so libibverbs keeps to write()); socket() of RDMA
+ * netlink. See preload.h.
  */
 #include "preload.h"
+
+#include "netdev.h"
 
 /* The adapter index of "/dev/infiniband/uverbsN", RDMA_CM_INDEX for
  * "/dev/infiniband/rdma_cm", or -1. */
@@ -47,6 +50,7 @@ static int open_rdma_cm(int flags)
 		return -1;
 	}
 	hf->ucma = f;
+	hf->acc_mode = flags & O_ACCMODE;
 	return fd_install(fd, hf);
 }
 
@@ -85,6 +89,7 @@ static int open_uverbs(int index, int flags)
 		return -1;
 	}
 	hf->file = f;
+	hf->acc_mode = flags & O_ACCMODE;
 	hf->dev = &sim_devs[index];
 	return fd_install(fd, hf);
 }
@@ -214,6 +219,10 @@ ssize_t write(int fd, const void *buf, size_t len)
 
 	if (!hf)
 		return get_write()(fd, buf, len);
+	if (hf->acc_mode == O_RDONLY) {
+		errno = EBADF;	/* the VFS: not open for writing */
+		return -1;
+	}
 	/* -1 with errno set, as write() returns; a negative errno too. */
 	ret = hf->ucma ? ucma_write(hf->ucma, fd, buf, len) :
 			 uverbs_write(hf->file, buf, len);
@@ -222,6 +231,56 @@ ssize_t write(int fd, const void *buf, size_t len)
 		return -1;
 	}
 	return ret;
+}
+
+/*
+ * Neither ib_uverbs nor rdma_ucm has a read method (events come through
+ * write() commands): the VFS answers EINVAL, or EBADF to a file not open
+ * for reading, and ESPIPE to a positioned read of these stream files.
+ * The fd underneath (an eventfd, a memfd) must never answer instead.
+ */
+static ssize_t no_read(const struct host_file *hf, bool positioned)
+{
+	errno = hf->acc_mode == O_WRONLY ? EBADF :
+		positioned ? ESPIPE : EINVAL;
+	return -1;
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	struct host_file *hf = fd_file(fd);
+
+	return hf ? no_read(hf, false) : get_read()(fd, buf, len);
+}
+
+ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen);
+ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	struct host_file *hf = fd_file(fd);
+
+	return hf ? no_read(hf, false) :
+		    get___read_chk()(fd, buf, len, buflen);
+}
+
+ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+{
+	struct host_file *hf = fd_file(fd);
+
+	return hf ? no_read(hf, false) : get_readv()(fd, iov, iovcnt);
+}
+
+ssize_t pread(int fd, void *buf, size_t len, off_t off)
+{
+	struct host_file *hf = fd_file(fd);
+
+	return hf ? no_read(hf, true) : get_pread()(fd, buf, len, off);
+}
+
+ssize_t pread64(int fd, void *buf, size_t len, off64_t off)
+{
+	struct host_file *hf = fd_file(fd);
+
+	return hf ? no_read(hf, true) : get_pread64()(fd, buf, len, off);
 }
 
 int ioctl(int fd, unsigned long request, ...)
@@ -237,7 +296,8 @@ int ioctl(int fd, unsigned long request, ...)
 	va_start(ap, request);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	return get_ioctl()(fd, request, arg);
+	/* Interface requests also see the adapters' netdevs (ifaddrs.c). */
+	return sim_netdev_ioctl(get_ioctl(), fd, request, arg);
 }
 
 /* As on a kernel without RDMA netlink: libibverbs then reads sysfs. */

@@ -14,7 +14,10 @@
  *   devfile.c    open*("/dev/infiniband/uverbsN") (a memfd registered as
  *                the uverbs file), open*("/dev/infiniband/rdma_cm") (an
  *                eventfd registered as an rdma_ucm file), write (the
- *                commands), ioctl (ENOTTY: libibverbs keeps to write()),
+ *                commands; EBADF when opened read-only), read and its
+ *                variants (EINVAL/EBADF/ESPIPE: no read method), ioctl
+ *                (ENOTTY: libibverbs keeps to write(); on other fds
+ *                interface requests see the netdevs, ifaddrs.c),
  *                socket(AF_NETLINK, NETLINK_RDMA) (unsupported)
  *   stat.c       stat/fstat/statx and access/xattrs of those nodes: a
  *                character device 231:(192+N), crw-rw-rw-, no labels
@@ -29,6 +32,8 @@
  *                carries a mask
  *   syscall.c    syscall(): the same, for the raw system calls
  *   neigh.c      the simulated Ethernet segment's neighbour table
+ *   ifaddrs.c    getifaddrs, if_nametoindex & co. and interface ioctls:
+ *                the ports' netdevs (netdev.c) added to the host's
  *
  * An open uverbs file lives as long as an fd or a UAR mapping of it does,
  * as a kernel file held by its VMAs: after close_range() the data path
@@ -58,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <mqueue.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/close_range.h>
@@ -99,6 +105,7 @@ struct host_file {
 	struct ucma_file *ucma;		/* an rdma_cm file instead */
 	struct sim_dev *dev;
 	atomic_uint refs;		/* fds and UAR mappings */
+	int acc_mode;			/* O_RDONLY, O_WRONLY or O_RDWR */
 	dev_t st_dev;			/* the memfd: what its fds name */
 	ino_t st_ino;
 	struct host_file *next;		/* all of them, for reuse */

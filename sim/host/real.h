@@ -37,6 +37,11 @@
 	XC(int, __fxstatat, int, int, const char *, struct stat *, int) \
 	XC(int, __fxstatat64, int, int, const char *, struct stat64 *, int) \
 	X(ssize_t, write, int, const void *, size_t) \
+	X(ssize_t, read, int, void *, size_t) \
+	X(ssize_t, readv, int, const struct iovec *, int) \
+	X(ssize_t, pread, int, void *, size_t, off_t) \
+	X(ssize_t, pread64, int, void *, size_t, off64_t) \
+	X(ssize_t, __read_chk, int, void *, size_t, size_t) \
 	X(int, ioctl, int, unsigned long, ...) \
 	X(int, close, int) \
 	X(int, close_range, unsigned int, unsigned int, int) \

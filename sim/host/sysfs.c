@@ -11,9 +11,10 @@
  * kernel fails reading them with EINVAL, and devfile.c turns the ENOENT
  * of an open under gid_attrs/ into that EINVAL.
  *
- * The ports' IP interface is the host's loopback "lo" (every simulated
- * address is in 127/8): gid_attrs/ndevs names it and the PCI function
- * has it under net/, as a NIC's driver shows its netdev. The rdma_cm
+ * Each port's IP interface is its own Ethernet netdev "pvrdma<N>"
+ * (netdev.c): gid_attrs/ndevs names it, the PCI function has it under
+ * net/, as a NIC's driver shows its netdev, and class/net links to it.
+ * The rdma_cm
  * character device (ucma.c) has its class/misc entry and ABI version.
  */
 #include <dirent.h>
@@ -31,6 +32,7 @@
 #include <rdma/rdma_user_cm.h>
 
 #include "host.h"
+#include "netdev.h"
 
 #define PVRDMA_PCI_VENDOR	0x15ad
 #define PVRDMA_PCI_DEVICE	0x0820
@@ -165,26 +167,46 @@ static int write_pci(const char *root, const struct sim_dev *dev, char *pci,
 	return ret;
 }
 
-/* device/net/lo: the netdev the port's addresses belong to. */
-static int write_netdev(const char *pci)
+/* device/net/<ifname>: the netdev the port's addresses belong to
+ * (netdev.c), and its class/net link. */
+static int write_netdev(const char *root, const char *pci,
+			const struct sim_dev *dev)
 {
-	char net[PATH_MAX];
+	char net[PATH_MAX], target[PATH_MAX], name[IFNAMSIZ];
+	const uint8_t *mac = dev->cfg.mac;
+	unsigned int ifindex = sim_netdev_ifindex(dev);
 	int ret, n;
 
-	n = snprintf(net, sizeof(net), "%s/net/lo", pci);
+	sim_netdev_name(dev, name);
+	n = snprintf(net, sizeof(net), "%s/net/%s", pci, name);
 	if (n < 0 || (size_t)n >= sizeof(net))
 		return -ENAMETOOLONG;
 	ret = mkdirf("%s/net", pci);
 	ret = ret ?: mkdirf("%s", net);
-	ret = ret ?: attr(net, "ifindex", "1\n");
-	ret = ret ?: attr(net, "iflink", "1\n");
-	ret = ret ?: attr(net, "type", "772\n");	/* ARPHRD_LOOPBACK */
-	ret = ret ?: attr(net, "address", "00:00:00:00:00:00\n");
-	ret = ret ?: attr(net, "mtu", "65536\n");
-	ret = ret ?: attr(net, "operstate", "unknown\n");
+	ret = ret ?: attr(net, "ifindex", "%u\n", ifindex);
+	ret = ret ?: attr(net, "iflink", "%u\n", ifindex);
+	ret = ret ?: attr(net, "type", "1\n");	/* ARPHRD_ETHER */
+	ret = ret ?: attr(net, "address",
+			  "%02x:%02x:%02x:%02x:%02x:%02x\n",
+			  mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+	ret = ret ?: attr(net, "broadcast", "ff:ff:ff:ff:ff:ff\n");
+	ret = ret ?: attr(net, "addr_len", "6\n");
+	ret = ret ?: attr(net, "mtu", "%u\n", sim_netdev_mtu(dev));
+	ret = ret ?: attr(net, "flags", "0x%x\n",
+			  IFF_UP | IFF_BROADCAST | IFF_RUNNING |
+			  IFF_MULTICAST);
+	ret = ret ?: attr(net, "operstate", "up\n");
 	ret = ret ?: attr(net, "carrier", "1\n");
+	/* What query_port reports: 4X QDR (device_attr.c). */
+	ret = ret ?: attr(net, "speed", "40000\n");
 	ret = ret ?: attr(net, "dev_id", "0x0\n");
 	ret = ret ?: attr(net, "dev_port", "0\n");
+	ret = ret ?: mkdirf("%s/class/net", root);
+	snprintf(target, sizeof(target),
+		 "../../devices/pci0000:00/0000:0b:%02x.0/net/%s", dev->index,
+		 name);
+	snprintf(net, sizeof(net), "%s/class/net", root);
+	ret = ret ?: symlinkf(target, net, name);
 	return ret;
 }
 
@@ -196,10 +218,11 @@ static const char *gid_type_name(uint8_t type)
 /* ports/1: an active Ethernet (RoCE) port, its GID and P_Key tables. */
 static int write_port(const char *ibdir, const struct sim_dev *dev)
 {
-	char port[PATH_MAX], dir[PATH_MAX + 32], text[64];
+	char port[PATH_MAX], dir[PATH_MAX + 32], text[64], ifname[IFNAMSIZ];
 	unsigned int i;
 	int ret, n;
 
+	sim_netdev_name(dev, ifname);
 	n = snprintf(port, sizeof(port), "%s/ports/1", ibdir);
 	if (n < 0 || (size_t)n >= sizeof(port))
 		return -ENAMETOOLONG;
@@ -238,14 +261,8 @@ static int write_port(const char *ibdir, const struct sim_dev *dev)
 		snprintf(name, sizeof(name), "%u", i);
 		snprintf(dir, sizeof(dir), "%s/gid_attrs/types", port);
 		ret = attr(dir, name, "%s\n", gid_type_name(dev->gid_type[i]));
-		/*
-		 * The simulated fabric runs over the host's loopback, and the
-		 * per-process IPv4 address is a loopback one: "lo" is the
-		 * netdev the GIDs belong to, and one every process can
-		 * resolve to an ifindex.
-		 */
 		snprintf(dir, sizeof(dir), "%s/gid_attrs/ndevs", port);
-		ret = ret ?: attr(dir, name, "lo\n");
+		ret = ret ?: attr(dir, name, "%s\n", ifname);
 	}
 
 	/* The default P_Key in slot 0, the rest of the table empty. */
@@ -268,7 +285,7 @@ static int write_adapter(const char *root, const struct sim_dev *dev)
 	int ret;
 
 	ret = write_pci(root, dev, pci, sizeof(pci));
-	ret = ret ?: write_netdev(pci);
+	ret = ret ?: write_netdev(root, pci, dev);
 	if (ret)
 		return ret;
 

@@ -18,7 +18,15 @@
  * A message that waits for an answer (REQ, REP, DREQ) gives up after
  * cm_response_timeout_ns (UNREACHABLE, or DISCONNECTED for a DREQ, with
  * -ETIMEDOUT), and a disconnected connection reports TIMEWAIT_EXIT after
- * ib_cm's time wait; the agent thread keeps these timers.
+ * ib_cm's time wait; the agent thread keeps these timers. As rdma_cm
+ * does, the CM answers a REQ and a REP it hands to the consumer with an
+ * MRA (message receipt acknowledgement): the peer then waits the MRA's
+ * service timeout (cm_mra_timeout_ns), so a server that accepts late or
+ * a client slow to send its RTU still connects.
+ *
+ * DEVICE_REMOVAL and ADDR_CHANGE have no source here: the kernel raises
+ * them when the adapter is unregistered or its netdev's address changes,
+ * and a simulated adapter and its addresses live as long as the process.
  *
  * What the QP needs comes from the exchange and INIT_QP_ATTR returns it:
  * the peer's QPN and starting PSN, responder resources and initiator
@@ -47,6 +55,7 @@ enum cm_msg_type {
 	CM_MSG_DREP,
 	CM_MSG_SIDR_REQ,
 	CM_MSG_SIDR_REP,
+	CM_MSG_MRA,
 };
 
 struct cm_msg {
@@ -60,6 +69,7 @@ struct cm_msg {
 	uint8_t rnr_retry_count;
 	uint8_t srq;
 	uint8_t mtu;
+	uint8_t service_timeout;	/* MRA: 4.096 us << this */
 	uint16_t ps;
 	uint32_t qpn;
 	uint32_t psn;
@@ -116,6 +126,8 @@ uint16_t cm_random_port(void)
 }
 
 uint64_t cm_response_timeout_ns = 16ull * (4096ull << 20);
+uint64_t cm_mra_timeout_ns = (4096ull << CM_MRA_SERVICE_TIMEOUT) +
+			     (4096ull << CM_IBOE_PACKET_LIFETIME);
 
 static uint64_t now_ns(void)
 {
@@ -179,6 +191,24 @@ static void id_close_sock(struct cm_id *id)
 		id->sock = -1;
 		agent_wake();
 	}
+}
+
+/*
+ * rdma_cm acknowledges a REQ (passive side) and a REP (active side) with
+ * an MRA as soon as it has handed the event to the consumer: a user
+ * process may take long to accept or to answer with its RTU, and the MRA
+ * tells the peer's CM to wait the service timeout instead of its
+ * response timeout.
+ */
+static void send_mra(const struct cm_id *id)
+{
+	struct cm_msg m;
+
+	if (id->qp_type == IBV_QPT_UD || id->sock < 0)
+		return;
+	msg_init(&m, CM_MSG_MRA, NULL, 0);
+	m.service_timeout = CM_MRA_SERVICE_TIMEOUT;
+	send_msg(id->sock, &m);
 }
 
 static bool has_cm(const struct cm_id *id)
@@ -619,6 +649,7 @@ static void handle_req(int sock, const struct cm_msg *m)
 		/* Seen from the passive side. */
 		e->resp.param.conn.responder_resources = m->initiator_depth;
 		e->resp.param.conn.initiator_depth = m->responder_resources;
+		send_mra(child);
 	}
 }
 
@@ -651,11 +682,26 @@ static void handle_sidr_rep(struct cm_id *id, const struct cm_msg *m)
 }
 
 /* An answer the id's timer waited for ends the wait (REP, RTU, REJ,
- * SIDR REP, DREP; a DREQ answers nothing). */
+ * SIDR REP, DREP; a DREQ answers nothing, an MRA puts the wait off). */
 static void answer_received(struct cm_id *id, const struct cm_msg *m)
 {
-	if (m->type != CM_MSG_DREQ)
+	if (m->type != CM_MSG_DREQ && m->type != CM_MSG_MRA)
 		id->deadline_ns = 0;
+}
+
+/* The peer's CM has the REQ or REP and its consumer will answer later:
+ * wait its service timeout (and a packet's lifetime) from now. */
+static void handle_mra(struct cm_id *id, const struct cm_msg *m)
+{
+	if (id->qp_type == IBV_QPT_UD || !id->deadline_ns ||
+	    (id->state != CM_REQ_SENT && id->state != CM_REP_SENT))
+		return;
+	if (m->service_timeout == CM_MRA_SERVICE_TIMEOUT)
+		id->deadline_ns = now_ns() + cm_mra_timeout_ns;
+	else
+		id->deadline_ns = now_ns() +
+			(4096ull << (m->service_timeout & 31)) +
+			(4096ull << CM_IBOE_PACKET_LIFETIME);
 }
 
 static void handle_msg(struct cm_id *id, const struct cm_msg *m)
@@ -680,6 +726,10 @@ static void handle_msg(struct cm_id *id, const struct cm_msg *m)
 		if (e)
 			copy_conn_param(&e->resp.param.conn, m,
 					CM_REP_PRIVATE_DATA);
+		send_mra(id);
+		return;
+	case CM_MSG_MRA:
+		handle_mra(id, m);
 		return;
 	case CM_MSG_SIDR_REP:
 		if (id->state == CM_REQ_SENT && id->qp_type == IBV_QPT_UD)
@@ -951,8 +1001,59 @@ static void *agent_main(void *arg)
 	return NULL;
 }
 
+/*
+ * fork(): the agent thread is not in the child, and the child must not
+ * take the parent's CM traffic. Its copies of the agent's listening
+ * sockets, of the accepted ones and of every id's connection socket are
+ * closed (the parent's stay open), so the parent's ids keep working in
+ * the parent alone; in the child they are inert copies. The child's
+ * first rdma_cm file starts an agent of its own, for the connections it
+ * makes (its adapters' GIDs are still answered by the parent's agent
+ * while the parent lives). cm_lock is held across the fork, so that the
+ * child's copy of the CM state is consistent.
+ */
+static void cm_fork_prepare(void)
+{
+	pthread_mutex_lock(&cm_lock);
+}
+
+static void cm_fork_parent(void)
+{
+	pthread_mutex_unlock(&cm_lock);
+}
+
+static void cm_fork_child(void)
+{
+	struct cm_pending *pend;
+	struct cm_id *id;
+	unsigned int i;
+
+	if (agent.started) {
+		for (i = 0; i < agent.num_listen; i++)
+			close(agent.listen[i]);
+		agent.num_listen = 0;
+		while ((pend = agent.pending)) {
+			agent.pending = pend->next;
+			close(pend->sock);
+			free(pend);
+		}
+		close(agent.wake);
+		agent.wake = -1;
+		for (id = cm_ids; id; id = id->next) {
+			if (id->sock >= 0)
+				close(id->sock);
+			id->sock = -1;
+			id->deadline_ns = 0;
+		}
+		agent.rng = 0;	/* the child's own PSNs and ports */
+		agent.started = false;
+	}
+	pthread_mutex_unlock(&cm_lock);
+}
+
 int cm_agent_start(void)
 {
+	static bool fork_handlers;
 	struct sockaddr_storage sa;
 	sigset_t all, old;
 	unsigned int d, i;
@@ -961,6 +1062,13 @@ int cm_agent_start(void)
 
 	if (agent.started)
 		return 0;
+	if (!fork_handlers) {
+		ret = pthread_atfork(cm_fork_prepare, cm_fork_parent,
+				     cm_fork_child);
+		if (ret)
+			return -ret;
+		fork_handlers = true;
+	}
 	agent.wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (agent.wake < 0)
 		return -errno;

@@ -58,6 +58,8 @@
 #define CM_HOP_LIMIT			64
 /* rdma_cm's packet life time on RoCE; the QP's ACK timeout follows. */
 #define CM_IBOE_PACKET_LIFETIME		18
+/* The service timeout rdma_cm's MRAs ask for (4.096 us << 24: 69 s). */
+#define CM_MRA_SERVICE_TIMEOUT		24
 
 /* The kernel's enum rdma_cm_event_type (librdmacm's rdma_cma.h). */
 enum {
@@ -171,6 +173,9 @@ struct ucma_file {
  * first try. A variable so that tests can shorten it.
  */
 extern uint64_t cm_response_timeout_ns;
+/* How long a REQ or REP waits once the peer acknowledged it with an MRA:
+ * the MRA's service timeout plus a packet's lifetime. A variable too. */
+extern uint64_t cm_mra_timeout_ns;
 
 extern pthread_mutex_t cm_lock;
 extern struct cm_id *cm_ids;

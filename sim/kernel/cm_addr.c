@@ -3,8 +3,9 @@
  * pvrdma-sim rdma_cm: addresses of the simulated RoCE ports.
  *
  * Each adapter's port has an IP interface: the IPv4 address behind GID
- * index 1 (a 127/8 address, so "lo" is the netdev that owns it) and the
- * IPv6 link-local address behind GID index 0. An IP address maps to the
+ * index 1 (a 127/8 address, carried by the host's loopback; the port's
+ * netdev is host/netdev.c's) and the IPv6 link-local address behind GID
+ * index 0. An IP address maps to the
  * GID it is on the port (IPv4-mapped for IPv4), and a destination is
  * reachable when an adapter of this process or of another process sharing
  * the run directory owns that GID. The neighbour table is what every sim
@@ -189,8 +190,8 @@ struct sim_dev *cm_addr_route(const struct sockaddr *dst,
 
 	if (dev)
 		return dev;	/* loopback to an adapter of ours */
-	/* Every simulated address is on "lo": the first adapter with an
-	 * address of the family is the way out. */
+	/* Every simulated address is on the host's loopback: the first
+	 * adapter with an address of the family is the way out. */
 	for (d = 0; d < sim_global.num_adapters; d++)
 		if (family_gid(&sim_devs[d], dst->sa_family, gid_index))
 			return &sim_devs[d];

@@ -17,6 +17,21 @@
  *                for the id are acknowledged; unreported ones are dropped
  *   mcast        (single) a multicast join fails: the device has no
  *                multicast groups
+ *   fd           (single) the rdma_cm fd as the kernel's: read() is
+ *                EINVAL (no read method; EBADF when not open for
+ *                reading), pread() ESPIPE, write() on a read-only open
+ *                EBADF; 1000 events left unread on a channel are all
+ *                there to read afterwards, in order
+ *   fork         (single) a fork()ed child opens its own channel and
+ *                connects to its parent's listener: its CM agent gets
+ *                the reject; the parent's own connect, in flight at the
+ *                fork, is still answered to the parent
+ *   netdev       (single) the port's IP interface: getifaddrs, the
+ *                if_* calls, the interface ioctls and sysfs name one
+ *                Ethernet netdev (not the loopback) holding the port's
+ *                IPv4 address and GID 0's link-local one; rdma_cm binds
+ *                its address to the adapter; lo is still there and a
+ *                TCP socket on the address still connects
  *
  * Every wait is bounded (E2E_WAIT_SECONDS): a hang is a failure.
  */
@@ -31,6 +46,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <linux/if_packet.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <sys/socket.h>
 #include <rdma/rdma_cma.h>
 
 #include "e2e_common.h"
@@ -321,6 +345,306 @@ static void mcast(void)
 	rdma_destroy_id(id);
 }
 
+/* The first line of a sysfs attribute, under SYSFS_PATH. */
+static void sysfs_line(const char *rel, char *buf, size_t len)
+{
+	const char *root = getenv("SYSFS_PATH");
+	char path[512];
+	FILE *f;
+
+	CHECK(root, "no SYSFS_PATH");
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "r");
+	CHECK(f, "%s: %s", path, strerror(errno));
+	CHECK(fgets(buf, (int)len, f), "%s: empty", path);
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+#define FLOOD_IDS	1000
+
+static void fd_semantics(void)
+{
+	static struct rdma_cm_id *ids[FLOOD_IDS];
+	struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	struct iovec iov;
+	char buf[64];
+	int fd, i;
+
+	/* No read method: the VFS's EINVAL, whatever the buffer. */
+	errno = 0;
+	CHECK(read(channel->fd, buf, sizeof(buf)) == -1 && errno == EINVAL,
+	      "read: %s", strerror(errno));
+	iov.iov_base = buf;
+	iov.iov_len = sizeof(buf);
+	errno = 0;
+	CHECK(readv(channel->fd, &iov, 1) == -1 && errno == EINVAL,
+	      "readv: %s", strerror(errno));
+	errno = 0;
+	CHECK(pread(channel->fd, buf, sizeof(buf), 0) == -1 &&
+	      errno == ESPIPE, "pread: %s", strerror(errno));
+	fd = open("/dev/infiniband/rdma_cm", O_WRONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "open O_WRONLY: %s", strerror(errno));
+	errno = 0;
+	CHECK(read(fd, buf, sizeof(buf)) == -1 && errno == EBADF,
+	      "read of a write-only open: %s", strerror(errno));
+	close(fd);
+	fd = open("/dev/infiniband/rdma_cm", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "open O_RDONLY: %s", strerror(errno));
+	errno = 0;
+	CHECK(write(fd, buf, 16) == -1 && errno == EBADF,
+	      "write to a read-only open: %s", strerror(errno));
+	close(fd);
+
+	/* Events nobody reads yet: the kernel's queue has no bound. */
+	for (i = 0; i < FLOOD_IDS; i++) {
+		struct sockaddr_in dst = server_addr;
+
+		CHECK(!rdma_create_id(channel, &ids[i], &ids[i], RDMA_PS_TCP),
+		      "rdma_create_id #%d: %s", i, strerror(errno));
+		CHECK(!rdma_resolve_addr(ids[i], NULL, (struct sockaddr *)&dst,
+					 2000),
+		      "rdma_resolve_addr #%d: %s", i, strerror(errno));
+	}
+	/* Every resolution has answered (or will, and is waited for). */
+	for (i = 0; i < FLOOD_IDS; i++) {
+		ev = expect_event(RDMA_CM_EVENT_ADDR_RESOLVED);
+		CHECK(ev->id == ids[i], "event %d is for another id", i);
+		rdma_ack_cm_event(ev);
+	}
+	CHECK(poll(&pfd, 1, 0) == 0, "an event after the last");
+	for (i = 0; i < FLOOD_IDS; i++)
+		rdma_destroy_id(ids[i]);
+}
+
+/* Connects id (no QP: the QPN given) with private data "who". */
+static void connect_as(struct rdma_cm_id *id, const char *who)
+{
+	struct rdma_conn_param param = { .qp_num = 0x100,
+					 .private_data = who,
+					 .private_data_len = 8 };
+
+	CHECK(!rdma_connect(id, &param), "%s: rdma_connect: %s", who,
+	      strerror(errno));
+}
+
+static void expect_rejected_by(struct rdma_cm_id *id, const char *data)
+{
+	struct rdma_cm_event *ev = expect_event(RDMA_CM_EVENT_REJECTED);
+
+	CHECK(ev->id == id, "REJECTED for another id");
+	CHECK(ev->status == 28 && !memcmp(ev->param.conn.private_data, data,
+					  8),
+	      "rejected with reason %d, data '%.8s'", ev->status,
+	      (const char *)ev->param.conn.private_data);
+	rdma_ack_cm_event(ev);
+}
+
+static void forked(uint16_t port)
+{
+	struct rdma_cm_id *listener = listen_on(port), *mine, *req;
+	struct rdma_cm_event *ev;
+	int i, status, from_child = 0, from_parent = 0;
+	bool got_reject = false, child_req;
+	pid_t pid;
+
+	mine = resolved_id(port);
+	connect_as(mine, "parent\0");
+	fflush(stdout);
+	pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid) {
+		struct rdma_cm_id *id;
+
+		/* The child's own channel, and a connect of its own. */
+		channel = rdma_create_event_channel();
+		CHECK(channel, "child: rdma_create_event_channel: %s",
+		      strerror(errno));
+		id = resolved_id(port);
+		connect_as(id, "child\0\0\0");
+		expect_rejected_by(id, "no-child");
+		rdma_destroy_id(id);
+		rdma_destroy_event_channel(channel);
+		_exit(0);
+	}
+	/* Both requests come to the parent's listener; each is refused
+	 * with data naming whose it was. The parent's own connect is then
+	 * rejected, in whatever order with the child's request. */
+	for (i = 0; i < 3; i++) {
+		ev = next_event();
+		if (ev->event == RDMA_CM_EVENT_REJECTED) {
+			CHECK(ev->id == mine && ev->status == 28 &&
+			      !memcmp(ev->param.conn.private_data, "no-paren",
+				      8) && !got_reject,
+			      "an unexpected REJECTED (status %d)",
+			      ev->status);
+			got_reject = true;
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		CHECK(ev->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		      ev->listen_id == listener, "event %s",
+		      rdma_event_str(ev->event));
+		req = ev->id;
+		child_req = !memcmp(ev->param.conn.private_data, "child", 5);
+		if (child_req)
+			from_child++;
+		else if (!memcmp(ev->param.conn.private_data, "parent", 6))
+			from_parent++;
+		CHECK(!rdma_reject(req, child_req ? "no-child" : "no-paren",
+				   8), "rdma_reject: %s", strerror(errno));
+		rdma_ack_cm_event(ev);
+		rdma_destroy_id(req);
+	}
+	CHECK(from_child == 1 && from_parent == 1 && got_reject,
+	      "%d requests from the child, %d from the parent, %s reject",
+	      from_child, from_parent, got_reject ? "a" : "no");
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s",
+	      strerror(errno));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child failed (status 0x%x)", status);
+	rdma_destroy_id(mine);
+	rdma_destroy_id(listener);
+}
+
+static void netdev(void)
+{
+	struct sockaddr_in sin = server_addr;
+	char name[IFNAMSIZ] = "", back[IF_NAMESIZE], rel[256], line[128];
+	bool have_v6 = false, have_ll = false, have_lo = false;
+	struct ifaddrs *all, *ifa;
+	struct if_nameindex *ni, *p;
+	struct rdma_cm_id *id;
+	union ibv_gid gid0, gid;
+	struct ifreq ifr, reqs[64];
+	struct ifconf ifc = { .ifc_len = sizeof(reqs), .ifc_req = reqs };
+	unsigned int idx;
+	uint8_t mac[6];
+	int s, l, c, i;
+	socklen_t alen = sizeof(sin);
+
+	/* getifaddrs: the address is on an Ethernet interface of its own. */
+	CHECK(!getifaddrs(&all), "getifaddrs: %s", strerror(errno));
+	for (ifa = all; ifa; ifa = ifa->ifa_next) {
+		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_INET ||
+		    ((struct sockaddr_in *)ifa->ifa_addr)->sin_addr.s_addr !=
+		    server_addr.sin_addr.s_addr)
+			continue;
+		CHECK(!(ifa->ifa_flags & IFF_LOOPBACK) &&
+		      (ifa->ifa_flags & IFF_UP) && (ifa->ifa_flags & IFF_RUNNING),
+		      "%s: flags 0x%x", ifa->ifa_name, ifa->ifa_flags);
+		snprintf(name, sizeof(name), "%s", ifa->ifa_name);
+	}
+	CHECK(name[0], "getifaddrs: no interface holds the port's address");
+	idx = if_nametoindex(name);
+	CHECK(idx, "if_nametoindex(%s): %s", name, strerror(errno));
+	CHECK(if_indextoname(idx, back) && !strcmp(back, name),
+	      "if_indextoname(%u) is not %s", idx, name);
+	for (ifa = all; ifa; ifa = ifa->ifa_next) {
+		if (!strcmp(ifa->ifa_name, "lo"))
+			have_lo = true;
+		if (strcmp(ifa->ifa_name, name) || !ifa->ifa_addr)
+			continue;
+		if (ifa->ifa_addr->sa_family == AF_INET6) {
+			struct sockaddr_in6 *s6 = (void *)ifa->ifa_addr;
+
+			have_v6 = IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr) &&
+				  s6->sin6_scope_id == idx;
+			memcpy(gid0.raw, &s6->sin6_addr, 16);
+		} else if (ifa->ifa_addr->sa_family == AF_PACKET) {
+			struct sockaddr_ll *ll = (void *)ifa->ifa_addr;
+
+			have_ll = ll->sll_hatype == ARPHRD_ETHER &&
+				  ll->sll_ifindex == (int)idx;
+			memcpy(mac, ll->sll_addr, 6);
+		}
+	}
+	freeifaddrs(all);
+	CHECK(have_v6, "%s: no link-local address of scope %u", name, idx);
+	CHECK(have_ll, "%s: no Ethernet link entry", name);
+	CHECK(have_lo, "getifaddrs lost lo");
+
+	ni = if_nameindex();
+	CHECK(ni, "if_nameindex: %s", strerror(errno));
+	for (p = ni; p->if_index && strcmp(p->if_name, name); p++)
+		;
+	CHECK(p->if_index == idx, "if_nameindex: %s missing", name);
+	if_freenameindex(ni);
+
+	/* The interface ioctls. */
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	CHECK(s >= 0, "socket: %s", strerror(errno));
+	CHECK(!ioctl(s, SIOCGIFCONF, &ifc), "SIOCGIFCONF: %s",
+	      strerror(errno));
+	for (i = 0; i < ifc.ifc_len / (int)sizeof(reqs[0]); i++)
+		if (!strcmp(reqs[i].ifr_name, name))
+			break;
+	CHECK(i < ifc.ifc_len / (int)sizeof(reqs[0]) &&
+	      ((struct sockaddr_in *)&reqs[i].ifr_addr)->sin_addr.s_addr ==
+	      server_addr.sin_addr.s_addr, "SIOCGIFCONF: no %s", name);
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	CHECK(!ioctl(s, SIOCGIFINDEX, &ifr) && ifr.ifr_ifindex == (int)idx,
+	      "SIOCGIFINDEX");
+	CHECK(!ioctl(s, SIOCGIFFLAGS, &ifr) &&
+	      !(ifr.ifr_flags & IFF_LOOPBACK) && (ifr.ifr_flags & IFF_UP),
+	      "SIOCGIFFLAGS");
+	CHECK(!ioctl(s, SIOCGIFADDR, &ifr) &&
+	      ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr.s_addr ==
+	      server_addr.sin_addr.s_addr, "SIOCGIFADDR");
+	CHECK(!ioctl(s, SIOCGIFHWADDR, &ifr) &&
+	      ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER &&
+	      !memcmp(ifr.ifr_hwaddr.sa_data, mac, 6), "SIOCGIFHWADDR");
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_ifindex = (int)idx;
+	CHECK(!ioctl(s, SIOCGIFNAME, &ifr) && !strcmp(ifr.ifr_name, name),
+	      "SIOCGIFNAME");
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	CHECK(!ioctl(s, SIOCGIFFLAGS, &ifr) && (ifr.ifr_flags & IFF_LOOPBACK),
+	      "lo is not the loopback any more");
+	close(s);
+
+	/* rdma_cm binds the address to the adapter, GID 0 its link-local. */
+	sin.sin_port = 0;
+	CHECK(!rdma_create_id(channel, &id, NULL, RDMA_PS_TCP),
+	      "rdma_create_id: %s", strerror(errno));
+	CHECK(!rdma_bind_addr(id, (struct sockaddr *)&sin) && id->verbs,
+	      "rdma_bind_addr: %s", strerror(errno));
+	CHECK(!ibv_query_gid(id->verbs, id->port_num, 0, &gid) &&
+	      !memcmp(gid.raw, gid0.raw, 16), "GID 0 is not %s's link-local",
+	      name);
+
+	/* sysfs: the port's ndevs, the PCI function's net/ and class/net. */
+	snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/1/gid_attrs/ndevs/1",
+		 ibv_get_device_name(id->verbs->device));
+	sysfs_line(rel, line, sizeof(line));
+	CHECK(!strcmp(line, name), "gid_attrs/ndevs/1 is %s, not %s", line,
+	      name);
+	snprintf(rel, sizeof(rel), "class/infiniband/%s/device/net/%s/ifindex",
+		 ibv_get_device_name(id->verbs->device), name);
+	sysfs_line(rel, line, sizeof(line));
+	CHECK((unsigned int)atoi(line) == idx, "device/net: ifindex %s", line);
+	snprintf(rel, sizeof(rel), "class/net/%s/ifindex", name);
+	sysfs_line(rel, line, sizeof(line));
+	CHECK((unsigned int)atoi(line) == idx, "class/net: ifindex %s", line);
+	rdma_destroy_id(id);
+
+	/* Real TCP on the address still goes through the host's loopback. */
+	sin = server_addr;
+	sin.sin_port = 0;
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(l >= 0 && c >= 0, "socket: %s", strerror(errno));
+	CHECK(!bind(l, (struct sockaddr *)&sin, sizeof(sin)) && !listen(l, 1),
+	      "bind/listen on the port's address: %s", strerror(errno));
+	CHECK(!getsockname(l, (struct sockaddr *)&sin, &alen), "getsockname");
+	CHECK(!connect(c, (struct sockaddr *)&sin, sizeof(sin)),
+	      "connect to the port's address: %s", strerror(errno));
+	close(c);
+	close(l);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -371,6 +695,12 @@ int main(int argc, char **argv)
 		unacked();
 	else if (mode_is("mcast"))
 		mcast();
+	else if (mode_is("netdev"))
+		netdev();
+	else if (mode_is("fd"))
+		fd_semantics();
+	else if (mode_is("fork"))
+		forked((uint16_t)port);
 	else
 		CHECK(0, "unknown mode '%s'", mode);
 	rdma_destroy_event_channel(channel);

@@ -130,8 +130,13 @@ static void test_gids(void **state)
 			    "0000:0000:0000:0000:0000:0000:0000:0000");
 	assert_string_equal(F("gid_attrs/types/0"), "RoCE v2");
 	assert_string_equal(F("gid_attrs/types/1"), "RoCE v2");
-	assert_string_equal(F("gid_attrs/ndevs/0"), "lo");
+	/* The port's own netdev (netdev.c), the same for every GID. */
+	assert_string_equal(F("gid_attrs/ndevs/0"), "pvrdma0");
+	assert_string_equal(F("gid_attrs/ndevs/1"), "pvrdma0");
 #undef F
+	assert_true(exists("class/infiniband/vmw_pvrdma0/device/net/pvrdma0/"
+			   "ifindex"));
+	assert_true(exists("class/net/pvrdma0/address"));
 	/* Unused slots: no type (devfile.c reports EINVAL for them). */
 	assert_false(exists("class/infiniband/vmw_pvrdma0/ports/1/"
 			    "gid_attrs/types/2"));

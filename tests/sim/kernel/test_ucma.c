@@ -5,7 +5,8 @@
  * errnos, address binding and resolution, the event queue and its
  * readiness, and a whole connection (REQ/REP/RTU, DREQ/DREP, time wait)
  * between two adapters of this process with the QP attributes
- * INIT_QP_ATTR derives; timeouts of unanswered messages.
+ * INIT_QP_ATTR derives; timeouts of unanswered messages, and the MRA
+ * that lets a late accept or RTU through.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -562,10 +563,11 @@ static void test_timeouts(void **state)
 	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
 	struct rdma_ucm_accept acc = { .conn_param.valid = 1 };
 	struct rdma_ucm_event_resp ev;
-	uint64_t saved = cm_response_timeout_ns;
+	uint64_t saved = cm_response_timeout_ns, saved_mra = cm_mra_timeout_ns;
 
 	(void)state;
 	cm_response_timeout_ns = 200000000ull;	/* 0.2 s */
+	cm_mra_timeout_ns = 300000000ull;	/* the MRA's wait: 0.3 s */
 	assert_int_equal(bind_ip(&srv, listener, IP_B, 7400), 0);
 	assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0) > 0);
 	assert_int_equal(resolve(&cli, id, IP_B, 7400), 0);
@@ -633,6 +635,57 @@ static void test_timeouts(void **state)
 	wait_event(&srv, &ev, RDMA_CM_EVENT_DISCONNECTED);
 	wait_event(&cli, &ev, RDMA_CM_EVENT_DISCONNECTED);
 	assert_int_equal((int)ev.status, -ETIMEDOUT);
+	cm_response_timeout_ns = saved;
+	cm_mra_timeout_ns = saved_mra;
+	close_file(&cli);
+	close_file(&srv);
+}
+
+/*
+ * A server that accepts after the response timeout, and a client that
+ * sends its RTU after it, still connect: each CM acknowledged what it
+ * received with an MRA, and the peer waits the MRA's service timeout.
+ */
+static void test_late_answers_after_mra(void **state)
+{
+	struct file srv = open_file(true), cli = open_file(true);
+	uint32_t listener = create_id(&srv, RDMA_PS_TCP, 0x11);
+	uint32_t id = create_id(&cli, RDMA_PS_TCP, 0x22);
+	struct rdma_ucm_listen l = { .id = listener };
+	struct rdma_ucm_resolve_route rr = { .id = id };
+	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
+	struct rdma_ucm_accept acc = { .conn_param.valid = 1 };
+	struct rdma_ucm_accept rtu = { .id = id };
+	struct rdma_ucm_event_resp ev;
+	uint64_t saved = cm_response_timeout_ns;
+	struct pollfd pfd = { .fd = cli.fd, .events = POLLIN };
+
+	(void)state;
+	cm_response_timeout_ns = 1000000000ull;	/* 1 s; the MRA's: 69 s */
+	assert_int_equal(bind_ip(&srv, listener, IP_B, 7500), 0);
+	assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0) > 0);
+	assert_int_equal(resolve(&cli, id, IP_B, 7500), 0);
+	assert_int_equal(get_event(&cli, &ev), 0);
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
+			0) > 0);
+	assert_int_equal(get_event(&cli, &ev), 0);
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
+			0) > 0);
+	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
+	acc.id = ev.id;
+	/* Twice the response timeout: the client must still be waiting. */
+	usleep(2000000);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_true(cmd(&srv, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc),
+			0) > 0);
+	wait_event(&cli, &ev, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	/* The RTU as late: the server waits for it too. */
+	usleep(2000000);
+	pfd.fd = srv.fd;
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_ACCEPT, &rtu, sizeof(rtu),
+			0) > 0);
+	wait_event(&srv, &ev, RDMA_CM_EVENT_ESTABLISHED);
 	cm_response_timeout_ns = saved;
 	close_file(&cli);
 	close_file(&srv);
@@ -702,6 +755,7 @@ int main(void)
 		cmocka_unit_test(test_no_listener_and_reject),
 		cmocka_unit_test(test_closed_peer_disconnects),
 		cmocka_unit_test(test_timeouts),
+		cmocka_unit_test(test_late_answers_after_mra),
 		cmocka_unit_test(test_get_event_keeps_its_file),
 	};
 
