@@ -33,7 +33,6 @@ int engine_qp_create(struct sim_qp *qp)
 		free(e);
 		return ENOMEM;
 	}
-	qlist_push(&eng->qpn_hash[qp->qpn % QPN_HASH], &e->hash);
 	qlist_push(&eng->all, &e->all);
 	qp->engine = e;
 	return 0;
@@ -100,7 +99,6 @@ void engine_qp_destroy(struct sim_qp *qp)
 
 	if (!e)
 		return;
-	qlink_del(&e->hash);
 	qlink_del(&e->all);
 	qlink_del(&e->kick);
 	qlink_del(&e->ack);

@@ -72,7 +72,7 @@ struct out_wqe {
 };
 
 /*
- * The engine's lists of QPs (qpn hash chains, all QPs, kicks, pending
+ * The engine's lists of QPs (all QPs, kicks, pending
  * ACKs, QPs waiting for a full link). A QP's membership of a list is its
  * link's pprev and nothing else: no flag beside it can disagree with the
  * list, an unlink is O(1) from wherever the QP is, and linking a QP that
@@ -155,7 +155,6 @@ struct atomic_result {
 struct eqp {
 	struct sim_qp *qp;
 	struct engine *eng;
-	struct qlink hash;		/* eng->qpn_hash[qpn % QPN_HASH] */
 	struct qlink all;		/* eng->all */
 	struct qlink kick;		/* eng->kicks: control path kicked */
 	struct qlink ack;		/* eng->acks: an ACK is queued */
@@ -186,8 +185,6 @@ struct eqp {
 	uint32_t atomic_next;
 };
 
-#define QPN_HASH	1024u
-
 struct engine {
 	struct sim_dev *dev;
 	struct db_queue dbq;
@@ -198,7 +195,6 @@ struct engine {
 	atomic_bool kick_pending;
 	_Atomic uint64_t last_poll_ns;	/* the last POLL doorbell */
 	atomic_bool dev_set;		/* dev is known (before the start) */
-	struct qlist qpn_hash[QPN_HASH];
 	struct qlist all;
 	struct qlist kicks;
 	struct qlist acks;

@@ -170,14 +170,12 @@ static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
 		      PVRDMA_WC_GRH);
 }
 
+/* The device's QP table is indexed by the on-wire number. */
 static struct eqp *eqp_by_qpn(struct engine *eng, uint32_t qpn)
 {
-	struct qlink *l;
+	struct sim_qp *qp = sim_table_get(&eng->dev->qps, qpn);
 
-	for (l = eng->qpn_hash[qpn % QPN_HASH].first; l; l = l->next)
-		if (eqp_of(l, hash)->qp->qpn == qpn)
-			return eqp_of(l, hash);
-	return NULL;
+	return qp ? qp->engine : NULL;
 }
 
 /* One packet arrived at the adapter's port (dev->lock held): the

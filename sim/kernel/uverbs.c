@@ -44,7 +44,7 @@ static const struct uverbs_method legacy_methods[] = {
 		LEGACY(uverbs_alloc_pd, struct ib_uverbs_alloc_pd,
 		       sizeof(struct ib_uverbs_alloc_pd_resp), true),
 	[IB_USER_VERBS_CMD_DEALLOC_PD] =
-		LEGACY_NORESP(uverbs_dealloc_pd, struct ib_uverbs_dealloc_pd,
+		LEGACY_NORESP(uverbs_uobj_cmd, struct ib_uverbs_dealloc_pd,
 			      false),
 	[IB_USER_VERBS_CMD_DESTROY_AH] =
 		LEGACY_NORESP(uverbs_destroy_ah, struct ib_uverbs_destroy_ah,
@@ -53,7 +53,7 @@ static const struct uverbs_method legacy_methods[] = {
 		LEGACY(uverbs_reg_mr, struct ib_uverbs_reg_mr,
 		       sizeof(struct ib_uverbs_reg_mr_resp), true),
 	[IB_USER_VERBS_CMD_DEREG_MR] =
-		LEGACY_NORESP(uverbs_dereg_mr, struct ib_uverbs_dereg_mr,
+		LEGACY_NORESP(uverbs_uobj_cmd, struct ib_uverbs_dereg_mr,
 			      false),
 	[IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL] =
 		LEGACY(uverbs_create_comp_channel,
@@ -64,7 +64,7 @@ static const struct uverbs_method legacy_methods[] = {
 		LEGACY(uverbs_create_cq, struct ib_uverbs_create_cq,
 		       sizeof(struct ib_uverbs_create_cq_resp), true),
 	[IB_USER_VERBS_CMD_DESTROY_CQ] =
-		LEGACY(uverbs_destroy_cq, struct ib_uverbs_destroy_cq,
+		LEGACY(uverbs_uobj_cmd, struct ib_uverbs_destroy_cq,
 		       sizeof(struct ib_uverbs_destroy_cq_resp), false),
 	[IB_USER_VERBS_CMD_POLL_CQ] =
 		LEGACY(uverbs_poll_cq, struct ib_uverbs_poll_cq,
@@ -76,13 +76,13 @@ static const struct uverbs_method legacy_methods[] = {
 		LEGACY(uverbs_create_qp, struct ib_uverbs_create_qp,
 		       sizeof(struct ib_uverbs_create_qp_resp), true),
 	[IB_USER_VERBS_CMD_QUERY_QP] =
-		LEGACY(uverbs_query_qp, struct ib_uverbs_query_qp,
+		LEGACY(uverbs_uobj_cmd, struct ib_uverbs_query_qp,
 		       sizeof(struct ib_uverbs_query_qp_resp), true),
 	[IB_USER_VERBS_CMD_MODIFY_QP] =
 		LEGACY_NORESP(uverbs_modify_qp, struct ib_uverbs_modify_qp,
 			      true),
 	[IB_USER_VERBS_CMD_DESTROY_QP] =
-		LEGACY(uverbs_destroy_qp, struct ib_uverbs_destroy_qp,
+		LEGACY(uverbs_uobj_cmd, struct ib_uverbs_destroy_qp,
 		       sizeof(struct ib_uverbs_destroy_qp_resp), false),
 	[IB_USER_VERBS_CMD_CREATE_SRQ] =
 		LEGACY(uverbs_create_srq, struct ib_uverbs_create_srq,
@@ -91,10 +91,10 @@ static const struct uverbs_method legacy_methods[] = {
 		LEGACY_NORESP(uverbs_modify_srq, struct ib_uverbs_modify_srq,
 			      true),
 	[IB_USER_VERBS_CMD_QUERY_SRQ] =
-		LEGACY(uverbs_query_srq, struct ib_uverbs_query_srq,
+		LEGACY(uverbs_uobj_cmd, struct ib_uverbs_query_srq,
 		       sizeof(struct ib_uverbs_query_srq_resp), false),
 	[IB_USER_VERBS_CMD_DESTROY_SRQ] =
-		LEGACY(uverbs_destroy_srq, struct ib_uverbs_destroy_srq,
+		LEGACY(uverbs_uobj_cmd, struct ib_uverbs_destroy_srq,
 		       sizeof(struct ib_uverbs_destroy_srq_resp), false),
 };
 
@@ -522,25 +522,7 @@ static void uverbs_cleanup(struct sim_file *f)
 
 			if (f->uobjs[i].type != order[k])
 				continue;
-			switch (order[k]) {
-			case UOBJ_QP:
-				uverbs_qp_free(f, obj);
-				break;
-			case UOBJ_SRQ:
-				uverbs_srq_free(f, obj);
-				break;
-			case UOBJ_CQ:
-				uverbs_cq_free(f, obj);
-				break;
-			case UOBJ_MR:
-				uverbs_mr_free(f, obj);
-				break;
-			case UOBJ_PD:
-				uverbs_pd_free(f, obj);
-				break;
-			default:
-				break;
-			}
+			uobj_classes[order[k]].free(f, obj);
 			uobj_del(f, i);
 		}
 	}

@@ -140,8 +140,10 @@ int uverbs_ex_create_cq(struct uverbs_call *c)
 			 cmd.comp_channel, cmd.flags, &resp);
 }
 
-void uverbs_cq_free(struct sim_file *f, struct sim_cq *cq)
+void uverbs_cq_free(struct sim_file *f, void *obj)
 {
+	struct sim_cq *cq = obj;
+
 	sim_device->cq_destroy(cq);
 	sim_table_del(&f->dev->cqs, cq->cqn);
 	if (cq->channel)
@@ -150,23 +152,14 @@ void uverbs_cq_free(struct sim_file *f, struct sim_cq *cq)
 	free(cq);
 }
 
-int uverbs_destroy_cq(struct uverbs_call *c)
+/* DESTROY_CQ's response: the events the application got. Events still
+ * unread are dropped with the CQ; the counts say how many the application
+ * did get, which libibverbs waits to ack. */
+void uverbs_cq_report(struct sim_file *f, void *obj, void *response)
 {
-	struct ib_uverbs_destroy_cq cmd;
-	struct ib_uverbs_destroy_cq_resp resp = { 0 };
-	struct sim_cq *cq;
-	int ret;
+	struct ib_uverbs_destroy_cq_resp *resp = response;
+	struct sim_cq *cq = obj;
 
-	ret = uverbs_request(c, &cmd, sizeof(cmd));
-	if (ret)
-		return ret;
-	cq = uobj_get(c->f, UOBJ_CQ, cmd.cq_handle);
-	if (!cq)
-		return ENOENT;
-	if (cq->refs)
-		return EBUSY;
-	/* Events still unread are dropped with the CQ; the counts say how
-	 * many the application did get, which libibverbs waits to ack. */
 	if (cq->channel) {
 		struct uverbs_channel *chan = (struct uverbs_channel *)
 			((char *)cq->channel -
@@ -176,12 +169,9 @@ int uverbs_destroy_cq(struct uverbs_call *c)
 			sim_event_comp_reclaim(chan, cq->user_handle);
 	}
 	cq->async_events_reported -=
-		sim_event_async_reclaim(c->f, cq->user_handle);
-	resp.comp_events_reported = cq->comp_events_reported;
-	resp.async_events_reported = cq->async_events_reported;
-	uobj_del(c->f, cq->handle);
-	uverbs_cq_free(c->f, cq);
-	return uverbs_response(c, &resp, sizeof(resp));
+		sim_event_async_reclaim(f, cq->user_handle);
+	resp->comp_events_reported = cq->comp_events_reported;
+	resp->async_events_reported = cq->async_events_reported;
 }
 
 /*

@@ -173,29 +173,12 @@ err_free:
 	return ret;
 }
 
-void uverbs_pd_free(struct sim_file *f, struct sim_pd *pd)
+void uverbs_pd_free(struct sim_file *f, void *obj)
 {
+	struct sim_pd *pd = obj;
+
 	sim_table_del(&f->dev->pds, pd->pdn);
 	free(pd);
-}
-
-int uverbs_dealloc_pd(struct uverbs_call *c)
-{
-	struct ib_uverbs_dealloc_pd cmd;
-	struct sim_pd *pd;
-	int ret;
-
-	ret = uverbs_request(c, &cmd, sizeof(cmd));
-	if (ret)
-		return ret;
-	pd = uobj_get(c->f, UOBJ_PD, cmd.pd_handle);
-	if (!pd)
-		return ENOENT;
-	if (pd->refs)
-		return EBUSY;
-	uobj_del(c->f, pd->handle);
-	uverbs_pd_free(c->f, pd);
-	return 0;
 }
 
 #define SIM_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
@@ -288,29 +271,14 @@ err_free:
 	return ret;
 }
 
-void uverbs_mr_free(struct sim_file *f, struct sim_mr *mr)
+void uverbs_mr_free(struct sim_file *f, void *obj)
 {
+	struct sim_mr *mr = obj;
+
 	sim_table_del(&f->dev->mrs, mr->lkey);
 	mr->pd->refs--;
 	sim_mr_pin_release(mr);
 	free(mr);
-}
-
-int uverbs_dereg_mr(struct uverbs_call *c)
-{
-	struct ib_uverbs_dereg_mr cmd;
-	struct sim_mr *mr;
-	int ret;
-
-	ret = uverbs_request(c, &cmd, sizeof(cmd));
-	if (ret)
-		return ret;
-	mr = uobj_get(c->f, UOBJ_MR, cmd.mr_handle);
-	if (!mr)
-		return ENOENT;
-	uobj_del(c->f, mr->handle);
-	uverbs_mr_free(c->f, mr);
-	return 0;
 }
 
 /*

@@ -128,33 +128,56 @@ int uverbs_query_device(struct uverbs_call *c);
 int uverbs_ex_query_device(struct uverbs_call *c);
 int uverbs_query_port(struct uverbs_call *c);
 int uverbs_alloc_pd(struct uverbs_call *c);
-int uverbs_dealloc_pd(struct uverbs_call *c);
 int uverbs_reg_mr(struct uverbs_call *c);
-int uverbs_dereg_mr(struct uverbs_call *c);
 int uverbs_create_comp_channel(struct uverbs_call *c);
 int uverbs_destroy_ah(struct uverbs_call *c);
 int uverbs_create_cq(struct uverbs_call *c);
 int uverbs_ex_create_cq(struct uverbs_call *c);
-int uverbs_destroy_cq(struct uverbs_call *c);
 int uverbs_poll_cq(struct uverbs_call *c);
 int uverbs_req_notify_cq(struct uverbs_call *c);
 int uverbs_create_qp(struct uverbs_call *c);
 int uverbs_ex_create_qp(struct uverbs_call *c);
 int uverbs_modify_qp(struct uverbs_call *c);
 int uverbs_ex_modify_qp(struct uverbs_call *c);
-int uverbs_query_qp(struct uverbs_call *c);
-int uverbs_destroy_qp(struct uverbs_call *c);
 int uverbs_create_srq(struct uverbs_call *c);
 int uverbs_modify_srq(struct uverbs_call *c);
-int uverbs_query_srq(struct uverbs_call *c);
-int uverbs_destroy_srq(struct uverbs_call *c);
 
-/* Teardown used by close (dev->lock held). */
-void uverbs_qp_free(struct sim_file *f, struct sim_qp *qp);
-void uverbs_srq_free(struct sim_file *f, struct sim_srq *srq);
-void uverbs_cq_free(struct sim_file *f, struct sim_cq *cq);
-void uverbs_mr_free(struct sim_file *f, struct sim_mr *mr);
-void uverbs_pd_free(struct sim_file *f, struct sim_pd *pd);
+/*
+ * uobj.c: what the generic paths need of each object type, and the one
+ * destroy path and one query path of every command that names an object
+ * by its handle (DEALLOC_PD, DEREG_MR, DESTROY_CQ/QP/SRQ; QUERY_QP/SRQ):
+ * the command table says which handle of the request names which type
+ * and what the command does to it, the type's class says whether it is
+ * busy, what the responses report and how it is freed. Close frees with
+ * the same.
+ */
+struct uobj_class {
+	/* Users keep it from being destroyed (EBUSY); NULL: never. */
+	bool (*busy)(const void *obj);
+	/* Fills the destroy response; NULL: the command has none. */
+	void (*report)(struct sim_file *f, void *obj, void *resp);
+	/* Frees it (dev->lock held). */
+	void (*free)(struct sim_file *f, void *obj);
+	/* Fills the query response (zeroed); NULL: no query command. */
+	void (*query)(const void *obj, void *resp);
+};
+
+extern const struct uobj_class uobj_classes[];	/* by enum uobj_type */
+
+/* The handler of every command of uobj.c's table. */
+int uverbs_uobj_cmd(struct uverbs_call *c);
+
+/* The classes' operations, by file. */
+void uverbs_pd_free(struct sim_file *f, void *pd);
+void uverbs_mr_free(struct sim_file *f, void *mr);
+void uverbs_cq_free(struct sim_file *f, void *cq);
+void uverbs_cq_report(struct sim_file *f, void *cq, void *resp);
+void uverbs_qp_free(struct sim_file *f, void *qp);
+void uverbs_qp_report(struct sim_file *f, void *qp, void *resp);
+void uverbs_qp_query(const void *qp, void *resp);
+void uverbs_srq_free(struct sim_file *f, void *srq);
+void uverbs_srq_report(struct sim_file *f, void *srq, void *resp);
+void uverbs_srq_query(const void *srq, void *resp);
 
 static inline uint32_t sim_roundup_pow2(uint32_t v)
 {

@@ -540,60 +540,52 @@ int uverbs_ex_modify_qp(struct uverbs_call *c)
 	return uverbs_response(c, &resp, sizeof(resp));
 }
 
-int uverbs_query_qp(struct uverbs_call *c)
+/* QUERY_QP's response (zeroed by the caller). */
+void uverbs_qp_query(const void *obj, void *response)
 {
-	struct ib_uverbs_query_qp cmd;
-	struct ib_uverbs_query_qp_resp resp;
+	struct ib_uverbs_query_qp_resp *r = response;
+	const struct sim_qp *qp = obj;
 	const struct sim_qp_attr *a;
-	struct sim_qp *qp;
-	int ret;
 
-	ret = uverbs_request(c, &cmd, sizeof(cmd));
-	if (ret)
-		return ret;
-	qp = uobj_get(c->f, UOBJ_QP, cmd.qp_handle);
-	if (!qp)
-		return EINVAL;
-	memset(&resp, 0, sizeof(resp));
 	a = &qp->attr;
-	resp.qp_state = a->state;
-	resp.cur_qp_state = a->state;
+	r->qp_state = a->state;
+	r->cur_qp_state = a->state;
 	/* pvrdma_query_qp answers a QP in RESET without asking the device:
 	 * everything but the state reads zero. It never reports
 	 * sq_sig_all. */
 	if (a->state != IBV_QPS_RESET) {
-		ah_to_dest(&a->ah_attr, &resp.dest);
-		ah_to_dest(&a->alt_ah_attr, &resp.alt_dest);
-		resp.max_send_wr = qp->cap.max_send_wr;
-		resp.max_recv_wr = qp->cap.max_recv_wr;
-		resp.max_send_sge = qp->cap.max_send_sge;
-		resp.max_recv_sge = qp->cap.max_recv_sge;
-		resp.max_inline_data = qp->cap.max_inline_data;
-		resp.qkey = a->qkey;
-		resp.rq_psn = a->rq_psn;
-		resp.sq_psn = a->sq_psn;
-		resp.dest_qp_num = a->dest_qp_num;
-		resp.qp_access_flags = (uint32_t)a->qp_access_flags;
-		resp.pkey_index = a->pkey_index;
-		resp.alt_pkey_index = a->alt_pkey_index;
-		resp.path_mtu = a->path_mtu;
-		resp.path_mig_state = a->path_mig_state;
-		resp.sq_draining = a->sq_draining;
-		resp.max_rd_atomic = a->max_rd_atomic;
-		resp.max_dest_rd_atomic = a->max_dest_rd_atomic;
-		resp.min_rnr_timer = a->min_rnr_timer;
-		resp.port_num = a->port_num;
-		resp.timeout = a->timeout;
-		resp.retry_cnt = a->retry_cnt;
-		resp.rnr_retry = a->rnr_retry;
-		resp.alt_port_num = a->alt_port_num;
-		resp.alt_timeout = a->alt_timeout;
+		ah_to_dest(&a->ah_attr, &r->dest);
+		ah_to_dest(&a->alt_ah_attr, &r->alt_dest);
+		r->max_send_wr = qp->cap.max_send_wr;
+		r->max_recv_wr = qp->cap.max_recv_wr;
+		r->max_send_sge = qp->cap.max_send_sge;
+		r->max_recv_sge = qp->cap.max_recv_sge;
+		r->max_inline_data = qp->cap.max_inline_data;
+		r->qkey = a->qkey;
+		r->rq_psn = a->rq_psn;
+		r->sq_psn = a->sq_psn;
+		r->dest_qp_num = a->dest_qp_num;
+		r->qp_access_flags = (uint32_t)a->qp_access_flags;
+		r->pkey_index = a->pkey_index;
+		r->alt_pkey_index = a->alt_pkey_index;
+		r->path_mtu = a->path_mtu;
+		r->path_mig_state = a->path_mig_state;
+		r->sq_draining = a->sq_draining;
+		r->max_rd_atomic = a->max_rd_atomic;
+		r->max_dest_rd_atomic = a->max_dest_rd_atomic;
+		r->min_rnr_timer = a->min_rnr_timer;
+		r->port_num = a->port_num;
+		r->timeout = a->timeout;
+		r->retry_cnt = a->retry_cnt;
+		r->rnr_retry = a->rnr_retry;
+		r->alt_port_num = a->alt_port_num;
+		r->alt_timeout = a->alt_timeout;
 	}
-	return uverbs_response(c, &resp, sizeof(resp));
 }
 
-void uverbs_qp_free(struct sim_file *f, struct sim_qp *qp)
+void uverbs_qp_free(struct sim_file *f, void *obj)
 {
+	struct sim_qp *qp = obj;
 	struct sim_dev *dev = f->dev;
 
 	sim_device->qp_destroy(qp);
@@ -611,23 +603,13 @@ void uverbs_qp_free(struct sim_file *f, struct sim_qp *qp)
 	free(qp);
 }
 
-int uverbs_destroy_qp(struct uverbs_call *c)
+/* DESTROY_QP's response: the async events the application got. */
+void uverbs_qp_report(struct sim_file *f, void *obj, void *response)
 {
-	struct ib_uverbs_destroy_qp cmd;
-	struct ib_uverbs_destroy_qp_resp resp = { 0 };
-	struct sim_qp *qp;
-	int ret;
+	struct ib_uverbs_destroy_qp_resp *resp = response;
+	struct sim_qp *qp = obj;
 
-	ret = uverbs_request(c, &cmd, sizeof(cmd));
-	if (ret)
-		return ret;
-	qp = uobj_get(c->f, UOBJ_QP, cmd.qp_handle);
-	if (!qp)
-		return ENOENT;
 	qp->async_events_reported -=
-		sim_event_async_reclaim(c->f, qp->user_handle);
-	resp.events_reported = qp->async_events_reported;
-	uobj_del(c->f, qp->handle);
-	uverbs_qp_free(c->f, qp);
-	return uverbs_response(c, &resp, sizeof(resp));
+		sim_event_async_reclaim(f, qp->user_handle);
+	resp->events_reported = qp->async_events_reported;
 }

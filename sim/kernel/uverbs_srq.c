@@ -134,52 +134,34 @@ int uverbs_modify_srq(struct uverbs_call *c)
 	return 0;
 }
 
-int uverbs_query_srq(struct uverbs_call *c)
+/* QUERY_SRQ's response (zeroed by the caller). */
+void uverbs_srq_query(const void *obj, void *response)
 {
-	struct ib_uverbs_query_srq cmd;
-	struct ib_uverbs_query_srq_resp resp = { 0 };
-	struct sim_srq *srq;
-	int ret;
+	struct ib_uverbs_query_srq_resp *resp = response;
+	const struct sim_srq *srq = obj;
 
-	ret = uverbs_request(c, &cmd, sizeof(cmd));
-	if (ret)
-		return ret;
-	srq = uobj_get(c->f, UOBJ_SRQ, cmd.srq_handle);
-	if (!srq)
-		return EINVAL;
-	resp.max_wr = srq->max_wr;
-	resp.max_sge = srq->max_sge;
-	resp.srq_limit = srq->limit;
-	return uverbs_response(c, &resp, sizeof(resp));
+	resp->max_wr = srq->max_wr;
+	resp->max_sge = srq->max_sge;
+	resp->srq_limit = srq->limit;
 }
 
-void uverbs_srq_free(struct sim_file *f, struct sim_srq *srq)
+void uverbs_srq_free(struct sim_file *f, void *obj)
 {
+	struct sim_srq *srq = obj;
+
 	sim_table_del(&f->dev->srqs, srq->srqn);
 	srq->pd->refs--;
 	sim_unpin(&srq->ring_pin);
 	free(srq);
 }
 
-int uverbs_destroy_srq(struct uverbs_call *c)
+/* DESTROY_SRQ's response: the async events the application got. */
+void uverbs_srq_report(struct sim_file *f, void *obj, void *response)
 {
-	struct ib_uverbs_destroy_srq cmd;
-	struct ib_uverbs_destroy_srq_resp resp = { 0 };
-	struct sim_srq *srq;
-	int ret;
+	struct ib_uverbs_destroy_srq_resp *resp = response;
+	struct sim_srq *srq = obj;
 
-	ret = uverbs_request(c, &cmd, sizeof(cmd));
-	if (ret)
-		return ret;
-	srq = uobj_get(c->f, UOBJ_SRQ, cmd.srq_handle);
-	if (!srq)
-		return ENOENT;
-	if (srq->refs)
-		return EBUSY;
 	srq->async_events_reported -=
-		sim_event_async_reclaim(c->f, srq->user_handle);
-	resp.events_reported = srq->async_events_reported;
-	uobj_del(c->f, srq->handle);
-	uverbs_srq_free(c->f, srq);
-	return uverbs_response(c, &resp, sizeof(resp));
+		sim_event_async_reclaim(f, srq->user_handle);
+	resp->events_reported = srq->async_events_reported;
 }

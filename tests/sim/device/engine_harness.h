@@ -174,6 +174,7 @@ static inline void h_qp_init(struct harness *h, struct h_qp *q,
 	harness_table_add(&h->dev->qp_by_qp_handle, qp, &handle);
 	qp->qp_handle = handle;
 	qp->qpn = handle + 0x100;	/* the wire number differs */
+	sim_table_put(&h->dev->qps, qp->qpn, qp);	/* by it */
 	qp->attr.state = IBV_QPS_RESET;
 	assert_int_equal(engine_qp_create(qp), 0);
 }
@@ -231,6 +232,7 @@ static inline void harness_fini(struct harness *h)
 		engine_qp_destroy(&q[i]->qp);
 		engine_cq_destroy(&q[i]->cq.cq);
 		sim_table_del(&h->dev->qp_by_qp_handle, q[i]->qp.qp_handle);
+		sim_table_del(&h->dev->qps, q[i]->qp.qpn);
 		sim_table_del(&h->dev->cqs, q[i]->cq.cq.cqn);
 		free(q[i]->sq_elems);
 		free(q[i]->rq_elems);
