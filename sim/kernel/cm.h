@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pvrdma-sim: the RDMA connection manager, as Linux's rdma_ucm + rdma_cm +
- * ib_cm give it to librdmacm. The contract between its three parts:
+ * ib_cm give it to librdmacm. The contract between its parts:
  *
  *   ucma.c      the /dev/infiniband/rdma_cm file: command decoding, ids
  *               by number, event queues, blocking and non-blocking reads
+ *   ucma_addr.c the file's address commands: bind, resolve, query, options
  *   cm.c        the CM protocol between processes (REQ/REP/RTU, REJ,
  *               DREQ/DREP, SIDR REQ/REP) and each id's connection state
  *   cm_addr.c   addresses: which adapter owns an address, who on the
@@ -190,6 +191,19 @@ struct ucma_event *ucma_event_queue(struct cm_id *id, uint32_t event,
 struct cm_id *ucma_child_alloc(struct cm_id *listener);
 /* Drops id's queued events (cm_lock held). */
 void ucma_event_drop_id(struct cm_id *id);
+
+/* ---- ucma_addr.c: the address commands (cm_lock held) ---- */
+int ucma_bind_id(struct cm_id *id, const struct sockaddr *sa);
+int ucma_resolve_addr(struct cm_id *id, const struct sockaddr *src,
+		      const struct sockaddr *dst);
+/* Whether another id is bound to sa's address and port. */
+bool ucma_port_in_use(const struct cm_id *self, const struct sockaddr *sa);
+int ucma_resolve_route(struct cm_id *id);
+int ucma_query_route(struct cm_id *id, uint64_t response, uint16_t out);
+int ucma_query_addr(struct cm_id *id, uint64_t response, uint16_t out);
+int ucma_query_gid(struct cm_id *id, uint64_t response, uint16_t out);
+int ucma_query_path(struct cm_id *id, uint64_t response, uint16_t out);
+int ucma_set_option(struct cm_id *id, const struct rdma_ucm_set_option *c);
 
 /* ---- cm.c: the protocol (cm_lock held unless noted) ---- */
 /* Starts the agent of this process: listening sockets, thread. */
