@@ -75,6 +75,7 @@ struct sim_config {
 	enum ibv_mtu mtu;		/* active MTU of the port */
 	uint8_t mac[6];			/* unique per adapter on a host */
 	uint32_t ipv4;			/* network order; 0 = none */
+	char netdev[16];		/* interface holding ipv4: "lo" */
 };
 
 /* Global configuration of the sim in this process. */
@@ -82,6 +83,7 @@ struct sim_global {
 	unsigned int num_adapters;
 	struct sim_config adapter[SIM_MAX_ADAPTERS];
 	char rundir[256];		/* sockets of the fabric, sysfs tree */
+	uint16_t tcp_port;		/* --tcp-port, fabric/tcp.c */
 	char sysfs_root[256];		/* what SYSFS_PATH points at */
 	bool stats_at_exit;		/* --stats */
 	char stats_file[256];		/* --stats-file, "" = stderr */

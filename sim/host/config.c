@@ -261,7 +261,23 @@ int sim_config_load(void)
 	v = getenv(SIM_ENV_IPV4);
 	if (v && sim_opt_ipv4(v, &ipv4, &ipv4_auto))
 		return bad_env(SIM_ENV_IPV4, v,
-			       "expected auto, off or an address in 127.0.0.0/8");
+			       "expected auto, off or a unicast address");
+	v = getenv(SIM_ENV_NETDEV);
+	if (v && *v) {
+		ret = sim_netdev_ipv4(v, &ipv4, NULL);
+		if (ret)
+			return bad_env(SIM_ENV_NETDEV, v, strerror(ret));
+		ipv4_auto = false;
+	}
+	g->tcp_port = SIM_TCP_PORT_DEFAULT;
+	v = getenv(SIM_ENV_TCP_PORT);
+	if (v) {
+		unsigned int port;
+
+		if (sim_opt_tcp_port(v, &port))
+			return bad_env(SIM_ENV_TCP_PORT, v, "expected 1..65535");
+		g->tcp_port = (uint16_t)port;
+	}
 
 	ret = default_rundir(g->rundir, sizeof(g->rundir));
 	if (ret) {
@@ -306,6 +322,11 @@ int sim_config_load(void)
 			c->ipv4 = sim_ipv4_from_mac(c->mac);
 		else if (ipv4 && (ntohl(ipv4) & 0xffffff) + i < 0xffffff)
 			c->ipv4 = htonl(ntohl(ipv4) + i);
+		/* The netdev of an address outside 127/8 is the interface
+		 * that has it (none: the adapter cannot listen there). */
+		snprintf(c->netdev, sizeof(c->netdev), "lo");
+		if (c->ipv4 && ntohl(c->ipv4) >> 24 != 127)
+			sim_netdev_ipv4(NULL, &c->ipv4, c->netdev);
 	}
 
 	for (i = 0; i < SIM_MAX_ADAPTERS; i++) {

@@ -11,9 +11,10 @@
  * kernel fails reading them with EINVAL, and interpose.c turns the ENOENT
  * of an open under gid_attrs/ into that EINVAL.
  *
- * The ports' IP interface is the host's loopback "lo" (every simulated
- * address is in 127/8): gid_attrs/ndevs names it and the PCI function
- * has it under net/, as a NIC's driver shows its netdev. The rdma_cm
+ * The ports' IP interface is the host's loopback "lo" for an address in
+ * 127/8, else the host's interface that holds the address (--ipv4 or
+ * --netdev): gid_attrs/ndevs names it and the PCI function has it under
+ * net/, as a NIC's driver shows its netdev. The rdma_cm
  * character device (ucma.c) has its class/misc entry and ABI version.
  */
 #include <dirent.h>
@@ -165,22 +166,49 @@ static int write_pci(const char *root, const struct sim_dev *dev, char *pci,
 	return ret;
 }
 
-/* device/net/lo: the netdev the port's addresses belong to. */
-static int write_netdev(const char *pci)
+/* The host's own value of a netdev attribute, or dflt. */
+static void host_netdev_attr(const char *netdev, const char *name,
+			     const char *dflt, char *buf, size_t len)
 {
-	char net[PATH_MAX];
+	char path[128];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", netdev, name);
+	f = fopen(path, "re");
+	if (f) {
+		n = fread(buf, 1, len - 1, f);
+		fclose(f);
+	}
+	if (!n)
+		n = (size_t)snprintf(buf, len, "%s\n", dflt);
+	buf[n < len ? n : len - 1] = 0;
+}
+
+/* device/net/<netdev>: the netdev the port's addresses belong to. */
+static int write_netdev(const char *pci, const char *netdev)
+{
+	char net[PATH_MAX], ifindex[24], type[24], address[64], mtu[24];
+	bool lo = !strcmp(netdev, "lo");
 	int ret, n;
 
-	n = snprintf(net, sizeof(net), "%s/net/lo", pci);
+	n = snprintf(net, sizeof(net), "%s/net/%s", pci, netdev);
 	if (n < 0 || (size_t)n >= sizeof(net))
 		return -ENAMETOOLONG;
+	host_netdev_attr(netdev, "ifindex", "1", ifindex, sizeof(ifindex));
+	/* ARPHRD_LOOPBACK, ARPHRD_ETHER */
+	host_netdev_attr(netdev, "type", lo ? "772" : "1", type, sizeof(type));
+	host_netdev_attr(netdev, "address", "00:00:00:00:00:00", address,
+			 sizeof(address));
+	host_netdev_attr(netdev, "mtu", lo ? "65536" : "1500", mtu,
+			 sizeof(mtu));
 	ret = mkdirf("%s/net", pci);
 	ret = ret ?: mkdirf("%s", net);
-	ret = ret ?: attr(net, "ifindex", "1\n");
-	ret = ret ?: attr(net, "iflink", "1\n");
-	ret = ret ?: attr(net, "type", "772\n");	/* ARPHRD_LOOPBACK */
-	ret = ret ?: attr(net, "address", "00:00:00:00:00:00\n");
-	ret = ret ?: attr(net, "mtu", "65536\n");
+	ret = ret ?: attr(net, "ifindex", "%s", ifindex);
+	ret = ret ?: attr(net, "iflink", "%s", ifindex);
+	ret = ret ?: attr(net, "type", "%s", type);
+	ret = ret ?: attr(net, "address", "%s", address);
+	ret = ret ?: attr(net, "mtu", "%s", mtu);
 	ret = ret ?: attr(net, "operstate", "unknown\n");
 	ret = ret ?: attr(net, "carrier", "1\n");
 	ret = ret ?: attr(net, "dev_id", "0x0\n");
@@ -239,13 +267,15 @@ static int write_port(const char *ibdir, const struct sim_dev *dev)
 		snprintf(dir, sizeof(dir), "%s/gid_attrs/types", port);
 		ret = attr(dir, name, "%s\n", gid_type_name(dev->gid_type[i]));
 		/*
-		 * The simulated fabric runs over the host's loopback, and the
+		 * On one host the fabric runs over loopback, and the
 		 * per-process IPv4 address is a loopback one: "lo" is the
-		 * netdev the GIDs belong to, and one every process can
-		 * resolve to an ifindex.
+		 * netdev its GIDs belong to, one every process can resolve
+		 * to an ifindex. An address of a real interface is that
+		 * interface's.
 		 */
 		snprintf(dir, sizeof(dir), "%s/gid_attrs/ndevs", port);
-		ret = ret ?: attr(dir, name, "lo\n");
+		ret = ret ?: attr(dir, name, "%s\n",
+				  dev->cfg.netdev[0] ? dev->cfg.netdev : "lo");
 	}
 
 	/* The default P_Key in slot 0, the rest of the table empty. */
@@ -268,7 +298,8 @@ static int write_adapter(const char *root, const struct sim_dev *dev)
 	int ret;
 
 	ret = write_pci(root, dev, pci, sizeof(pci));
-	ret = ret ?: write_netdev(pci);
+	ret = ret ?: write_netdev(pci, dev->cfg.netdev[0] ? dev->cfg.netdev :
+							  "lo");
 	if (ret)
 		return ret;
 

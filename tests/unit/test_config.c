@@ -24,7 +24,8 @@ static char rundir[64];
 static const char *const all_env[] = {
 	SIM_ENV_ADAPTERS, SIM_ENV_HW_VERSION, SIM_ENV_ROCE, SIM_ENV_NAMESPACES,
 	SIM_ENV_MAX_UD_QPS, SIM_ENV_MTU, SIM_ENV_MAC, SIM_ENV_IPV4,
-	SIM_ENV_STATS, SIM_ENV_STATS_FILE, SIM_ENV_PROVIDER,
+	SIM_ENV_STATS, SIM_ENV_STATS_FILE, SIM_ENV_PROVIDER, SIM_ENV_NETDEV,
+	SIM_ENV_TCP_PORT,
 };
 
 static int clean_env(void **state)
@@ -190,7 +191,12 @@ static void test_bad_values(void **state)
 	expect_bad(SIM_ENV_MAC, "00-50-56-aa-bb-cc");
 	expect_bad(SIM_ENV_MAC, "01:00:5e:00:00:01");	/* multicast */
 	expect_bad(SIM_ENV_MAC, "00:00:00:00:00:00");
-	expect_bad(SIM_ENV_IPV4, "10.0.0.1");		/* not loopback */
+	expect_bad(SIM_ENV_IPV4, "224.0.0.1");		/* multicast */
+	expect_bad(SIM_ENV_IPV4, "255.255.255.255");
+	expect_bad(SIM_ENV_IPV4, "0.1.2.3");
+	expect_bad(SIM_ENV_NETDEV, "no-such-if0");
+	expect_bad(SIM_ENV_TCP_PORT, "0");
+	expect_bad(SIM_ENV_TCP_PORT, "65536");
 	expect_bad(SIM_ENV_IPV4, "127.0.0.0");
 	expect_bad(SIM_ENV_IPV4, "127.1");
 	expect_bad(SIM_ENV_STATS, "loud");
@@ -216,6 +222,8 @@ static void test_parsers(void **state)
 	assert_int_equal(sim_opt_ipv4("127.1.2.3", &ip, &autoip), 0);
 	assert_false(autoip);
 	assert_int_equal(ntohl(ip), 0x7f010203);
+	assert_int_equal(sim_opt_ipv4("198.51.100.7", &ip, &autoip), 0);
+	assert_int_equal(ntohl(ip), 0xc6336407);
 }
 
 static void test_explicit_mac_counts_up(void **state)
@@ -248,6 +256,17 @@ static void test_ipv4_choices(void **state)
 	assert_int_equal(sim_config_load(), 0);
 	assert_int_equal(ntohl(sim_devs[0].cfg.ipv4), 0x7f090001);
 	assert_int_equal(ntohl(sim_devs[1].cfg.ipv4), 0x7f090002);
+	assert_string_equal(sim_devs[1].cfg.netdev, "lo");
+	assert_int_equal(sim_global.tcp_port, SIM_TCP_PORT_DEFAULT);
+
+	/* the loopback interface's address, and it is on "lo" */
+	unsetenv(SIM_ENV_IPV4);
+	setenv(SIM_ENV_NETDEV, "lo", 1);
+	setenv(SIM_ENV_TCP_PORT, "5000", 1);
+	assert_int_equal(sim_config_load(), 0);
+	assert_int_equal(ntohl(sim_devs[0].cfg.ipv4), 0x7f000001);
+	assert_string_equal(sim_devs[0].cfg.netdev, "lo");
+	assert_int_equal(sim_global.tcp_port, 5000);
 }
 
 static void test_other_values(void **state)
