@@ -647,10 +647,21 @@ static uint64_t ack_timeout_ns(const struct sim_qp *qp)
 	return ns;
 }
 
+/*
+ * A timer armed on an application thread (a doorbell's send) may be due
+ * before the device thread's sleep ends, or the thread sleeps with none:
+ * a kick makes it recompute its sleep (it re-checks kicks after announcing
+ * it), or a request lost where no packet wakes anyone never times out.
+ */
 static void engine_deadline(struct engine *eng, uint64_t when)
 {
-	if (!eng->next_deadline || when < eng->next_deadline)
-		eng->next_deadline = when;
+	if (eng->next_deadline && when >= eng->next_deadline)
+		return;
+	eng->next_deadline = when;
+	if (eng->started && !pthread_equal(pthread_self(), eng->thread)) {
+		atomic_store(&eng->kick_pending, true);
+		fabric_wake(eng->port);
+	}
 }
 
 /* The local ACK timer of the oldest unacknowledged request. */
