@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -36,6 +37,9 @@
 /* Packets taken from one socket per poll round, for fairness. */
 #define FAB_BURST		64
 #define FAB_SOCK_BUF		(4 << 20)
+/* A TCP frame up to this long is delivered only once all of it arrived
+ * (tcp.c): a network that stalls inside it never stalls the adapter. */
+#define FAB_TCP_WHOLE		(1u << 20)
 /* Accepted TCP connections that have not said HELLO yet, per port: more
  * are closed at once (a flood must not take the sim's descriptors). */
 #define FAB_TCP_UNVERIFIED	64
@@ -63,6 +67,7 @@ struct fab_link {
 					 * connected, or the peer's HELLO
 					 * named the address it came from */
 	bool exposed;			/* the engine may hold a pointer */
+	bool lowat;			/* SO_RCVLOWAT raised for a frame */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct fab_out *out_head, *out_tail;
 	struct fab_link *next;		/* port's list */
@@ -879,6 +884,37 @@ static void link_hello_rx(struct fab_link *link, struct fab_rx *rx)
 	memcpy(link->path, path, sizeof(path));
 }
 
+/*
+ * Whether the payload of a TCP frame is all in the socket (frames up to
+ * FAB_TCP_WHOLE). If not, the socket's low-water mark is raised to it, so
+ * the device sleeps until it is (or the link breaks) instead of waiting
+ * inside the payload with dev->lock held while the network is down.
+ */
+static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr)
+{
+	int avail = 0, lowat;
+
+	if (!link->tcp || !hdr->len || hdr->len > FAB_TCP_WHOLE) {
+		avail = (int)hdr->len;
+	} else if (ioctl(link->fd, FIONREAD, &avail)) {
+		return true;	/* the read will tell what is wrong */
+	}
+	if ((uint32_t)avail >= hdr->len) {
+		if (link->lowat) {
+			lowat = 1;
+			setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
+				   sizeof(lowat));
+			link->lowat = false;
+		}
+		return true;
+	}
+	lowat = (int)hdr->len;
+	if (!setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
+			sizeof(lowat)))
+		link->lowat = true;
+	return false;
+}
+
 static int link_receive(struct fab_port *port, struct fab_link *link)
 {
 	struct fab_hdr hdr;
@@ -906,7 +942,6 @@ static int link_receive(struct fab_port *port, struct fab_link *link)
 				break;
 		}
 		hdr = link->ahead;
-		link->ahead_len = 0;
 		why = fab_hdr_check(&hdr);
 		if (!why && !link->verified && hdr.type != FAB_HELLO)
 			why = "no HELLO first";
@@ -914,6 +949,9 @@ static int link_receive(struct fab_port *port, struct fab_link *link)
 			link_drop(link, why);	/* not our protocol */
 			break;
 		}
+		if (!frame_arrived(link, &hdr))
+			break;		/* the header waits in link->ahead */
+		link->ahead_len = 0;
 		rx = (struct fab_rx){ .port = port, .link = link,
 				      .left = hdr.len };
 		if (hdr.type == FAB_HELLO) {
