@@ -199,6 +199,8 @@ struct engine {
 	struct qlist acks;
 	struct qlist waiters;		/* QPs waiting for a full link */
 	uint64_t next_deadline;
+	uint64_t sleep_until;		/* when the device thread's coming
+					 * sleep ends; 0 while it works */
 	uint64_t now;
 };
 
@@ -648,17 +650,19 @@ static uint64_t ack_timeout_ns(const struct sim_qp *qp)
 }
 
 /*
- * A timer armed on an application thread (a doorbell's send) may be due
- * before the device thread's sleep ends, or the thread sleeps with none:
- * a kick makes it recompute its sleep (it re-checks kicks after announcing
- * it), or a request lost where no packet wakes anyone never times out.
+ * A timer armed outside the device thread's round (a doorbell's send on
+ * an application thread) may be due before the thread's sleep ends, or
+ * the thread sleeps with no timer at all: a kick makes it recompute its
+ * sleep (it re-checks kicks after announcing it), or a request lost where
+ * no packet wakes anyone would never time out.
  */
 static void engine_deadline(struct engine *eng, uint64_t when)
 {
 	if (eng->next_deadline && when >= eng->next_deadline)
 		return;
 	eng->next_deadline = when;
-	if (eng->started && !pthread_equal(pthread_self(), eng->thread)) {
+	if (eng->started && when < eng->sleep_until) {
+		eng->sleep_until = when;
 		atomic_store(&eng->kick_pending, true);
 		fabric_wake(eng->port);
 	}
@@ -2025,6 +2029,7 @@ static void *engine_main(void *arg)
 		else
 			fabric_wait(eng->port, timeout);
 		pthread_mutex_lock(&dev->lock);
+		eng->sleep_until = 0;
 		if (engine_round(eng, quiet_ns != 0)) {
 			timeout = 0;
 			quiet_ns = 0;
@@ -2041,6 +2046,13 @@ static void *engine_main(void *arg)
 						   (uint64_t)timeout * 1000000ull :
 						   0;
 			}
+			if (quiet_ns)
+				eng->sleep_until = eng->now + quiet_ns;
+			else if (timeout < 0)
+				eng->sleep_until = UINT64_MAX;
+			else if (timeout)
+				eng->sleep_until = eng->now +
+					(uint64_t)timeout * 1000000ull;
 		}
 		dev_unlock(eng, dev);
 	}
