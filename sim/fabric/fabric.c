@@ -63,11 +63,12 @@ struct fab_link {
 	bool dead;
 	bool want_out;			/* EPOLLOUT armed */
 	bool tcp;			/* to another host (tcp.c) */
+	bool outgoing;			/* we connected it */
 	bool verified;			/* frames may reach the engine: we
 					 * connected, or the peer's HELLO
 					 * named the address it came from */
 	bool exposed;			/* the engine may hold a pointer */
-	bool lowat;			/* SO_RCVLOWAT raised for a frame */
+	uint32_t lowat;			/* SO_RCVLOWAT raised for a frame */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct fab_out *out_head, *out_tail;
 	struct fab_link *next;		/* port's list */
@@ -388,6 +389,7 @@ static struct fab_link *link_new(struct fab_port *port, int fd,
 	link->port = port;
 	link->fd = fd;
 	link->tcp = tcp;
+	link->outgoing = path != NULL;
 	/* A Unix socket is this host's: its peers share the run directory. */
 	link->verified = path || !tcp;
 	if (path)
@@ -409,8 +411,10 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 		      const struct fab_hdr *hdr, const struct iovec *iov,
 		      int iovcnt);
 
-/* Tells the accepting port who we are: one link per pair of ports carries
- * both directions (half the sockets for the receive paths to read). */
+/* Tells the accepting port who we are: one Unix link per pair of ports
+ * carries both directions (half the sockets for the receive paths to
+ * read). Between hosts each side sends its requests over the connection it
+ * made (link_by_path), its responses over the one the request came by. */
 static void link_hello(struct fab_port *port, struct fab_link *link)
 {
 	struct fab_hdr h = { .magic = FAB_MAGIC, .type = FAB_HELLO,
@@ -428,13 +432,18 @@ bool fabric_link_alive(const struct fab_link *link)
 	return link && !link->dead;
 }
 
+/* The live link to the port named path. A TCP link is ours only if we
+ * connected it: any process on the peer's host may connect from its
+ * address and name it in a HELLO, and no request of ours goes there. */
 static struct fab_link *link_by_path(struct fab_port *port,
 				     const char *path)
 {
 	struct fab_link *link;
 
 	for (link = port->links; link; link = link->next)
-		if (!link->dead && link->verified && !strcmp(link->path, path))
+		if (!link->dead && link->verified &&
+		    (!link->tcp || link->outgoing) &&
+		    !strcmp(link->path, path))
 			return link;
 	return NULL;
 }
@@ -888,9 +897,12 @@ static void link_hello_rx(struct fab_link *link, struct fab_rx *rx)
  * Whether the payload of a TCP frame is all in the socket (frames up to
  * FAB_TCP_WHOLE). If not, the socket's low-water mark is raised to it, so
  * the device sleeps until it is (or the link breaks) instead of waiting
- * inside the payload with dev->lock held while the network is down.
+ * inside the payload with dev->lock held while the network is down. With
+ * hup (epoll saw the peer close or the link fail), a frame that is not
+ * whole never will be: the link is dead (false, with link->dead).
  */
-static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr)
+static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr,
+			  bool hup)
 {
 	int avail = 0, lowat;
 
@@ -904,18 +916,24 @@ static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr)
 			lowat = 1;
 			setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
 				   sizeof(lowat));
-			link->lowat = false;
+			link->lowat = 0;
 		}
 		return true;
 	}
+	if (hup) {
+		link_kill(link);	/* EOF, reset or error inside it */
+		return false;
+	}
 	lowat = (int)hdr->len;
-	if (!setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
+	if (link->lowat != hdr->len &&
+	    !setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
 			sizeof(lowat)))
-		link->lowat = true;
+		link->lowat = hdr->len;
 	return false;
 }
 
-static int link_receive(struct fab_port *port, struct fab_link *link)
+static int link_receive(struct fab_port *port, struct fab_link *link,
+			bool hup)
 {
 	struct fab_hdr hdr;
 	struct fab_rx rx;
@@ -949,7 +967,7 @@ static int link_receive(struct fab_port *port, struct fab_link *link)
 			link_drop(link, why);	/* not our protocol */
 			break;
 		}
-		if (!frame_arrived(link, &hdr))
+		if (!frame_arrived(link, &hdr, hup))
 			break;		/* the header waits in link->ahead */
 		link->ahead_len = 0;
 		rx = (struct fab_rx){ .port = port, .link = link,
@@ -1105,7 +1123,9 @@ int fabric_deliver(struct fab_port *port)
 				link_flush(link);
 			if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
 				      EPOLLERR))
-				count += link_receive(port, link);
+				count += link_receive(port, link, events &
+						      (EPOLLRDHUP | EPOLLHUP |
+						       EPOLLERR));
 		}
 	}
 	count += inq_deliver(port);
@@ -1123,7 +1143,7 @@ int fabric_rx_poll(struct fab_port *port)
 			continue;
 		if (link->out_head)
 			link_flush(link);
-		count += link_receive(port, link);
+		count += link_receive(port, link, false);
 	}
 	return count;
 }

@@ -25,7 +25,11 @@
  * The connecting side opens with a HELLO naming itself ("tcp:A.B.C.D:PORT",
  * the frame version in its opcode); the accepting side takes nothing else
  * first, and takes the name only if A.B.C.D is the address the connection
- * comes from, so a connection never speaks for another host. Every header
+ * comes from, so a connection never speaks for another host. Even so, any
+ * process of that host could connect: a port sends its requests only over
+ * connections it made itself (to the peer's listening address), and only
+ * responses over the connection a request came by. Two ports that both
+ * send requests thus use two connections, one each way. Every header
  * read from any link is checked (magic, type, lengths, QPN and PSN ranges,
  * fab_hdr_check): a bad one drops the connection with one log line, before
  * any of its payload is read. Nothing from the network reaches memory but
