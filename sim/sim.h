@@ -46,7 +46,8 @@
 #define SIM_UAR_CQ_POLL		(1u << 31)
 #define SIM_UAR_SRQ_RECV	(1u << 30)
 
-#define SIM_MAX_ADAPTERS	4
+/* Up to ten PVRDMA adapters per VM, as vSphere 7.0.2 and later allow. */
+#define SIM_MAX_ADAPTERS	10
 #define SIM_GID_TABLE_LEN	6
 #define SIM_PAGE_SIZE		4096u
 

@@ -21,19 +21,22 @@
 struct sim_global sim_global;
 struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
 
-/* VMware's OUI: every PVRDMA/vmxnet3 MAC starts with it. */
-static const uint8_t vmware_oui[3] = { 0x00, 0x50, 0x56 };
+/* VMware's OUIs: every PVRDMA/vmxnet3 MAC starts with one of them. */
+static const uint8_t vmware_oui[][3] = {
+	{ 0x00, 0x50, 0x56 }, { 0x00, 0x0c, 0x29 }, { 0x00, 0x05, 0x69 },
+};
 
 /*
- * Linux pids are below 2^22 (PID_MAX_LIMIT), so pid and adapter index
- * (< 4) fill the 24 bits after the OUI without two processes ever sharing
- * a MAC on one host.
+ * Linux pids are below 2^22 (PID_MAX_LIMIT), so pid and the adapter index
+ * modulo 4 fill the 24 bits after the OUI; adapters 4 to 7 take VMware's
+ * second OUI, 8 and 9 its third. No two processes, and no two adapters,
+ * ever share a MAC on one host.
  */
 void sim_derive_mac(pid_t pid, unsigned int index, uint8_t mac[6])
 {
 	uint32_t low = (((uint32_t)pid << 2) | (index & 3)) & 0xffffff;
 
-	memcpy(mac, vmware_oui, 3);
+	memcpy(mac, vmware_oui[(index / 4) % 3], 3);
 	mac[3] = low >> 16;
 	mac[4] = low >> 8;
 	mac[5] = low;
@@ -217,7 +220,7 @@ int sim_config_load(void)
 
 	v = getenv(SIM_ENV_ADAPTERS);
 	if (v && sim_opt_uint(v, 1, SIM_MAX_ADAPTERS, &g->num_adapters))
-		return bad_env(SIM_ENV_ADAPTERS, v, "expected 1..4");
+		return bad_env(SIM_ENV_ADAPTERS, v, "expected 1..10");
 	v = getenv(SIM_ENV_HW_VERSION);
 	if (v && sim_opt_hw_version(v, &hw))
 		return bad_env(SIM_ENV_HW_VERSION, v, "expected 13, 14 or 18");
@@ -318,8 +321,11 @@ int sim_config_load(void)
 			mac_add(mac, i, c->mac);
 		else
 			sim_derive_mac(getpid(), i, c->mac);
+		/* The loopback address comes from the MAC's last three
+		 * bytes, which adapters 4 and on share with 0 to 3: they get
+		 * one only from --ipv4. */
 		if (ipv4_auto)
-			c->ipv4 = sim_ipv4_from_mac(c->mac);
+			c->ipv4 = i < 4 ? sim_ipv4_from_mac(c->mac) : 0;
 		else if (ipv4 && (ntohl(ipv4) & 0xffffff) + i < 0xffffff)
 			c->ipv4 = htonl(ntohl(ipv4) + i);
 		/* The netdev of an address outside 127/8 is the interface

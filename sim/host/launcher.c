@@ -44,7 +44,7 @@ static void usage(FILE *out)
 "\n"
 "  --provider pvrdma|vmw_pvrdma|PATH  provider to load (default: pvrdma\n"
 "                            if built, else libibverbs' installed ones)\n"
-"  --adapters N              adapters per process, 1..4 (default 1)\n"
+"  --adapters N              adapters per process, 1..10 (default 1)\n"
 "  --hw-version 13|14|18     virtual hardware version (default 18)\n"
 "  --roce 1|2                RoCE mode (default 2; v2 needs hw >= 14)\n"
 "  --namespaces on|off       QP handles apart from QPNs (default on for\n"
@@ -297,7 +297,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_ADAPTERS:
 			if (sim_opt_uint(optarg, 1, SIM_MAX_ADAPTERS, &u))
-				bad("--adapters", optarg, "expected 1..4");
+				bad("--adapters", optarg, "expected 1..10");
 			set(SIM_ENV_ADAPTERS, optarg);
 			break;
 		case OPT_HW:

@@ -177,7 +177,7 @@ static void expect_bad(const char *name, const char *value)
 static void test_bad_values(void **state)
 {
 	expect_bad(SIM_ENV_ADAPTERS, "0");
-	expect_bad(SIM_ENV_ADAPTERS, "5");
+	expect_bad(SIM_ENV_ADAPTERS, "11");
 	expect_bad(SIM_ENV_ADAPTERS, "1x");
 	expect_bad(SIM_ENV_ADAPTERS, "-1");
 	expect_bad(SIM_ENV_HW_VERSION, "15");
@@ -244,6 +244,37 @@ static void test_explicit_mac_counts_up(void **state)
 	assert_true(sim_devs[0].node_guid != sim_devs[1].node_guid);
 }
 
+/* Ten adapters: MACs and node GUIDs all distinct, and distinct from
+ * every other process's; loopback addresses for the first four only. */
+static void test_ten_adapters(void **state)
+{
+	uint8_t other[6];
+	unsigned int i, j;
+
+	setenv(SIM_ENV_ADAPTERS, "10", 1);
+	assert_int_equal(sim_config_load(), 0);
+	assert_int_equal(sim_global.num_adapters, 10);
+	assert_string_equal(sim_devs[9].cfg.ibdev, "vmw_pvrdma9");
+	for (i = 0; i < 10; i++) {
+		for (j = 0; j < i; j++) {
+			assert_memory_not_equal(sim_devs[i].cfg.mac,
+						sim_devs[j].cfg.mac, 6);
+			assert_true(sim_devs[i].node_guid !=
+				    sim_devs[j].node_guid);
+		}
+		/* the next pid's adapters */
+		for (j = 0; j < 10; j++) {
+			sim_derive_mac(getpid() + 1, j, other);
+			assert_memory_not_equal(sim_devs[i].cfg.mac, other, 6);
+		}
+		assert_int_equal(sim_devs[i].gid_count, i < 4 ? 2 : 1);
+	}
+
+	setenv(SIM_ENV_IPV4, "127.9.0.1", 1);
+	assert_int_equal(sim_config_load(), 0);
+	assert_int_equal(ntohl(sim_devs[9].cfg.ipv4), 0x7f09000a);
+}
+
 static void test_ipv4_choices(void **state)
 {
 	setenv(SIM_ENV_IPV4, "off", 1);
@@ -297,6 +328,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bad_values, clean_env),
 		cmocka_unit_test_setup(test_explicit_mac_counts_up, clean_env),
 		cmocka_unit_test_setup(test_ipv4_choices, clean_env),
+		cmocka_unit_test_setup(test_ten_adapters, clean_env),
 		cmocka_unit_test_setup(test_other_values, clean_env),
 	};
 	int ret;
