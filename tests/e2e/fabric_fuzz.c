@@ -19,7 +19,10 @@
  * HELLO_MS: the adapter must not take them for the links of the adapter
  * at SRC_ADDR and send its requests there.
  *
- *   fabric_fuzz ADDR PORT SRC_ADDR [SEED|stall|hello]
+ * With "cm", PORT is a CM agent's (cm_tcp.c): random bytes of every length
+ * around a CM message's, some held open for a while, all of them closed.
+ *
+ *   fabric_fuzz ADDR PORT SRC_ADDR [SEED|stall|hello|cm]
  *
  * SRC_ADDR is this side's own address (the one a HELLO may name). Exit 0
  * once everything was sent: the test then checks the adapter still works.
@@ -208,6 +211,30 @@ static void hellos(void)
 	printf("fabric_fuzz: held %u HELLOs\n", i);
 }
 
+static void cm(void)
+{
+	static uint8_t junk[4096];
+	int held[16];
+	unsigned int i, n = 0;
+	int fd;
+
+	for (i = 0; i < ROUNDS; i++) {
+		size_t len = 1 + (size_t)random() % sizeof(junk);
+
+		fd = dial();
+		random_bytes(junk, len);
+		put(fd, junk, len);
+		if (n < 16 && i % 8 == 0)
+			held[n++] = fd;		/* half a message, held */
+		else
+			close(fd);
+	}
+	usleep(500000);
+	for (i = 0; i < n; i++)
+		close(held[i]);
+	printf("fabric_fuzz: %u connections to a CM agent\n", sent_conns);
+}
+
 int main(int argc, char **argv)
 {
 	int hold[HOLD_OPEN];
@@ -229,6 +256,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	src_addr = argv[3];
+	if (argc > 4 && !strcmp(argv[4], "cm")) {
+		srandom(14);
+		cm();
+		return 0;
+	}
 	if (argc > 4 && !strcmp(argv[4], "hello")) {
 		hellos();
 		return 0;

@@ -14,7 +14,9 @@
 # peer_killed (the server is killed mid-transfer: error completions, no
 # hang) | fuzz (random and mutated frames at the server's TCP port, and
 # frames half sent: it drops them and keeps working) | fuzz_hello (HELLOs
-# in the client's name: requests still go to the client).
+# in the client's name: requests still go to the client) | rping |
+# perftest_cm PROGRAM [ARGS...] (perftest -R: rdma_cm across the hosts) |
+# fuzz_cm (random bytes at the server's CM agent, then rping).
 #
 # Needs root and ip(8) with network namespaces: otherwise the test reports
 # itself skipped (exit 77) with the reason.
@@ -284,6 +286,84 @@ fuzz() {
 	e2e_pass "fuzzed TCP port under ib_write_bw: $sprov server, $cprov client"
 }
 
+# mh_cm_pair "SERVER CMD" "CLIENT CMD": programs that connect through
+# rdma_cm. The server's CM agent listens on TCP 4792 once it opened
+# rdma_cm, and its program listens a moment later: a client rejected for
+# want of a listener (reason 8) is no result, the pair starts again.
+mh_cm_pair() {
+	local scmd=$1 ccmd=$2 spid tries=0
+	while :; do
+		# shellcheck disable=SC2086
+		mh_start server "$NS_A" "$ADDR_A" "$sprov" "" $scmd
+		spid=$bg_pid
+		mh_wait_listen "$NS_A" 4792 "$spid" ||
+			e2e_fail "the server's CM agent never listened on TCP"
+		# shellcheck disable=SC2086
+		mh_run client "$NS_B" "$ADDR_B" "$cprov" "" $ccmd
+		client_rc=$rc
+		if [ "$client_rc" -eq 0 ] || [ "$tries" -ge 10 ] ||
+		   ! grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out"; then
+			break
+		fi
+		tries=$((tries + 1))
+		e2e_log "client refused: no listener yet; starting the pair again"
+		kill -TERM "-$spid" 2>/dev/null
+		sim_wait "$spid"
+	done
+	sim_wait "$spid"
+	server_rc=$rc
+	e2e_log "server exit $server_rc, client exit $client_rc"
+}
+
+# rping through rdma_cm across the hosts, every ping's data checked (-V).
+rping_hosts() {
+	mh_cm_pair "rping -s -a $ADDR_A -V -C 50" \
+		"rping -c -a $ADDR_A -C 50 -V -v"
+	expect_rc "rping server" "$server_rc" 0
+	expect_rc "rping client" "$client_rc" 0
+	expect_out client "ping data: rdma-ping-49: "
+	expect_no_out client "[Ee]rror|fail"
+	e2e_pass "rping across hosts: $sprov server, $cprov client"
+}
+
+# Random bytes at the server's CM agent (TCP 4792), some connections held
+# with half a message, while rping's server waits: then rping connects.
+fuzz_cm() {
+	local fuzz="$E2E_BIN/fabric_fuzz $ADDR_A 4792 $ADDR_B cm" spid
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" rping -s -a "$ADDR_A" -V -C 20
+	spid=$bg_pid
+	mh_wait_listen "$NS_A" 4792 "$spid" ||
+		e2e_fail "the server's CM agent never listened on TCP"
+	e2e_log "$fuzz"
+	# shellcheck disable=SC2086
+	ip netns exec "$NS_B" timeout -k 5 "$E2E_TIMEOUT" \
+		${E2E_PRELOAD:+env LD_PRELOAD=$E2E_PRELOAD} $fuzz \
+		>"$RUNDIR/fuzz.out" 2>&1 || e2e_fail "fabric_fuzz cm failed"
+	kill -0 "$spid" 2>/dev/null || e2e_fail "the server died under fuzzing"
+	mh_run client "$NS_B" "$ADDR_B" "$cprov" "" \
+		rping -c -a "$ADDR_A" -C 20 -V -v
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	expect_rc "rping server" "$server_rc" 0
+	expect_rc "rping client" "$client_rc" 0
+	expect_out client "ping data: rdma-ping-19: "
+	e2e_pass "fuzzed CM agent, then rping: $sprov server, $cprov client"
+}
+
+# perftest -R: its connections through rdma_cm across the hosts.
+perftest_cm() {
+	local prog=$1 args
+	shift
+	args="-R -d vmw_pvrdma0 -F -n 100 $*"
+	mh_cm_pair "$prog $args" "$prog $args $ADDR_A"
+	expect_rc "$prog server" "$server_rc" 0
+	expect_rc "$prog client" "$client_rc" 0
+	expect_out client "^ *[0-9]+ +100 +[0-9]+\.[0-9]+" "result line"
+	expect_no_out client "Couldn't|[Ff]ailed|[Ee]rror"
+	e2e_pass "$prog -R $* across hosts: $sprov server, $cprov client"
+}
+
 case $scenario in
 rc_pingpong) pingpong ibv_rc_pingpong 4096 ;;
 ud_pingpong) pingpong ibv_ud_pingpong 512 ;;
@@ -293,5 +373,8 @@ link_down) link_fault sigstop-beyond ;;
 peer_killed) peer_killed ;;
 fuzz) fuzz ;;
 fuzz_hello) fuzz_hello ;;
+rping) rping_hosts ;;
+fuzz_cm) fuzz_cm ;;
+perftest_cm) perftest_cm "$@" ;;
 *) e2e_fail "unknown scenario $scenario" ;;
 esac
