@@ -16,7 +16,8 @@
 # frames half sent: it drops them and keeps working) | fuzz_hello (HELLOs
 # in the client's name: requests still go to the client) | rping |
 # perftest_cm PROGRAM [ARGS...] (perftest -R: rdma_cm across the hosts) |
-# fuzz_cm (random bytes at the server's CM agent, then rping).
+# fuzz_cm (random bytes at the server's CM agent, then rping) | mpi
+# (mpi_check, one rank per host).
 #
 # Needs root and ip(8) with network namespaces: otherwise the test reports
 # itself skipped (exit 77) with the reason.
@@ -351,6 +352,42 @@ fuzz_cm() {
 	e2e_pass "fuzzed CM agent, then rping: $sprov server, $cprov client"
 }
 
+# mpi_check with one rank per host: mpirun (under the sim, in the first
+# namespace) starts the second rank's daemon through an rsh agent that
+# runs it in the other namespace under a sim of its own (mh_rsh.sh), as
+# ssh would on a second machine. Open MPI over UCX over the adapters.
+mpi() {
+	local stats=$RUNDIR/stats tx
+	command -v mpirun >/dev/null || e2e_fail "no mpirun (apt install openmpi-bin)"
+	[ -x "$E2E_BIN/mpi_check" ] ||
+		e2e_fail "mpi_check was not built (libopenmpi-dev)"
+	printf '%s slots=1\n%s slots=1\n' "$ADDR_A" "$ADDR_B" >"$RUNDIR/hosts"
+	export MH_REMOTE_NS=$NS_B MH_SIM=$E2E_SIM MH_PROVIDER=$cprov
+	export MH_RUNDIR=$RUNDIR/$NS_B MH_PRELOAD=$E2E_PRELOAD
+	for v in $(env | sed -n 's/^\(UCX_[A-Z_]*\)=.*/\1/p'); do
+		unset "$v"
+	done
+	E2E_TIMEOUT=${E2E_TIMEOUT_MPI:-180}
+	mh_run mpirun "$NS_A" "$ADDR_A" "$sprov" "--stats-file $stats" \
+		mpirun --allow-run-as-root --hostfile "$RUNDIR/hosts" -np 2 \
+		--map-by node --bind-to none \
+		--mca plm_rsh_agent "$E2E_SRC/mh_rsh.sh" \
+		--mca oob_tcp_if_include 198.51.100.0/24 --mca pml ucx \
+		-x UCX_NET_DEVICES=vmw_pvrdma0:1 -x UCX_TLS=^sm \
+		"$E2E_BIN/mpi_check" --iters 10
+	expect_rc mpirun "$rc" 0
+	expect_out mpirun "^mpi_check: passed"
+	expect_out mpirun "^4194304 " "the 4 MiB row"
+	expect_no_out mpirun "^FAIL"
+	tx=$(sed -n 's/^vmw_pvrdma0\.bytes_tx //p' "$stats" |
+	     awk '{ s += $1 } END { print s + 0 }')
+	e2e_log "bytes rank 0 sent over its adapter: $tx"
+	# its half of the 4 MiB windows of 16 messages alone is 64 MiB
+	[ "$tx" -gt 67108864 ] || e2e_fail "only $tx bytes went over the adapter"
+	expect_no_local_path
+	e2e_pass "mpi_check, one rank per host: $sprov, $cprov"
+}
+
 # perftest -R: its connections through rdma_cm across the hosts.
 perftest_cm() {
 	local prog=$1 args
@@ -375,6 +412,7 @@ fuzz) fuzz ;;
 fuzz_hello) fuzz_hello ;;
 rping) rping_hosts ;;
 fuzz_cm) fuzz_cm ;;
+mpi) mpi ;;
 perftest_cm) perftest_cm "$@" ;;
 *) e2e_fail "unknown scenario $scenario" ;;
 esac
