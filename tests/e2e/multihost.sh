@@ -8,7 +8,7 @@
 #
 #   multihost.sh SERVER_PROVIDER CLIENT_PROVIDER SCENARIO [ARGS...]
 #
-# SCENARIO: rc_pingpong | ud_pingpong | perftest PROGRAM [ARGS...] |
+# SCENARIO: rc_pingpong | ud_pingpong (adapters by --netdev) | perftest PROGRAM [ARGS...] |
 # link_flap (the veth goes down and up within the retry budget: the
 # stream completes intact) | link_down (down for good: RETRY_EXC_ERR) |
 # peer_killed (the server is killed mid-transfer: error completions, no
@@ -64,12 +64,15 @@ ip -n "$NS_B" link set lo up || e2e_fail "cannot configure the namespaces"
 mkdir -p "$RUNDIR/$NS_A" "$RUNDIR/$NS_B"
 
 # mh_prefix NS ADDR PROVIDER "SIM OPTIONS": the command line that runs a
-# program under the sim in NS, its adapter at ADDR. ip netns exec execs
-# timeout(1), which leads the process group e2e_cleanup ends.
+# program under the sim in NS, its adapter at ADDR (with MH_NETDEV=1: the
+# address of NS's veth, by --netdev). ip netns exec execs timeout(1),
+# which leads the process group e2e_cleanup ends.
 mh_prefix() {
+	local where="--ipv4 $2"
+	[ "${MH_NETDEV:-0}" = 1 ] && where="--netdev $1"
 	echo "ip netns exec $1 timeout -k 5 $E2E_TIMEOUT" \
 	     "${E2E_PRELOAD:+env LD_PRELOAD=$E2E_PRELOAD}" \
-	     "$E2E_SIM --provider $3 --rundir $RUNDIR/$1 --ipv4 $2 $4 --"
+	     "$E2E_SIM --provider $3 --rundir $RUNDIR/$1 $where $4 --"
 }
 
 # mh_start NAME NS ADDR PROVIDER "SIM OPTIONS" CMD...: in the background,
@@ -407,7 +410,7 @@ perftest_cm() {
 
 case $scenario in
 rc_pingpong) pingpong ibv_rc_pingpong 4096 ;;
-ud_pingpong) pingpong ibv_ud_pingpong 512 ;;
+ud_pingpong) MH_NETDEV=1 pingpong ibv_ud_pingpong 512 ;;
 perftest) perftest "$@" ;;
 link_flap) link_fault sigstop ;;
 link_down) link_fault sigstop-beyond ;;
