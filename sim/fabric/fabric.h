@@ -7,7 +7,9 @@
  * gets packets through an in-memory queue; a port in another process on
  * this host through a Unix-domain stream socket, found through the GID
  * registry in sim_global.rundir (<rundir>/gid/<32 hex digits> is a symlink
- * to the listening socket of the adapter that owns the GID).
+ * to the listening socket of the adapter that owns the GID); a port on
+ * another host through a TCP connection to the address its IPv4-mapped
+ * GID carries (tcp.c).
  *
  * Every packet is a struct fab_hdr followed by hdr.len payload bytes. One
  * message is one packet: the stream is reliable and ordered, so the MTU
