@@ -17,7 +17,8 @@
 # in the client's name: requests still go to the client) | rping |
 # perftest_cm PROGRAM [ARGS...] (perftest -R: rdma_cm across the hosts) |
 # fuzz_cm (random bytes at the server's CM agent, then rping) | mpi
-# (mpi_check, one rank per host).
+# (mpi_check, one rank per host) | host_netdev (an adapter by --netdev:
+# its netdev is the veth, whose address the interface calls list once).
 #
 # Needs root and ip(8) with network namespaces: otherwise the test reports
 # itself skipped (exit 77) with the reason.
@@ -408,6 +409,13 @@ perftest_cm() {
 	e2e_pass "$prog -R $* across hosts: $sprov server, $cprov client"
 }
 
+host_netdev() {
+	MH_NETDEV=1 mh_run netdev "$NS_A" "$ADDR_A" "$sprov" "" \
+		"$E2E_BIN/rdmacm_cases" --mode host_netdev --addr "$ADDR_A"
+	expect_rc "rdmacm_cases host_netdev" "$rc" 0
+	e2e_pass "the host's interface is the port's netdev ($sprov)"
+}
+
 case $scenario in
 rc_pingpong) pingpong ibv_rc_pingpong 4096 ;;
 ud_pingpong) MH_NETDEV=1 pingpong ibv_ud_pingpong 512 ;;
@@ -420,6 +428,7 @@ fuzz_hello) fuzz_hello ;;
 rping) rping_hosts ;;
 fuzz_cm) fuzz_cm ;;
 mpi) mpi ;;
+host_netdev) host_netdev ;;
 perftest_cm) perftest_cm "$@" ;;
 *) e2e_fail "unknown scenario $scenario" ;;
 esac
