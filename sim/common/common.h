@@ -28,7 +28,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/vmw_pvrdma-abi.h>
 
-#define SIM_MAX_ADAPTERS	4
+/* Up to ten PVRDMA adapters per VM, as vSphere 7.0.2 and later allow. */
+#define SIM_MAX_ADAPTERS	10
 #define SIM_GID_TABLE_LEN	6
 #define SIM_PAGE_SIZE		4096u
 
@@ -45,6 +46,8 @@ struct sim_config {
 	enum ibv_mtu mtu;		/* active MTU of the port */
 	uint8_t mac[6];			/* unique per adapter on a host */
 	uint32_t ipv4;			/* network order; 0 = none */
+	char netdev[16];		/* the host's interface holding ipv4
+					 * (outside 127/8); "" = simulated */
 };
 
 /* Global configuration of the sim in this process. */
@@ -52,6 +55,7 @@ struct sim_global {
 	unsigned int num_adapters;
 	struct sim_config adapter[SIM_MAX_ADAPTERS];
 	char rundir[256];		/* sockets of the fabric, sysfs tree */
+	uint16_t tcp_port;		/* --tcp-port, fabric/tcp.c */
 	char sysfs_root[256];		/* what SYSFS_PATH points at */
 	bool stats_at_exit;		/* --stats */
 	char stats_file[256];		/* --stats-file, "" = stderr */

@@ -13,19 +13,22 @@
 
 struct sim_global sim_global;
 
-/* VMware's OUI: every PVRDMA/vmxnet3 MAC starts with it. */
-static const uint8_t vmware_oui[3] = { 0x00, 0x50, 0x56 };
+/* VMware's OUIs: every PVRDMA/vmxnet3 MAC starts with one of them. */
+static const uint8_t vmware_oui[][3] = {
+	{ 0x00, 0x50, 0x56 }, { 0x00, 0x0c, 0x29 }, { 0x00, 0x05, 0x69 },
+};
 
 /*
- * Linux pids are below 2^22 (PID_MAX_LIMIT), so pid and adapter index
- * (< 4) fill the 24 bits after the OUI without two processes ever sharing
- * a MAC on one host.
+ * Linux pids are below 2^22 (PID_MAX_LIMIT), so pid and the adapter index
+ * modulo 4 fill the 24 bits after the OUI; adapters 4 to 7 take VMware's
+ * second OUI, 8 and 9 its third. No two processes, and no two adapters,
+ * ever share a MAC on one host.
  */
 void sim_derive_mac(pid_t pid, unsigned int index, uint8_t mac[6])
 {
 	uint32_t low = (((uint32_t)pid << 2) | (index & 3)) & 0xffffff;
 
-	memcpy(mac, vmware_oui, 3);
+	memcpy(mac, vmware_oui[(index / 4) % 3], 3);
 	mac[3] = low >> 16;
 	mac[4] = low >> 8;
 	mac[5] = low;
@@ -107,7 +110,8 @@ bool sim_mac_from_gid(const uint8_t gid[16], uint8_t mac[6])
 		return true;
 	}
 	if (!memcmp(g, v4_mapped, 12) && g[12] == 127) {
-		memcpy(mac, vmware_oui, 3);
+		/* only adapters 0 to 3 (the first OUI) have one */
+		memcpy(mac, vmware_oui[0], 3);
 		memcpy(&mac[3], &g[13], 3);
 		return true;
 	}

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/vmw_pvrdma-abi.h>
@@ -31,6 +33,8 @@
 #define SIM_ENV_MTU		"PVRDMA_SIM_MTU"
 #define SIM_ENV_MAC		"PVRDMA_SIM_MAC"
 #define SIM_ENV_IPV4		"PVRDMA_SIM_IPV4"
+#define SIM_ENV_NETDEV		"PVRDMA_SIM_NETDEV"
+#define SIM_ENV_TCP_PORT	"PVRDMA_SIM_TCP_PORT"
 #define SIM_ENV_RUNDIR		"PVRDMA_SIM_RUNDIR"
 #define SIM_ENV_STATS		"PVRDMA_SIM_STATS"
 #define SIM_ENV_STATS_FILE	"PVRDMA_SIM_STATS_FILE"
@@ -40,6 +44,8 @@
 #define SIM_ENV_MAX_CQE		"PVRDMA_SIM_MAX_CQE"
 
 #define SIM_HW_VERSION_DEFAULT	18u
+/* Where adapters listen for other hosts: RoCE v2's port number, on TCP. */
+#define SIM_TCP_PORT_DEFAULT	4791u
 #define SIM_MTU_DEFAULT		IBV_MTU_1024
 /* RoCE v2 arrived with virtual hardware 14, namespaces with 17. */
 #define SIM_HW_MIN_ROCE_V2	14u
@@ -217,10 +223,10 @@ static inline int sim_opt_mac(const char *s, uint8_t mac[6])
 
 /*
  * IPv4 of the adapters: "auto" (a per-process loopback address derived
- * like the MAC), "off", or a dotted quad inside 127.0.0.0/8. Only
- * loopback addresses are accepted so a simulated adapter can never claim
- * an address that belongs to a real network. *out is network order;
- * *autop tells "auto" apart.
+ * like the MAC), "off", or a unicast dotted quad. An address in 127/8
+ * keeps the adapter on this host; any other must be an address of one of
+ * the host's interfaces, where the adapter listens for adapters on other
+ * hosts (fabric/tcp.c). *out is network order; *autop tells "auto" apart.
  */
 static inline int sim_opt_ipv4(const char *s, uint32_t *out, bool *autop)
 {
@@ -240,13 +246,61 @@ static inline int sim_opt_ipv4(const char *s, uint32_t *out, bool *autop)
 	}
 	if (inet_pton(AF_INET, s, &a) != 1)
 		return EINVAL;
-	if ((ntohl(a.s_addr) >> 24) != 127 ||
-	    (ntohl(a.s_addr) & 0xffffff) == 0 ||
-	    (ntohl(a.s_addr) & 0xffffff) == 0xffffff)
+	/* not "this network", multicast or reserved */
+	if ((ntohl(a.s_addr) >> 24) == 0 || ntohl(a.s_addr) >= 0xe0000000u)
+		return EINVAL;
+	if ((ntohl(a.s_addr) >> 24) == 127 &&
+	    ((ntohl(a.s_addr) & 0xffffff) == 0 ||
+	     (ntohl(a.s_addr) & 0xffffff) == 0xffffff))
 		return EINVAL;
 	*out = a.s_addr;
 	*autop = false;
 	return 0;
+}
+
+/* TCP port the adapters listen on for other hosts (--tcp-port). */
+static inline int sim_opt_tcp_port(const char *s, unsigned int *out)
+{
+	return sim_opt_uint(s, 1, 65535, out);
+}
+
+/*
+ * The IPv4 address of interface ifname (--netdev), network order: ENODEV
+ * when there is no such interface, EADDRNOTAVAIL when it has no IPv4
+ * address. With name set, the other way round: the interface that holds
+ * *out (name has IF_NAMESIZE bytes), ENODEV when none does.
+ */
+static inline int sim_iface_ipv4(const char *ifname, uint32_t *out,
+				 char *name)
+{
+	struct ifaddrs *ifa, *i;
+	int ret = ENODEV;
+
+	if (getifaddrs(&ifa))
+		return errno;
+	for (i = ifa; i; i = i->ifa_next) {
+		const struct sockaddr_in *sin =
+			(const struct sockaddr_in *)i->ifa_addr;
+
+		if (name) {
+			if (!sin || sin->sin_family != AF_INET ||
+			    sin->sin_addr.s_addr != *out)
+				continue;
+			snprintf(name, IF_NAMESIZE, "%s", i->ifa_name);
+			ret = 0;
+			break;
+		}
+		if (strcmp(i->ifa_name, ifname))
+			continue;
+		ret = EADDRNOTAVAIL;
+		if (sin && sin->sin_family == AF_INET) {
+			*out = sin->sin_addr.s_addr;
+			ret = 0;
+			break;
+		}
+	}
+	freeifaddrs(ifa);
+	return ret;
 }
 
 /*

@@ -200,6 +200,8 @@ struct engine {
 	struct qlist acks;
 	struct qlist waiters;		/* QPs waiting for a full link */
 	uint64_t next_deadline;
+	uint64_t sleep_until;		/* when the device thread's coming
+					 * sleep ends; 0 while it works */
 	uint64_t now;
 };
 

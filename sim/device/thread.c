@@ -64,6 +64,7 @@ static void *engine_main(void *arg)
 		else
 			fabric_wait(eng->port, timeout);
 		pthread_mutex_lock(&dev->lock);
+		eng->sleep_until = 0;
 		if (engine_round(eng, quiet_ns != 0)) {
 			timeout = 0;
 			quiet_ns = 0;
@@ -80,6 +81,13 @@ static void *engine_main(void *arg)
 						   (uint64_t)timeout * 1000000ull :
 						   0;
 			}
+			if (quiet_ns)
+				eng->sleep_until = eng->now + quiet_ns;
+			else if (timeout < 0)
+				eng->sleep_until = UINT64_MAX;
+			else if (timeout)
+				eng->sleep_until = eng->now +
+					(uint64_t)timeout * 1000000ull;
 		}
 		dev_unlock(eng, dev);
 	}
@@ -113,7 +121,8 @@ int engine_start(struct sim_dev *dev)
 	eng->port = fabric_open(&(struct fab_adapter){
 		.index = dev->index, .gid = dev->gid,
 		.gid_count = &dev->gid_count, .lock = &dev->lock,
-		.rx = engine_rx, .owner = dev });
+		.rx = engine_rx, .owner = dev, .ipv4 = dev->cfg.ipv4,
+		.name = dev->cfg.ibdev });
 	if (!eng->port)
 		return ENOMEM;
 	atomic_store(&eng->stop, false);

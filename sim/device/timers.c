@@ -29,10 +29,23 @@ uint64_t ack_timeout_ns(const struct sim_qp *qp)
 	return ns;
 }
 
+/*
+ * A timer armed outside the device thread's round (a doorbell's send on
+ * an application thread) may be due before the thread's sleep ends, or
+ * the thread sleeps with no timer at all: a kick makes it recompute its
+ * sleep (it re-checks kicks after announcing it), or a request lost where
+ * no packet wakes anyone would never time out.
+ */
 static void engine_deadline(struct engine *eng, uint64_t when)
 {
-	if (!eng->next_deadline || when < eng->next_deadline)
-		eng->next_deadline = when;
+	if (eng->next_deadline && when >= eng->next_deadline)
+		return;
+	eng->next_deadline = when;
+	if (eng->started && when < eng->sleep_until) {
+		eng->sleep_until = when;
+		atomic_store(&eng->kick_pending, true);
+		fabric_wake(eng->port);
+	}
 }
 
 /* The local ACK timer of the oldest unacknowledged request. */

@@ -12,9 +12,10 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "fabric.h"
 
 /* Largest message an RC QP carries (IB: 2^31 bytes). */
-#define SIM_MAX_MSG_SIZE	(1ull << 31)
+#define SIM_MAX_MSG_SIZE	FAB_MAX_MSG_SIZE
 
 /* The send flags the device understands (the provider passes IBV_SEND_*
  * through unchanged). IBV_SEND_INLINE has no form in the device ABI. */

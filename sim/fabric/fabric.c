@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -30,13 +31,21 @@
 #include "fabric.h"
 #include "fds.h"
 #include "libc.h"
+#include "options.h"
 #include "sys.h"
+#include "tcp.h"
 
 /* A payload stalled this long inside a packet means the peer is gone. */
 #define FAB_STALL_MS		5000
 /* Packets taken from one socket per poll round, for fairness. */
 #define FAB_BURST		64
 #define FAB_SOCK_BUF		(4 << 20)
+/* A TCP frame up to this long is delivered only once all of it arrived
+ * (tcp.c): a network that stalls inside it never stalls the adapter. */
+#define FAB_TCP_WHOLE		(1u << 20)
+/* Accepted TCP connections that have not said HELLO yet, per port: more
+ * are closed at once (a flood must not take the sim's descriptors). */
+#define FAB_TCP_UNVERIFIED	64
 /* Readiness events taken per wait. */
 #define FAB_EVENTS		32
 /* Pieces of one packet: header, payload pieces, read-ahead. */
@@ -56,6 +65,13 @@ struct fab_link {
 	int fd;
 	bool dead;
 	bool want_out;			/* EPOLLOUT armed */
+	bool tcp;			/* to another host (tcp.c) */
+	bool outgoing;			/* we connected it */
+	bool verified;			/* frames may reach the engine: we
+					 * connected, or the peer's HELLO
+					 * named the address it came from */
+	bool exposed;			/* the engine may hold a pointer */
+	uint32_t lowat;			/* SO_RCVLOWAT raised for a frame */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct fab_out *out_head, *out_tail;
 	struct fab_link *next;		/* port's list */
@@ -78,6 +94,9 @@ struct fab_port {
 	int epfd;
 	int evfd;
 	int listen_fd;
+	int tcp_fd;			/* listening at ipv4:tcp_port */
+	unsigned int tcp_unverified;	/* accepted links before HELLO */
+	char tcp_name[FAB_TCP_NAME_MAX];
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pid_t owner;			/* the process that made sock_path */
 	atomic_int sleeping;
@@ -268,6 +287,29 @@ static int port_listen(struct fab_port *port)
 	return 0;
 }
 
+/* The TCP port of every adapter (a tool that loaded no configuration
+ * gets the default). */
+static uint16_t fab_tcp_port(void)
+{
+	return sim_global.tcp_port ? sim_global.tcp_port :
+				     (uint16_t)SIM_TCP_PORT_DEFAULT;
+}
+
+/* Other hosts reach the port at its address (tcp.c). */
+static void port_listen_tcp(struct fab_port *port)
+{
+	uint32_t ipv4 = port->adapter.ipv4;
+	uint16_t tcp_port = fab_tcp_port();
+
+	fab_tcp_name(ipv4, tcp_port, port->tcp_name, sizeof(port->tcp_name));
+	port->tcp_fd = fab_tcp_listen(ipv4, tcp_port);
+	if (port->tcp_fd >= 0 &&
+	    epoll_add(port, port->tcp_fd, EPOLLIN, &port->tcp_fd)) {
+		sim_fd_close(port->tcp_fd);
+		port->tcp_fd = -1;
+	}
+}
+
 struct fab_port *fabric_open(const struct fab_adapter *adapter)
 {
 	struct fab_port *port = calloc(1, sizeof(*port));
@@ -275,7 +317,10 @@ struct fab_port *fabric_open(const struct fab_adapter *adapter)
 	if (!port)
 		return NULL;
 	port->adapter = *adapter;
+	if (!port->adapter.name)
+		port->adapter.name = "pvrdma-sim";
 	port->listen_fd = -1;
+	port->tcp_fd = -1;
 	port->self.kind = LINK_LOCAL;
 	port->self.port = port;
 	port->self.fd = -1;
@@ -288,6 +333,8 @@ struct fab_port *fabric_open(const struct fab_adapter *adapter)
 		goto err;
 	if (sim_global.rundir[0])
 		port_listen(port);	/* without it: this process only */
+	if (fab_tcp_addr(adapter->ipv4))
+		port_listen_tcp(port);
 	if (adapter->index < SIM_MAX_ADAPTERS)
 		local_ports[adapter->index] = port;
 	return port;
@@ -322,6 +369,8 @@ static void link_kill(struct fab_link *link)
 	if (link->dead)
 		return;
 	link->dead = true;
+	if (link->tcp && !link->verified)
+		link->port->tcp_unverified--;
 	epoll_ctl(link->port->epfd, EPOLL_CTL_DEL, link->fd, NULL);
 	sys_close(link->fd);
 	link->fd = -1;
@@ -333,7 +382,7 @@ static void link_kill(struct fab_link *link)
 }
 
 static struct fab_link *link_new(struct fab_port *port, int fd,
-				 const char *path)
+				 const char *path, bool tcp)
 {
 	struct fab_link *link = calloc(1, sizeof(*link));
 
@@ -344,6 +393,10 @@ static struct fab_link *link_new(struct fab_port *port, int fd,
 	link->kind = LINK_SOCK;
 	link->port = port;
 	link->fd = fd;
+	link->tcp = tcp;
+	link->outgoing = path != NULL;
+	/* A Unix socket is this host's: its peers share the run directory. */
+	link->verified = path || !tcp;
 	if (path)
 		snprintf(link->path, sizeof(link->path), "%s", path);
 	sock_tune(fd);
@@ -352,6 +405,8 @@ static struct fab_link *link_new(struct fab_port *port, int fd,
 		free(link);
 		return NULL;
 	}
+	if (!link->verified)
+		port->tcp_unverified++;
 	link->next = port->links;
 	port->links = link;
 	return link;
@@ -361,14 +416,18 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 		      const struct fab_hdr *hdr, const struct iovec *iov,
 		      int iovcnt);
 
-/* Tells the accepting port who we are: one link per pair of ports carries
- * both directions (half the sockets for the receive paths to read). */
+/* Tells the accepting port who we are: one Unix link per pair of ports
+ * carries both directions (half the sockets for the receive paths to
+ * read). Between hosts each side sends its requests over the connection it
+ * made (link_by_path), its responses over the one the request came by. */
 static void link_hello(struct fab_port *port, struct fab_link *link)
 {
-	struct fab_hdr h = { .magic = FAB_MAGIC, .type = FAB_HELLO };
-	struct iovec v = { .iov_base = port->sock_path };
+	struct fab_hdr h = { .magic = FAB_MAGIC, .type = FAB_HELLO,
+			     .opcode = FAB_VERSION };
+	struct iovec v = { .iov_base = link->tcp ? port->tcp_name :
+						   port->sock_path };
 
-	v.iov_len = strlen(port->sock_path) + 1;
+	v.iov_len = strlen(v.iov_base) + 1;
 	h.len = (uint32_t)v.iov_len;
 	link_send(port, link, &h, &v, 1);
 }
@@ -378,14 +437,88 @@ bool fabric_link_alive(const struct fab_link *link)
 	return link && !link->dead;
 }
 
-struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
+/* The live link to the port named path. A TCP link is ours only if we
+ * connected it: any process on the peer's host may connect from its
+ * address and name it in a HELLO, and no request of ours goes there. */
+static struct fab_link *link_by_path(struct fab_port *port,
+				     const char *path)
+{
+	struct fab_link *link;
+
+	for (link = port->links; link; link = link->next)
+		if (!link->dead && link->verified &&
+		    (!link->tcp || link->outgoing) &&
+		    !strcmp(link->path, path))
+			return link;
+	return NULL;
+}
+
+/* A port of another process on this host, through the GID registry. */
+static struct fab_link *resolve_unix(struct fab_port *port,
+				     const uint8_t gid[16])
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char reg[512];
 	struct fab_link *link;
-	unsigned int i, g;
 	ssize_t n;
 	int fd;
+
+	if (!sim_global.rundir[0])
+		return NULL;
+	registry_path(reg, sizeof(reg), gid);
+	n = readlink(reg, sa.sun_path, sizeof(sa.sun_path) - 1);
+	if (n <= 0)
+		return NULL;
+	sa.sun_path[n] = 0;
+	link = link_by_path(port, sa.sun_path);
+	if (link)
+		return link;
+
+	fd = sim_fd_own(sim_libc.socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
+					SOCK_CLOEXEC, 0));
+	if (fd < 0)
+		return NULL;
+	/* A stale entry (its process is gone) refuses: unreachable. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		sys_close(fd);
+		return NULL;
+	}
+	link = link_new(port, fd, sa.sun_path, false);
+	if (link)
+		link_hello(port, link);
+	return link;
+}
+
+/* A port on another host, at the address its GID carries (tcp.c). The
+ * connection completes later: what is sent meanwhile waits in the link. */
+static struct fab_link *resolve_tcp(struct fab_port *port,
+				    const uint8_t gid[16])
+{
+	uint16_t tcp_port = fab_tcp_port();
+	char name[FAB_TCP_NAME_MAX];
+	struct fab_link *link;
+	uint32_t addr;
+	int fd;
+
+	if (!fab_tcp_addr(port->adapter.ipv4) || !fab_tcp_gid_addr(gid, &addr))
+		return NULL;
+	fab_tcp_name(addr, tcp_port, name, sizeof(name));
+	link = link_by_path(port, name);
+	if (link)
+		return link;
+	fd = fab_tcp_connect(port->adapter.ipv4, addr, tcp_port);
+	if (fd < 0)
+		return NULL;
+	link = link_new(port, fd, name, true);
+	if (link)
+		link_hello(port, link);
+	return link;
+}
+
+struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
+{
+	struct fab_link *link;
+	unsigned int i, g;
 
 	if (gid_is_zero(gid))
 		return NULL;
@@ -399,30 +532,11 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
 			if (!memcmp(p->adapter.gid[g].raw, gid, 16))
 				return &p->self;
 	}
-	if (!sim_global.rundir[0])
-		return NULL;
-
-	registry_path(reg, sizeof(reg), gid);
-	n = readlink(reg, sa.sun_path, sizeof(sa.sun_path) - 1);
-	if (n <= 0)
-		return NULL;
-	sa.sun_path[n] = 0;
-	for (link = port->links; link; link = link->next)
-		if (!link->dead && !strcmp(link->path, sa.sun_path))
-			return link;
-
-	fd = sim_fd_own(sim_libc.socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
-				   SOCK_CLOEXEC, 0));
-	if (fd < 0)
-		return NULL;
-	/* A stale entry (its process is gone) refuses: unreachable. */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		sys_close(fd);
-		return NULL;
-	}
-	link = link_new(port, fd, sa.sun_path);
+	link = resolve_unix(port, gid);
+	if (!link)
+		link = resolve_tcp(port, gid);
 	if (link)
-		link_hello(port, link);
+		link->exposed = true;
 	return link;
 }
 
@@ -747,8 +861,23 @@ static void rx_discard(struct fab_rx *rx)
 	}
 }
 
-/* An accepted link learns the socket path of the port that connected:
- * fabric_resolve() of that port's GIDs finds it from now on. */
+/* Ends a connection that does not speak the protocol, with one line. */
+static void link_drop(struct fab_link *link, const char *why)
+{
+	char peer[64];
+
+	if (link->dead)
+		return;
+	fab_tcp_peer_text(link->fd, peer, sizeof(peer));
+	fprintf(stderr, "pvrdma-sim: %s: dropped the link to %s: %s\n",
+		link->port->adapter.name, peer, why);
+	link_kill(link);
+}
+
+/* An accepted link learns the name of the port that connected (its socket
+ * path, or its TCP address and port): fabric_resolve() of that port's
+ * GIDs finds it from now on. A TCP peer must name the address it
+ * connects from, and say it first. */
 static void link_hello_rx(struct fab_link *link, struct fab_rx *rx)
 {
 	char path[sizeof(link->path)];
@@ -758,13 +887,62 @@ static void link_hello_rx(struct fab_link *link, struct fab_rx *rx)
 	if (link->path[0] || rx->left >= sizeof(path) ||
 	    !fab_rx_read(rx, &v, 1))
 		return;
+	if (link->tcp && !link->verified) {
+		if (!fab_tcp_hello_matches(link->fd, path)) {
+			link_drop(link, "HELLO names another address");
+			return;
+		}
+		link->verified = true;
+		link->port->tcp_unverified--;
+	}
 	memcpy(link->path, path, sizeof(path));
 }
 
-static int link_receive(struct fab_port *port, struct fab_link *link)
+/*
+ * Whether the payload of a TCP frame is all in the socket (frames up to
+ * FAB_TCP_WHOLE). If not, the socket's low-water mark is raised to it, so
+ * the device sleeps until it is (or the link breaks) instead of waiting
+ * inside the payload with dev->lock held while the network is down. With
+ * hup (epoll saw the peer close or the link fail), a frame that is not
+ * whole never will be: the link is dead (false, with link->dead).
+ */
+static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr,
+			  bool hup)
+{
+	int avail = 0, lowat;
+
+	if (!link->tcp || !hdr->len || hdr->len > FAB_TCP_WHOLE) {
+		avail = (int)hdr->len;
+	} else if (ioctl(link->fd, FIONREAD, &avail)) {
+		return true;	/* the read will tell what is wrong */
+	}
+	if ((uint32_t)avail >= hdr->len) {
+		if (link->lowat) {
+			lowat = 1;
+			setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
+				   sizeof(lowat));
+			link->lowat = 0;
+		}
+		return true;
+	}
+	if (hup) {
+		link_kill(link);	/* EOF, reset or error inside it */
+		return false;
+	}
+	lowat = (int)hdr->len;
+	if (link->lowat != hdr->len &&
+	    !setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
+			sizeof(lowat)))
+		link->lowat = hdr->len;
+	return false;
+}
+
+static int link_receive(struct fab_port *port, struct fab_link *link,
+			bool hup)
 {
 	struct fab_hdr hdr;
 	struct fab_rx rx;
+	const char *why;
 	int count = 0;
 	ssize_t n;
 
@@ -787,17 +965,24 @@ static int link_receive(struct fab_port *port, struct fab_link *link)
 				break;
 		}
 		hdr = link->ahead;
-		link->ahead_len = 0;
-		if (hdr.magic != FAB_MAGIC) {
-			link_kill(link);	/* not our protocol */
+		why = fab_hdr_check(&hdr);
+		if (!why && !link->verified && hdr.type != FAB_HELLO)
+			why = "no HELLO first";
+		if (why) {
+			link_drop(link, why);	/* not our protocol */
 			break;
 		}
+		if (!frame_arrived(link, &hdr, hup))
+			break;		/* the header waits in link->ahead */
+		link->ahead_len = 0;
 		rx = (struct fab_rx){ .port = port, .link = link,
 				      .left = hdr.len };
-		if (hdr.type == FAB_HELLO)
+		if (hdr.type == FAB_HELLO) {
 			link_hello_rx(link, &rx);
-		else
+		} else {
+			link->exposed = true;
 			port->adapter.rx(port->adapter.owner, link, &hdr, &rx);
+		}
 		rx_discard(&rx);
 		count++;
 	}
@@ -829,16 +1014,44 @@ static int inq_deliver(struct fab_port *port)
 	return count;
 }
 
-static void port_accept(struct fab_port *port)
+static void port_accept(struct fab_port *port, int listen_fd, bool tcp)
 {
+	char peer[64];
 	int fd;
 
 	for (;;) {
-		fd = sim_fd_own(accept4(port->listen_fd, NULL, NULL,
+		fd = sim_fd_own(accept4(listen_fd, NULL, NULL,
 					SOCK_NONBLOCK | SOCK_CLOEXEC));
 		if (fd < 0)
 			return;
-		link_new(port, fd, NULL);
+		if (tcp && port->tcp_unverified >= FAB_TCP_UNVERIFIED) {
+			fab_tcp_peer_text(fd, peer, sizeof(peer));
+			fprintf(stderr,
+				"pvrdma-sim: %s: refused a link from %s: too many links before HELLO\n",
+				port->adapter.name, peer);
+			sys_close(fd);
+			continue;
+		}
+		if (tcp)
+			fab_tcp_tune(fd);
+		link_new(port, fd, NULL, tcp);
+	}
+}
+
+/* Frees the dead links the engine never saw (connections dropped before
+ * or at their HELLO): a stream of bad connections must not grow the list
+ * every receive walks. Runs where no pointer to a link is held. */
+static void links_prune(struct fab_port *port)
+{
+	struct fab_link **pp = &port->links, *link;
+
+	while ((link = *pp)) {
+		if (link->dead && !link->exposed) {
+			*pp = link->next;
+			free(link);
+		} else {
+			pp = &link->next;
+		}
 	}
 }
 
@@ -856,9 +1069,15 @@ int fabric_wait(struct fab_port *port, int timeout_ms)
 
 int fabric_wait_quiet(struct fab_port *port, uint64_t timeout_ns)
 {
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = port->evfd, .events = POLLIN },
 		{ .fd = port->listen_fd, .events = POLLIN },
+		{ .fd = port->tcp_fd, .events = POLLIN },
+	};
+	static const size_t ev_off[3] = {
+		offsetof(struct fab_port, evfd),
+		offsetof(struct fab_port, listen_fd),
+		offsetof(struct fab_port, tcp_fd),
 	};
 	struct timespec ts = {
 		.tv_sec = (time_t)(timeout_ns / 1000000000ull),
@@ -868,15 +1087,15 @@ int fabric_wait_quiet(struct fab_port *port, uint64_t timeout_ns)
 
 	if (atomic_load(&port->inq_nonempty))
 		ts.tv_sec = ts.tv_nsec = 0;
-	n = sim_libc.ppoll(pfd, port->listen_fd >= 0 ? 2 : 1, &ts, NULL);
+	/* ppoll ignores the entries whose fd is -1 */
+	n = sim_libc.ppoll(pfd, 3, &ts, NULL);
 	atomic_store(&port->sleeping, 0);
 	port->nev = 0;
-	for (i = 0; n > 0 && i < 2; i++) {
+	for (i = 0; n > 0 && i < 3; i++) {
 		if (!pfd[i].revents)
 			continue;
 		port->ev[port->nev].events = EPOLLIN;
-		port->ev[port->nev].data.ptr = i ? (void *)&port->listen_fd :
-						   (void *)&port->evfd;
+		port->ev[port->nev].data.ptr = (uint8_t *)port + ev_off[i];
 		port->nev++;
 	}
 	return port->nev;
@@ -896,7 +1115,9 @@ int fabric_deliver(struct fab_port *port)
 		if (p == &port->evfd) {
 			(void)!sys_read(port->evfd, &v, sizeof(v));
 		} else if (p == &port->listen_fd) {
-			port_accept(port);
+			port_accept(port, port->listen_fd, false);
+		} else if (p == &port->tcp_fd) {
+			port_accept(port, port->tcp_fd, true);
 		} else {
 			struct fab_link *link = p;
 
@@ -908,10 +1129,13 @@ int fabric_deliver(struct fab_port *port)
 				link_flush(link);
 			if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
 				      EPOLLERR))
-				count += link_receive(port, link);
+				count += link_receive(port, link, events &
+						      (EPOLLRDHUP | EPOLLHUP |
+						       EPOLLERR));
 		}
 	}
 	count += inq_deliver(port);
+	links_prune(port);
 	return count;
 }
 
@@ -925,7 +1149,7 @@ int fabric_rx_poll(struct fab_port *port)
 			continue;
 		if (link->out_head)
 			link_flush(link);
-		count += link_receive(port, link);
+		count += link_receive(port, link, false);
 	}
 	return count;
 }

@@ -7,7 +7,9 @@
  * gets packets through an in-memory queue; a port in another process on
  * this host through a Unix-domain stream socket, found through the GID
  * registry in sim_global.rundir (<rundir>/gid/<32 hex digits> is a symlink
- * to the listening socket of the adapter that owns the GID).
+ * to the listening socket of the adapter that owns the GID); a port on
+ * another host through a TCP connection to the address its IPv4-mapped
+ * GID carries (tcp.c).
  *
  * Every packet is a struct fab_hdr followed by hdr.len payload bytes. One
  * message is one packet: the stream is reliable and ordered, so the MTU
@@ -26,6 +28,9 @@
 #include "common.h"
 
 #define FAB_MAGIC	0x50565244u	/* "PVRD" */
+/* The longest message a REQ or READ_RESP carries: the device's maximum
+ * (2^31, device/wqe.h), which a peer on another host must keep to. */
+#define FAB_MAX_MSG_SIZE	(1ull << 31)
 
 enum fab_type {
 	FAB_REQ = 1,		/* RC request: SEND, WRITE, READ, ATOMIC */
@@ -109,6 +114,9 @@ struct fab_adapter {
 	pthread_mutex_t *lock;		/* the adapter's lock */
 	fab_rx_fn rx;			/* called for each packet */
 	void *owner;			/* rx's first argument */
+	uint32_t ipv4;			/* network order; outside 127/8:
+					 * listens for other hosts (tcp.c) */
+	const char *name;		/* "vmw_pvrdma0", for log lines */
 };
 
 /* Opens the port of an adapter: wake-up eventfd, and, when sim_global.rundir

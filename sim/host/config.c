@@ -104,7 +104,7 @@ int sim_config_load(void)
 
 	v = getenv(SIM_ENV_ADAPTERS);
 	if (v && sim_opt_uint(v, 1, SIM_MAX_ADAPTERS, &g->num_adapters))
-		return bad_env(SIM_ENV_ADAPTERS, v, "expected 1..4");
+		return bad_env(SIM_ENV_ADAPTERS, v, "expected 1..10");
 	v = getenv(SIM_ENV_HW_VERSION);
 	if (v && sim_opt_hw_version(v, &hw))
 		return bad_env(SIM_ENV_HW_VERSION, v, "expected 13, 14 or 18");
@@ -148,7 +148,23 @@ int sim_config_load(void)
 	v = getenv(SIM_ENV_IPV4);
 	if (v && sim_opt_ipv4(v, &ipv4, &ipv4_auto))
 		return bad_env(SIM_ENV_IPV4, v,
-			       "expected auto, off or an address in 127.0.0.0/8");
+			       "expected auto, off or a unicast address");
+	v = getenv(SIM_ENV_NETDEV);
+	if (v && *v) {
+		ret = sim_iface_ipv4(v, &ipv4, NULL);
+		if (ret)
+			return bad_env(SIM_ENV_NETDEV, v, strerror(ret));
+		ipv4_auto = false;
+	}
+	g->tcp_port = SIM_TCP_PORT_DEFAULT;
+	v = getenv(SIM_ENV_TCP_PORT);
+	if (v) {
+		unsigned int port;
+
+		if (sim_opt_tcp_port(v, &port))
+			return bad_env(SIM_ENV_TCP_PORT, v, "expected 1..65535");
+		g->tcp_port = (uint16_t)port;
+	}
 
 	ret = default_rundir(g->rundir, sizeof(g->rundir));
 	if (ret) {
@@ -189,10 +205,20 @@ int sim_config_load(void)
 			mac_add(mac, i, c->mac);
 		else
 			sim_derive_mac(getpid(), i, c->mac);
+		/* The loopback address comes from the MAC's last three
+		 * bytes, which adapters 4 and on share with 0 to 3: they get
+		 * one only from --ipv4. */
 		if (ipv4_auto)
-			c->ipv4 = sim_ipv4_from_mac(c->mac);
+			c->ipv4 = i < 4 ? sim_ipv4_from_mac(c->mac) : 0;
 		else if (ipv4 && (ntohl(ipv4) & 0xffffff) + i < 0xffffff)
 			c->ipv4 = htonl(ntohl(ipv4) + i);
+		/* An address outside 127/8 belongs to the host's interface
+		 * that has it, the port's netdev then (none: the adapter
+		 * cannot listen there, and keeps a simulated netdev). */
+		c->netdev[0] = 0;
+		if (c->ipv4 && ntohl(c->ipv4) >> 24 != 127 &&
+		    sim_iface_ipv4(NULL, &c->ipv4, c->netdev))
+			c->netdev[0] = 0;
 	}
 
 	for (i = 0; i < SIM_MAX_ADAPTERS; i++) {

@@ -179,6 +179,8 @@ int getifaddrs(struct ifaddrs **out)
 			struct netdev_ifaddr *e = &block[i];
 			const struct sim_dev *dev = &sim_devs[d];
 
+			if (!sim_netdev_simulated(dev))
+				continue;
 			sim_netdev_name(dev, e->name);
 			e->ifa.ifa_name = e->name;
 			e->ifa.ifa_flags = NETDEV_FLAGS;
@@ -233,7 +235,7 @@ struct if_nameindex *if_nameindex(void)
 {
 	struct if_nameindex *(*real)(void) = real_fn("if_nameindex");
 	struct if_nameindex *all, *more;
-	unsigned int n = 0, d;
+	unsigned int n = 0, d, added = 0;
 
 	all = real ? real() : NULL;
 	if (!all || !sim_global.num_adapters)
@@ -246,17 +248,21 @@ struct if_nameindex *if_nameindex(void)
 	/* The host's names move over: if_freenameindex frees each. */
 	memcpy(more, all, n * sizeof(*more));
 	for (d = 0; d < sim_global.num_adapters; d++) {
+		struct if_nameindex *e = &more[n + added];
 		char name[IFNAMSIZ];
 
+		if (!sim_netdev_simulated(&sim_devs[d]))
+			continue;
 		sim_netdev_name(&sim_devs[d], name);
-		more[n + d].if_index = sim_netdev_ifindex(&sim_devs[d]);
-		more[n + d].if_name = strdup(name);
-		if (!more[n + d].if_name) {
-			while (d--)
-				free(more[n + d].if_name);
+		e->if_index = sim_netdev_ifindex(&sim_devs[d]);
+		e->if_name = strdup(name);
+		if (!e->if_name) {
+			while (added--)
+				free(more[n + added].if_name);
 			free(more);
 			goto nomem;
 		}
+		added++;
 	}
 	free(all);
 	return more;
@@ -323,7 +329,8 @@ static int ifconf_append(unsigned long long user, const struct ifconf *given)
 		struct ifreq ifr;
 		struct in_addr a;
 
-		if (!sim_netdev_ipv4(&sim_devs[d], &a))
+		if (!sim_netdev_simulated(&sim_devs[d]) ||
+		    !sim_netdev_ipv4(&sim_devs[d], &a))
 			continue;
 		if (!given->ifc_req) {
 			got.ifc_len += (int)sizeof(ifr);

@@ -44,7 +44,7 @@ static void usage(FILE *out)
 "\n"
 "  --provider pvrdma|vmw_pvrdma|PATH  provider to load (default: pvrdma\n"
 "                            if built, else libibverbs' installed ones)\n"
-"  --adapters N              adapters per process, 1..4 (default 1)\n"
+"  --adapters N              adapters per process, 1..10 (default 1)\n"
 "  --hw-version 13|14|18     virtual hardware version (default 18)\n"
 "  --roce 1|2                RoCE mode (default 2; v2 needs hw >= 14)\n"
 "  --namespaces on|off       QP handles apart from QPNs (default on for\n"
@@ -55,7 +55,13 @@ static void usage(FILE *out)
 "  --mtu 256|512|1024|2048|4096  active MTU (default 1024)\n"
 "  --mac XX:XX:XX:XX:XX:XX   MAC of the first adapter, the others count up\n"
 "                            (default: per process, 00:50:56 + pid)\n"
-"  --ipv4 auto|off|A.B.C.D   IPv4 address in 127.0.0.0/8 (default auto)\n"
+"  --ipv4 auto|off|A.B.C.D   IPv4 address of the first adapter, the others\n"
+"                            count up (default auto: one in 127.0.0.0/8);\n"
+"                            outside 127/8 an address of this host, where\n"
+"                            adapters on other hosts reach it over TCP\n"
+"  --netdev IFNAME           take the IPv4 address of interface IFNAME\n"
+"  --tcp-port N              TCP port of the adapters for other hosts\n"
+"                            (default 4791)\n"
 "  --rundir DIR              sockets and sysfs trees (default\n"
 "                            $XDG_RUNTIME_DIR/pvrdma-sim or\n"
 "                            /tmp/pvrdma-sim-UID)\n"
@@ -214,6 +220,7 @@ static const char *const config_env[] = {
 	SIM_ENV_MAX_UD_QPS, SIM_ENV_MTU, SIM_ENV_MAC, SIM_ENV_IPV4,
 	SIM_ENV_STATS, SIM_ENV_STATS_FILE, SIM_ENV_PROVIDER,
 	SIM_ENV_MAX_QP_WR, SIM_ENV_MAX_SRQ_WR, SIM_ENV_MAX_CQE,
+	SIM_ENV_NETDEV, SIM_ENV_TCP_PORT,
 };
 
 /* Every process under this launcher must agree on the run directory. */
@@ -236,7 +243,7 @@ enum {
 	OPT_PROVIDER = 256, OPT_ADAPTERS, OPT_HW, OPT_ROCE, OPT_NAMESPACES,
 	OPT_MAX_UD, OPT_MTU, OPT_MAC, OPT_IPV4, OPT_RUNDIR, OPT_STATS,
 	OPT_STATS_FILE, OPT_VERSION, OPT_MAX_QP_WR, OPT_MAX_SRQ_WR,
-	OPT_MAX_CQE,
+	OPT_MAX_CQE, OPT_NETDEV, OPT_TCP_PORT,
 };
 
 static const struct option long_opts[] = {
@@ -252,6 +259,8 @@ static const struct option long_opts[] = {
 	{ "mtu", required_argument, NULL, OPT_MTU },
 	{ "mac", required_argument, NULL, OPT_MAC },
 	{ "ipv4", required_argument, NULL, OPT_IPV4 },
+	{ "netdev", required_argument, NULL, OPT_NETDEV },
+	{ "tcp-port", required_argument, NULL, OPT_TCP_PORT },
 	{ "rundir", required_argument, NULL, OPT_RUNDIR },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "stats-file", required_argument, NULL, OPT_STATS_FILE },
@@ -288,7 +297,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_ADAPTERS:
 			if (sim_opt_uint(optarg, 1, SIM_MAX_ADAPTERS, &u))
-				bad("--adapters", optarg, "expected 1..4");
+				bad("--adapters", optarg, "expected 1..10");
 			set(SIM_ENV_ADAPTERS, optarg);
 			break;
 		case OPT_HW:
@@ -340,8 +349,23 @@ int main(int argc, char **argv)
 		case OPT_IPV4:
 			if (sim_opt_ipv4(optarg, &ipv4, &ipv4_auto))
 				bad("--ipv4", optarg,
-				    "expected auto, off or an address in 127.0.0.0/8");
+				    "expected auto, off or a unicast address");
+			if (getenv(SIM_ENV_NETDEV))
+				bad("--ipv4", optarg, "--netdev gives it");
 			set(SIM_ENV_IPV4, optarg);
+			break;
+		case OPT_NETDEV:
+			u = (unsigned int)sim_iface_ipv4(optarg, &ipv4, NULL);
+			if (u)
+				bad("--netdev", optarg, strerror((int)u));
+			if (getenv(SIM_ENV_IPV4))
+				bad("--netdev", optarg, "--ipv4 gives it");
+			set(SIM_ENV_NETDEV, optarg);
+			break;
+		case OPT_TCP_PORT:
+			if (sim_opt_tcp_port(optarg, &u))
+				bad("--tcp-port", optarg, "expected 1..65535");
+			set(SIM_ENV_TCP_PORT, optarg);
 			break;
 		case OPT_RUNDIR:
 			set_absolute(SIM_ENV_RUNDIR, optarg, "--rundir");

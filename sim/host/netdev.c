@@ -24,6 +24,11 @@
  * (the calls themselves are the preload library's, in ifaddrs.c), and
  * sysfs.c names it in gid_attrs/ndevs, device/net/ and class/net/.
  *
+ * A port whose address belongs to one of the host's interfaces (adapters
+ * across hosts, --ipv4 or --netdev) has no pvrdma<N>: that interface is
+ * its netdev, listed by the host's calls with the address already, so
+ * nothing is added for it and the address is never listed twice.
+ *
  * Every simulated address is in 127/8 (or link-local), which the host's
  * loopback carries: sockets bound to or connecting to the port's IPv4
  * address keep working through the real kernel, so the sim's fabric and
@@ -80,6 +85,11 @@ static void find_ifindex_base(void)
 	ifindex_base = max + 1;
 }
 
+bool sim_netdev_simulated(const struct sim_dev *dev)
+{
+	return !dev->cfg.netdev[0];
+}
+
 void sim_netdev_name(const struct sim_dev *dev, char name[IFNAMSIZ])
 {
 	snprintf(name, IFNAMSIZ, "pvrdma%u", dev->index);
@@ -116,6 +126,8 @@ struct sim_dev *sim_netdev_by_name(const char *name)
 	unsigned int d;
 
 	for (d = 0; d < sim_global.num_adapters; d++) {
+		if (!sim_netdev_simulated(&sim_devs[d]))
+			continue;
 		sim_netdev_name(&sim_devs[d], own);
 		if (!strncmp(name, own, IFNAMSIZ))
 			return &sim_devs[d];
@@ -128,7 +140,8 @@ struct sim_dev *sim_netdev_by_index(unsigned int ifindex)
 	unsigned int d;
 
 	for (d = 0; d < sim_global.num_adapters; d++)
-		if (sim_netdev_ifindex(&sim_devs[d]) == ifindex)
+		if (sim_netdev_simulated(&sim_devs[d]) &&
+		    sim_netdev_ifindex(&sim_devs[d]) == ifindex)
 			return &sim_devs[d];
 	return NULL;
 }

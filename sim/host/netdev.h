@@ -13,6 +13,11 @@
 
 #include "host.h"
 
+/* Whether the port has a netdev of its own (below): its address is a
+ * simulated one (127/8). A port whose address is one of the host's
+ * interfaces' (--ipv4, --netdev) has that interface as its netdev
+ * (sim_config.netdev), which the host's own calls already report. */
+bool sim_netdev_simulated(const struct sim_dev *dev);
 /* "pvrdma<N>" for the adapter vmw_pvrdma<N>. */
 void sim_netdev_name(const struct sim_dev *dev, char name[IFNAMSIZ]);
 /* An index no interface of the host has, the same in every sim process

@@ -12,7 +12,9 @@
  * of an open under gid_attrs/ into that EINVAL.
  *
  * Each port's IP interface is its own Ethernet netdev "pvrdma<N>"
- * (netdev.c): gid_attrs/ndevs names it, the PCI function has it under
+ * (netdev.c) when its address is a simulated one (127/8), else the
+ * host's interface that holds the address (--ipv4 or --netdev, adapters
+ * across hosts): gid_attrs/ndevs names it, the PCI function has it under
  * net/, as a NIC's driver shows its netdev, and class/net links to it.
  * The rdma_cm
  * character device (ucma.c) has its class/misc entry and ABI version.
@@ -32,6 +34,7 @@
 #include <rdma/rdma_user_cm.h>
 
 #include "host.h"
+#include "libc.h"
 #include "netdev.h"
 
 #define PVRDMA_PCI_VENDOR	0x15ad
@@ -167,23 +170,58 @@ static int write_pci(const char *root, const struct sim_dev *dev, char *pci,
 	return ret;
 }
 
-/* device/net/<ifname>: the netdev the port's addresses belong to
- * (netdev.c), and its class/net link. */
-static int write_netdev(const char *root, const char *pci,
-			const struct sim_dev *dev)
+/* The host's own value of an attribute of its interface ifname, or dflt
+ * (a line each). */
+static void host_netdev_attr(const char *ifname, const char *name,
+			     const char *dflt, char *buf, size_t len)
 {
-	char net[PATH_MAX], target[PATH_MAX], name[IFNAMSIZ];
+	char path[128];
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, name);
+	fd = sim_libc.open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		sim_libc.close(fd);
+	}
+	if (n <= 0)
+		n = snprintf(buf, len, "%s\n", dflt);
+	buf[(size_t)n < len ? (size_t)n : len - 1] = 0;
+}
+
+/* The attributes of the host's interface that holds the port's address
+ * (an adapter across hosts): what the host says of it. */
+static int write_host_netdev(const char *net, const char *ifname)
+{
+	static const char *const copied[][2] = {
+		{ "ifindex", "1" }, { "iflink", "1" },
+		{ "type", "1" },	/* ARPHRD_ETHER */
+		{ "address", "00:00:00:00:00:00" },
+		{ "broadcast", "ff:ff:ff:ff:ff:ff" }, { "addr_len", "6" },
+		{ "mtu", "1500" }, { "flags", "0x1003" },
+		{ "operstate", "unknown" },
+	};
+	char value[64];
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < sizeof(copied) / sizeof(copied[0]); i++) {
+		host_netdev_attr(ifname, copied[i][0], copied[i][1], value,
+				 sizeof(value));
+		ret = attr(net, copied[i][0], "%s", value);
+	}
+	return ret;
+}
+
+/* The simulated netdev pvrdma<N> (netdev.c). */
+static int write_sim_netdev(const char *net, const struct sim_dev *dev)
+{
 	const uint8_t *mac = dev->cfg.mac;
 	unsigned int ifindex = sim_netdev_ifindex(dev);
-	int ret, n;
+	int ret;
 
-	sim_netdev_name(dev, name);
-	n = snprintf(net, sizeof(net), "%s/net/%s", pci, name);
-	if (n < 0 || (size_t)n >= sizeof(net))
-		return -ENAMETOOLONG;
-	ret = mkdirf("%s/net", pci);
-	ret = ret ?: mkdirf("%s", net);
-	ret = ret ?: attr(net, "ifindex", "%u\n", ifindex);
+	ret = attr(net, "ifindex", "%u\n", ifindex);
 	ret = ret ?: attr(net, "iflink", "%u\n", ifindex);
 	ret = ret ?: attr(net, "type", "1\n");	/* ARPHRD_ETHER */
 	ret = ret ?: attr(net, "address",
@@ -196,6 +234,37 @@ static int write_netdev(const char *root, const char *pci,
 			  IFF_UP | IFF_BROADCAST | IFF_RUNNING |
 			  IFF_MULTICAST);
 	ret = ret ?: attr(net, "operstate", "up\n");
+	return ret;
+}
+
+/* The port's netdev: pvrdma<N>, or the host's interface with its
+ * address. */
+static void port_netdev_name(const struct sim_dev *dev, char name[IFNAMSIZ])
+{
+	if (sim_netdev_simulated(dev))
+		sim_netdev_name(dev, name);
+	else
+		snprintf(name, IFNAMSIZ, "%s", dev->cfg.netdev);
+}
+
+/* device/net/<ifname>: the netdev the port's addresses belong to, and
+ * its class/net link. */
+static int write_netdev(const char *root, const char *pci,
+			const struct sim_dev *dev)
+{
+	char net[PATH_MAX], target[PATH_MAX], name[IFNAMSIZ];
+	int ret, n;
+
+	port_netdev_name(dev, name);
+	n = snprintf(net, sizeof(net), "%s/net/%s", pci, name);
+	if (n < 0 || (size_t)n >= sizeof(net))
+		return -ENAMETOOLONG;
+	ret = mkdirf("%s/net", pci);
+	ret = ret ?: mkdirf("%s", net);
+	if (sim_netdev_simulated(dev))
+		ret = ret ?: write_sim_netdev(net, dev);
+	else
+		ret = ret ?: write_host_netdev(net, name);
 	ret = ret ?: attr(net, "carrier", "1\n");
 	/* What query_port reports: 4X QDR (device_attr.c). */
 	ret = ret ?: attr(net, "speed", "40000\n");
@@ -222,7 +291,7 @@ static int write_port(const char *ibdir, const struct sim_dev *dev)
 	unsigned int i;
 	int ret, n;
 
-	sim_netdev_name(dev, ifname);
+	port_netdev_name(dev, ifname);
 	n = snprintf(port, sizeof(port), "%s/ports/1", ibdir);
 	if (n < 0 || (size_t)n >= sizeof(port))
 		return -ENAMETOOLONG;

@@ -56,6 +56,7 @@ enum cm_msg_type {
 	CM_MSG_SIDR_REQ,
 	CM_MSG_SIDR_REP,
 	CM_MSG_MRA,
+	CM_MSG_LAST = CM_MSG_MRA	/* msg_valid()'s bound */
 };
 
 struct cm_msg {
@@ -87,7 +88,8 @@ struct cm_pending {
 	int sock;
 };
 
-#define CM_MAX_LISTEN	(SIM_MAX_ADAPTERS * SIM_GID_TABLE_LEN)
+/* A Unix socket per GID, a TCP socket per adapter (cm_tcp.c). */
+#define CM_MAX_LISTEN	(SIM_MAX_ADAPTERS * (SIM_GID_TABLE_LEN + 1))
 
 static struct {
 	bool started;
@@ -265,13 +267,20 @@ int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 	if (sock < 0)
 		return -errno;
 	len = cm_agent_sockaddr(&id->dgid, (struct sockaddr *)&sa);
-	if (connect(sock, (struct sockaddr *)&sa, len) || !send_msg(sock, &m)) {
+	if (connect(sock, (struct sockaddr *)&sa, len)) {
+		/* No agent of this host answers for it: another host's? */
+		sim_libc.close(sock);
+		sock = cm_tcp_gid(&id->dgid) ?
+		       cm_tcp_connect(&id->dgid, sizeof(m)) : -1;
+	}
+	if (sock < 0 || !send_msg(sock, &m)) {
 		/*
 		 * The address is on the fabric but nothing there runs a CM
 		 * that knows the service: its CM answers with a reject (a
 		 * SIDR REP saying unsupported).
 		 */
-		sim_libc.close(sock);
+		if (sock >= 0)
+			sim_libc.close(sock);
 		id->state = CM_TIMEWAIT;
 		id->deadline_ns = 0;
 		if (ud)
@@ -825,15 +834,50 @@ static void handle_eof(struct cm_id *id)
 	}
 }
 
-/* Reads one message; false when the socket is finished. */
+/* What a CM agent may send; anything else ends the connection (an agent
+ * of another host is as trusted as the network between). */
+static bool msg_valid(const struct cm_msg *m)
+{
+	static const int families[] = { AF_INET, AF_INET6, AF_IB };
+	bool src = false, dst = false;
+	unsigned int i;
+
+	if (m->type < CM_MSG_REQ || m->type > CM_MSG_LAST ||
+	    m->private_data_len > CM_DREP_PRIVATE_DATA)
+		return false;
+	if (m->type != CM_MSG_REQ && m->type != CM_MSG_SIDR_REQ)
+		return true;	/* only a REQ's addresses are used */
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		src |= m->src.ss_family == families[i];
+		dst |= m->dst.ss_family == families[i];
+	}
+	return src && dst;
+}
+
+/* Reads one message; false when the socket is finished. A TCP socket
+ * (another host's agent) is a stream: a message is read once all of it is
+ * there, which its low-water mark makes poll wait for. */
 static bool recv_msg(int sock, struct cm_msg *m, bool *got)
 {
-	ssize_t n = recv(sock, m, sizeof(*m), MSG_DONTWAIT);
+	ssize_t n = recv(sock, m, sizeof(*m), MSG_DONTWAIT | MSG_PEEK);
 
 	*got = false;
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR;
-	if (n != (ssize_t)sizeof(*m))
+	if (n > 0 && n < (ssize_t)sizeof(*m)) {
+		struct pollfd p = { .fd = sock, .events = POLLRDHUP };
+		int type = 0;
+		socklen_t len = sizeof(type);
+
+		/* a short datagram is no agent's; a stream may say more */
+		if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) ||
+		    type != SOCK_STREAM)
+			return false;
+		return poll(&p, 1, 0) == 0;
+	}
+	if (n != (ssize_t)sizeof(*m) ||
+	    recv(sock, m, sizeof(*m), MSG_DONTWAIT) != (ssize_t)sizeof(*m) ||
+	    !msg_valid(m))
 		return false;	/* EOF, or not a CM agent */
 	*got = true;
 	return true;
@@ -1091,6 +1135,9 @@ int cm_agent_start(void)
 			}
 			agent.listen[agent.num_listen++] = s;
 		}
+		i = (unsigned int)cm_tcp_listen(dev, sizeof(struct cm_msg));
+		if ((int)i >= 0)
+			agent.listen[agent.num_listen++] = (int)i;
 	}
 	/* The agent runs none of the application's signal handlers. */
 	sigfillset(&all);

@@ -246,6 +246,17 @@ struct sim_dev *cm_addr_route(const struct sockaddr *dst,
 bool cm_addr_reachable(const union ibv_gid *gid);
 /* The abstract socket address of the CM agent answering for gid. */
 socklen_t cm_agent_sockaddr(const union ibv_gid *gid, struct sockaddr *sa);
+/* cm_tcp.c: agents on other hosts, over TCP. cm_tcp_gid: whether gid is
+ * on another host this process can reach; cm_tcp_route: the adapter
+ * towards such an address; cm_tcp_listen: the agent's listening socket at
+ * dev's address (-1: none); cm_tcp_connect: a connected socket to the
+ * agent answering for gid, or -1 with errno. Sockets pass whole messages
+ * of msg_size bytes to poll. */
+bool cm_tcp_gid(const union ibv_gid *gid);
+struct sim_dev *cm_tcp_route(const struct sockaddr *dst,
+			     unsigned int *gid_index);
+int cm_tcp_listen(const struct sim_dev *dev, size_t msg_size);
+int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size);
 /* Listener lookup: whether a listen id bound to lsa takes a connection to
  * dst (same port, same address or a wildcard of a compatible family). */
 bool cm_addr_listen_match(const struct sockaddr *lsa, bool afonly,

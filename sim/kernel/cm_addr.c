@@ -190,8 +190,12 @@ struct sim_dev *cm_addr_route(const struct sockaddr *dst,
 
 	if (dev)
 		return dev;	/* loopback to an adapter of ours */
-	/* Every simulated address is on the host's loopback: the first
-	 * adapter with an address of the family is the way out. */
+	/* Another host's address: an adapter that has one is the way out. */
+	dev = cm_tcp_route(dst, gid_index);
+	if (dev)
+		return dev;
+	/* Every other simulated address is on "lo": the first adapter with
+	 * an address of the family is the way out. */
 	for (d = 0; d < sim_global.num_adapters; d++)
 		if (family_gid(&sim_devs[d], dst->sa_family, gid_index))
 			return &sim_devs[d];
@@ -287,7 +291,8 @@ bool cm_addr_reachable(const union ibv_gid *gid)
 	/* The link names the owner's fabric socket: both must exist. */
 	if (!sim_libc.lstat(path, &st) && !sim_libc.stat(path, &st))
 		return true;
-	return sysfs_owner(gid);
+	/* On another host: its CM agent says whether it is there. */
+	return sysfs_owner(gid) || cm_tcp_gid(gid);
 }
 
 /*

@@ -8,6 +8,7 @@
 #     roce2      --roce 2 --mtu 4096: RoCE v2 GIDs
 #     hw13       --hw-version 13 --mtu 2048: no SRQs
 #     adapters2  --adapters 2: two adapters, distinct identities
+#     adapters10 --adapters 10: ten, as vSphere 7.0.2 and later allow
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
 . "$E2E_SRC/lib.sh"
 
@@ -21,6 +22,7 @@ default) ;;
 roce2) roce=2 mtu=4096 ;;
 hw13) hw=13 mtu=2048 ;;
 adapters2) adapters=2 ;;
+adapters10) adapters=10 ;;
 *) e2e_fail "unknown variant $variant" ;;
 esac
 case $mtu in
@@ -47,26 +49,29 @@ guid_re='[0-9a-f]{16}'
 expect_out devices "^[[:space:]]*vmw_pvrdma0[[:space:]]+$guid_re[[:space:]]*$" \
 	"adapter 0 listed with its node GUID"
 
-if [ "$adapters" = 2 ]; then
-	expect_out devices "^[[:space:]]*vmw_pvrdma1[[:space:]]+$guid_re[[:space:]]*$" \
-		"adapter 1 listed"
+if [ "$adapters" -gt 1 ]; then
+	last=$((adapters - 1))
+	expect_out devices "^[[:space:]]*vmw_pvrdma$last[[:space:]]+$guid_re[[:space:]]*$" \
+		"adapter $last listed"
 	n=$(grep -Ec "^[[:space:]]*vmw_pvrdma[0-9]+[[:space:]]" "$RUNDIR/devices.out")
-	[ "$n" = 2 ] || e2e_fail "ibv_devices lists $n adapters, want 2"
-	g0=$(awk '$1 == "vmw_pvrdma0" { print $2 }' "$RUNDIR/devices.out")
-	g1=$(awk '$1 == "vmw_pvrdma1" { print $2 }' "$RUNDIR/devices.out")
-	[ "$g0" != "$g1" ] || e2e_fail "both adapters have node GUID $g0"
+	[ "$n" = "$adapters" ] ||
+		e2e_fail "ibv_devices lists $n adapters, want $adapters"
+	n=$(awk '$1 ~ /^vmw_pvrdma/ { print $2 }' "$RUNDIR/devices.out" |
+		sort -u | wc -l)
+	[ "$n" = "$adapters" ] ||
+		e2e_fail "$adapters adapters with $n distinct node GUIDs"
 
-	for i in 0 1; do
+	for i in 0 "$last"; do
 		sim_run "devinfo$i" "$prov" "$opts" ibv_devinfo -v -d "vmw_pvrdma$i"
 		expect_rc "ibv_devinfo -d vmw_pvrdma$i" "$rc" 0
 		expect_out "devinfo$i" "^hca_id:[[:space:]]+vmw_pvrdma$i$"
 	done
 	gid0=$(grep -E 'GID\[ *0\]' "$RUNDIR/devinfo0.out")
-	gid1=$(grep -E 'GID\[ *0\]' "$RUNDIR/devinfo1.out")
+	gid1=$(grep -E 'GID\[ *0\]' "$RUNDIR/devinfo$last.out")
 	[ -n "$gid0" ] || e2e_fail "adapter 0 has no GID 0"
 	[ "${gid0#*:}" != "${gid1#*:}" ] ||
 		e2e_fail "both adapters have the same GID 0 ($gid0)"
-	e2e_pass "two adapters with distinct identities"
+	e2e_pass "$adapters adapters with distinct identities"
 fi
 
 n=$(grep -Ec "^[[:space:]]*vmw_pvrdma[0-9]+[[:space:]]" "$RUNDIR/devices.out")

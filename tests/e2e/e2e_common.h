@@ -52,7 +52,8 @@ struct e2e_dev {
 void e2e_open(struct e2e_dev *d, const char *name, int gid_index);
 void e2e_close(struct e2e_dev *d);
 
-/* Side channel: a connected TCP socket on 127.0.0.1. */
+/* Side channel: a connected TCP socket on 127.0.0.1, or on the server's
+ * address in E2E_CHANNEL_ADDR. */
 int e2e_channel_open(const struct e2e_args *args);
 void e2e_send_all(int sock, const void *buf, size_t len);
 /* Returns false on orderly EOF before any byte arrived. */

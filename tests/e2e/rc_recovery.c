@@ -24,7 +24,10 @@
  *   rc_recovery --server|--client --port P --mode M [--dev D]
  *
  * RC_RECOVERY_PAUSE_MS in the client's environment sets the sigstop pause
- * (the retry budget is about 8.6 s).
+ * (the retry budget is about 8.6 s). With RC_RECOVERY_LINK_DOWN and
+ * RC_RECOVERY_LINK_UP set (shell commands), the client takes the link to
+ * the server down and up with them instead of stopping and continuing the
+ * server: the fault of the network between two hosts (multihost.sh).
  */
 #include "e2e_common.h"
 
@@ -75,10 +78,21 @@ struct side {
 /* A client that fails while the server is stopped must not leave it so. */
 static pid_t stopped_peer;
 
+/* Stops (or continues) the server, or takes the link down (or up). */
+static bool peer_fault(pid_t peer, bool stop)
+{
+	const char *cmd = getenv(stop ? "RC_RECOVERY_LINK_DOWN" :
+					"RC_RECOVERY_LINK_UP");
+
+	if (cmd && *cmd)
+		return system(cmd) == 0;
+	return !kill(peer, stop ? SIGSTOP : SIGCONT);
+}
+
 static void continue_peer(void)
 {
 	if (stopped_peer)
-		kill(stopped_peer, SIGCONT);
+		peer_fault(stopped_peer, false);
 }
 
 static bool mode_is(const struct side *s, const char *m)
@@ -336,8 +350,8 @@ static void stream_client(struct side *s, pid_t peer_pid)
 		if (!stopped && posted >= (beyond ? 0 : STREAM_WRS / 4)) {
 			stopped_peer = peer_pid;
 			atexit(continue_peer);
-			E2E_CHECK(!kill(peer_pid, SIGSTOP), "kill: %s",
-				  strerror(errno));
+			E2E_CHECK(peer_fault(peer_pid, true),
+				  "stopping the server: %s", strerror(errno));
 			stopped = true;
 			stopped_at = now_ms();
 			printf("stopped the server after %llu WRs\n",
@@ -345,8 +359,8 @@ static void stream_client(struct side *s, pid_t peer_pid)
 		}
 		if (stopped && !resumed &&
 		    (beyond ? failed : now_ms() - stopped_at >= pause_ms)) {
-			E2E_CHECK(!kill(peer_pid, SIGCONT), "kill: %s",
-				  strerror(errno));
+			E2E_CHECK(peer_fault(peer_pid, false),
+				  "continuing the server: %s", strerror(errno));
 			stopped_peer = 0;
 			resumed = true;
 			printf("continued the server after %llu ms, %llu WRs "

@@ -32,6 +32,12 @@
  *                IPv4 address and GID 0's link-local one; rdma_cm binds
  *                its address to the adapter; lo is still there and a
  *                TCP socket on the address still connects
+ *   host_netdev  (single) the port's address is one of the host's
+ *                interfaces' (--netdev, adapters across hosts): that
+ *                interface is its netdev in sysfs, getifaddrs and
+ *                SIOCGIFCONF list the address once, on that interface,
+ *                and no pvrdma<N> is added; rdma_cm binds the address to
+ *                the adapter
  *
  * Every wait is bounded (E2E_WAIT_SECONDS): a hang is a failure.
  */
@@ -645,6 +651,75 @@ static void netdev(void)
 	close(l);
 }
 
+static void host_netdev(void)
+{
+	char name[IFNAMSIZ] = "", rel[256], line[128];
+	struct ifreq reqs[64];
+	struct ifconf ifc = { .ifc_len = sizeof(reqs), .ifc_req = reqs };
+	struct sockaddr_in sin = server_addr;
+	struct ifaddrs *all, *ifa;
+	struct if_nameindex *ni, *p;
+	struct rdma_cm_id *id;
+	unsigned int idx;
+	int listed = 0, s, i;
+
+	CHECK(!getifaddrs(&all), "getifaddrs: %s", strerror(errno));
+	for (ifa = all; ifa; ifa = ifa->ifa_next) {
+		CHECK(strncmp(ifa->ifa_name, "pvrdma", 6),
+		      "getifaddrs: %s added for a host interface's address",
+		      ifa->ifa_name);
+		if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != AF_INET ||
+		    ((struct sockaddr_in *)ifa->ifa_addr)->sin_addr.s_addr !=
+		    server_addr.sin_addr.s_addr)
+			continue;
+		snprintf(name, sizeof(name), "%s", ifa->ifa_name);
+		listed++;
+	}
+	freeifaddrs(all);
+	CHECK(listed == 1, "getifaddrs lists the port's address %d times",
+	      listed);
+	idx = if_nametoindex(name);
+	CHECK(idx, "if_nametoindex(%s): %s", name, strerror(errno));
+	CHECK(!if_nametoindex("pvrdma0"), "if_nametoindex knows pvrdma0");
+	ni = if_nameindex();
+	CHECK(ni, "if_nameindex: %s", strerror(errno));
+	for (p = ni; p->if_index; p++)
+		CHECK(strncmp(p->if_name, "pvrdma", 6),
+		      "if_nameindex: %s added", p->if_name);
+	if_freenameindex(ni);
+
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	CHECK(s >= 0, "socket: %s", strerror(errno));
+	CHECK(!ioctl(s, SIOCGIFCONF, &ifc), "SIOCGIFCONF: %s",
+	      strerror(errno));
+	close(s);
+	for (listed = 0, i = 0; i < ifc.ifc_len / (int)sizeof(reqs[0]); i++)
+		if (((struct sockaddr_in *)&reqs[i].ifr_addr)->sin_addr.s_addr ==
+		    server_addr.sin_addr.s_addr)
+			listed++;
+	CHECK(listed == 1, "SIOCGIFCONF lists the port's address %d times",
+	      listed);
+
+	sin.sin_port = 0;
+	CHECK(!rdma_create_id(channel, &id, NULL, RDMA_PS_TCP),
+	      "rdma_create_id: %s", strerror(errno));
+	CHECK(!rdma_bind_addr(id, (struct sockaddr *)&sin) && id->verbs,
+	      "rdma_bind_addr: %s", strerror(errno));
+	snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/1/gid_attrs/ndevs/1",
+		 ibv_get_device_name(id->verbs->device));
+	sysfs_line(rel, line, sizeof(line));
+	CHECK(!strcmp(line, name), "gid_attrs/ndevs/1 is %s, not %s", line,
+	      name);
+	snprintf(rel, sizeof(rel), "class/infiniband/%s/device/net/%s/ifindex",
+		 ibv_get_device_name(id->verbs->device), name);
+	sysfs_line(rel, line, sizeof(line));
+	CHECK((unsigned int)atoi(line) == idx, "device/net: ifindex %s", line);
+	snprintf(rel, sizeof(rel), "class/net/%s/ifindex", name);
+	sysfs_line(rel, line, sizeof(line));
+	CHECK((unsigned int)atoi(line) == idx, "class/net: ifindex %s", line);
+	rdma_destroy_id(id);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -697,6 +772,8 @@ int main(int argc, char **argv)
 		mcast();
 	else if (mode_is("netdev"))
 		netdev();
+	else if (mode_is("host_netdev"))
+		host_netdev();
 	else if (mode_is("fd"))
 		fd_semantics();
 	else if (mode_is("fork"))

@@ -338,6 +338,34 @@ static void test_unreachable_peer_retry_exceeded(void **unused)
 	assert_int_equal(c.status, PVRDMA_WC_RETRY_EXC_ERR);
 }
 
+/*
+ * A peer no link leads to (its host went away): the request is lost
+ * without a packet anywhere that would wake the device thread, which sleeps
+ * with no timer armed. The timer the posting thread arms must reach that
+ * sleep, or the WR never completes.
+ */
+static void test_lost_request_times_out_asleep(void **unused)
+{
+	struct pvrdma_cqe c;
+
+	harness_lock(&H);
+	H.a.qp.attr.ah_attr.grh.dgid.raw[15] = 0x99;	/* nobody's GID */
+	H.a.qp.attr.retry_cnt = 1;
+	H.a.qp.attr.timeout = 1;		/* the 1 ms floor */
+	h_modify(&H, &H.a.qp, IBV_QPS_RESET);	/* connect it there */
+	h_modify(&H, &H.a.qp, IBV_QPS_INIT);
+	h_modify(&H, &H.a.qp, IBV_QPS_RTR);
+	h_modify(&H, &H.a.qp, IBV_QPS_RTS);
+	harness_unlock(&H);
+	usleep(100000);		/* the device thread goes to sleep */
+	post_send(&H.a, &(struct send_args){
+		.wr_id = 23, .opcode = PVRDMA_WR_SEND, .addr = H.buf_a,
+		.len = 8, .lkey = H.mr_a.lkey, .flags = IBV_SEND_SIGNALED });
+	poll_one(&H.a.cq, &c);
+	assert_int_equal(c.wr_id, 23);
+	assert_int_equal(c.status, PVRDMA_WC_RETRY_EXC_ERR);
+}
+
 static void test_many_in_flight_in_order(void **unused)
 {
 	struct pvrdma_cqe c;
@@ -442,6 +470,7 @@ int main(void)
 		T(test_rnr_then_recv_arrives),
 		T(test_rnr_retry_exceeded),
 		T(test_unreachable_peer_retry_exceeded),
+		T(test_lost_request_times_out_asleep),
 		T(test_many_in_flight_in_order),
 		T(test_duplicates_execute_once),
 	};

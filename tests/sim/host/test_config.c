@@ -24,7 +24,8 @@ static char rundir[64];
 static const char *const all_env[] = {
 	SIM_ENV_ADAPTERS, SIM_ENV_HW_VERSION, SIM_ENV_ROCE, SIM_ENV_NAMESPACES,
 	SIM_ENV_MAX_UD_QPS, SIM_ENV_MTU, SIM_ENV_MAC, SIM_ENV_IPV4,
-	SIM_ENV_STATS, SIM_ENV_STATS_FILE, SIM_ENV_PROVIDER,
+	SIM_ENV_STATS, SIM_ENV_STATS_FILE, SIM_ENV_PROVIDER, SIM_ENV_NETDEV,
+	SIM_ENV_TCP_PORT,
 };
 
 static int clean_env(void **state)
@@ -198,7 +199,7 @@ static void expect_bad(const char *name, const char *value)
 static void test_bad_values(void **state)
 {
 	expect_bad(SIM_ENV_ADAPTERS, "0");
-	expect_bad(SIM_ENV_ADAPTERS, "5");
+	expect_bad(SIM_ENV_ADAPTERS, "11");
 	expect_bad(SIM_ENV_ADAPTERS, "1x");
 	expect_bad(SIM_ENV_ADAPTERS, "-1");
 	expect_bad(SIM_ENV_HW_VERSION, "15");
@@ -212,7 +213,12 @@ static void test_bad_values(void **state)
 	expect_bad(SIM_ENV_MAC, "00-50-56-aa-bb-cc");
 	expect_bad(SIM_ENV_MAC, "01:00:5e:00:00:01");	/* multicast */
 	expect_bad(SIM_ENV_MAC, "00:00:00:00:00:00");
-	expect_bad(SIM_ENV_IPV4, "10.0.0.1");		/* not loopback */
+	expect_bad(SIM_ENV_IPV4, "224.0.0.1");		/* multicast */
+	expect_bad(SIM_ENV_IPV4, "255.255.255.255");
+	expect_bad(SIM_ENV_IPV4, "0.1.2.3");
+	expect_bad(SIM_ENV_NETDEV, "no-such-if0");
+	expect_bad(SIM_ENV_TCP_PORT, "0");
+	expect_bad(SIM_ENV_TCP_PORT, "65536");
 	expect_bad(SIM_ENV_IPV4, "127.0.0.0");
 	expect_bad(SIM_ENV_IPV4, "127.1");
 	expect_bad(SIM_ENV_STATS, "loud");
@@ -238,6 +244,8 @@ static void test_parsers(void **state)
 	assert_int_equal(sim_opt_ipv4("127.1.2.3", &ip, &autoip), 0);
 	assert_false(autoip);
 	assert_int_equal(ntohl(ip), 0x7f010203);
+	assert_int_equal(sim_opt_ipv4("198.51.100.7", &ip, &autoip), 0);
+	assert_int_equal(ntohl(ip), 0xc6336407);
 }
 
 static void test_explicit_mac_counts_up(void **state)
@@ -258,6 +266,37 @@ static void test_explicit_mac_counts_up(void **state)
 	assert_true(sim_devs[0].node_guid != sim_devs[1].node_guid);
 }
 
+/* Ten adapters: MACs and node GUIDs all distinct, and distinct from
+ * every other process's; loopback addresses for the first four only. */
+static void test_ten_adapters(void **state)
+{
+	uint8_t other[6];
+	unsigned int i, j;
+
+	setenv(SIM_ENV_ADAPTERS, "10", 1);
+	assert_int_equal(sim_config_load(), 0);
+	assert_int_equal(sim_global.num_adapters, 10);
+	assert_string_equal(sim_devs[9].cfg.ibdev, "vmw_pvrdma9");
+	for (i = 0; i < 10; i++) {
+		for (j = 0; j < i; j++) {
+			assert_memory_not_equal(sim_devs[i].cfg.mac,
+						sim_devs[j].cfg.mac, 6);
+			assert_true(sim_devs[i].node_guid !=
+				    sim_devs[j].node_guid);
+		}
+		/* the next pid's adapters */
+		for (j = 0; j < 10; j++) {
+			sim_derive_mac(getpid() + 1, j, other);
+			assert_memory_not_equal(sim_devs[i].cfg.mac, other, 6);
+		}
+		assert_int_equal(sim_devs[i].gid_count, i < 4 ? 2 : 1);
+	}
+
+	setenv(SIM_ENV_IPV4, "127.9.0.1", 1);
+	assert_int_equal(sim_config_load(), 0);
+	assert_int_equal(ntohl(sim_devs[9].cfg.ipv4), 0x7f09000a);
+}
+
 static void test_ipv4_choices(void **state)
 {
 	setenv(SIM_ENV_IPV4, "off", 1);
@@ -270,6 +309,18 @@ static void test_ipv4_choices(void **state)
 	assert_int_equal(sim_config_load(), 0);
 	assert_int_equal(ntohl(sim_devs[0].cfg.ipv4), 0x7f090001);
 	assert_int_equal(ntohl(sim_devs[1].cfg.ipv4), 0x7f090002);
+	/* a 127/8 address is simulated: the port's netdev is pvrdma1 */
+	assert_string_equal(sim_devs[1].cfg.netdev, "");
+	assert_int_equal(sim_global.tcp_port, SIM_TCP_PORT_DEFAULT);
+
+	/* the loopback interface's address: in 127/8, so still simulated */
+	unsetenv(SIM_ENV_IPV4);
+	setenv(SIM_ENV_NETDEV, "lo", 1);
+	setenv(SIM_ENV_TCP_PORT, "5000", 1);
+	assert_int_equal(sim_config_load(), 0);
+	assert_int_equal(ntohl(sim_devs[0].cfg.ipv4), 0x7f000001);
+	assert_string_equal(sim_devs[0].cfg.netdev, "");
+	assert_int_equal(sim_global.tcp_port, 5000);
 }
 
 static void test_other_values(void **state)
@@ -301,6 +352,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bad_values, clean_env),
 		cmocka_unit_test_setup(test_explicit_mac_counts_up, clean_env),
 		cmocka_unit_test_setup(test_ipv4_choices, clean_env),
+		cmocka_unit_test_setup(test_ten_adapters, clean_env),
 		cmocka_unit_test_setup(test_other_values, clean_env),
 	};
 	int ret;

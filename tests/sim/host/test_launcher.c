@@ -80,7 +80,7 @@ static void expect_usage_error(const char *const *args, const char *msg)
 
 static void test_bad_options(void **state)
 {
-	BAD("--adapters 9", "--adapters", "9", "--", "true");
+	BAD("--adapters 11", "--adapters", "11", "--", "true");
 	BAD("--adapters 0", "--adapters", "0", "--", "true");
 	BAD("--hw-version 15", "--hw-version", "15", "--", "true");
 	BAD("--roce 3", "--roce", "3", "--", "true");
@@ -89,7 +89,11 @@ static void test_bad_options(void **state)
 	BAD("--namespaces sometimes", "--namespaces", "sometimes", "--",
 	    "true");
 	BAD("--max-ud-qps x", "--max-ud-qps", "x", "--", "true");
-	BAD("--ipv4 10.1.1.1", "--ipv4", "10.1.1.1", "--", "true");
+	BAD("--ipv4 224.1.1.1", "--ipv4", "224.1.1.1", "--", "true");
+	BAD("--netdev no-such-if0", "--netdev", "no-such-if0", "--", "true");
+	BAD("--netdev lo: --ipv4 gives it", "--ipv4", "127.0.0.9",
+	    "--netdev", "lo", "--", "true");
+	BAD("--tcp-port 0", "--tcp-port", "0", "--", "true");
 	BAD("--provider nonsense", "--provider", "nonsense", "--", "true");
 	BAD("--provider /nonexistent/x.so", "--provider",
 	    "/nonexistent/x.so", "--", "true");

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The fabric between hosts: adapters whose ports have an IPv4 address
+ * outside 127/8 reach adapters on other hosts over TCP. tcp.c's opening
+ * comment has the design; fabric.c calls these hooks.
+ */
+#ifndef PVRDMA_SIM_FABRIC_TCP_H
+#define PVRDMA_SIM_FABRIC_TCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fabric.h"
+
+/* Version of the frames on a link, carried in the HELLO's opcode. */
+#define FAB_VERSION		1
+
+/* Longest link name ("tcp:255.255.255.255:65535" and a socket path). */
+#define FAB_TCP_NAME_MAX	32
+
+/* ipv4 (network order) is an address of another host's adapter: not
+ * 0.0.0.0/8, 127/8, multicast or reserved. */
+bool fab_tcp_addr(uint32_t ipv4);
+/* The IPv4 address a GID carries (::ffff:a.b.c.d) if it is one reached
+ * over TCP; false for every other GID. */
+bool fab_tcp_gid_addr(const uint8_t gid[16], uint32_t *ipv4);
+/* "tcp:A.B.C.D:PORT": how a TCP port names itself in its HELLO. */
+void fab_tcp_name(uint32_t ipv4, uint16_t port, char *buf, size_t len);
+
+/* A non-blocking listening socket at ipv4:port, owned by the sim; -1 with
+ * a log line when the address is not this host's or the port is taken. */
+int fab_tcp_listen(uint32_t ipv4, uint16_t port);
+/* A non-blocking connect from src to dst:port, owned by the sim; the
+ * connection completes (or fails) later. -1 if it cannot start. */
+int fab_tcp_connect(uint32_t src, uint32_t dst, uint16_t port);
+/* Socket options of an accepted or connected link. */
+void fab_tcp_tune(int fd);
+/* Whether the HELLO name of an accepted connection is the address it came
+ * from: a peer names only itself. */
+bool fab_tcp_hello_matches(int fd, const char *name);
+/* The peer of a connection as text, for log lines. */
+void fab_tcp_peer_text(int fd, char *buf, size_t len);
+
+/* Checks a frame header read from a link: magic, type, lengths and the
+ * ranges of QPNs and PSNs. NULL when valid, else why not. */
+const char *fab_hdr_check(const struct fab_hdr *h);
+
+#endif /* PVRDMA_SIM_FABRIC_TCP_H */

@@ -1,0 +1,434 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# pvrdma-sim across hosts: two network namespaces joined by a veth pair play
+# two hosts, 198.51.100.1 and .2 (a documentation range, configured only
+# inside the namespaces: nothing leaves the machine). Each side runs its
+# sim process in its namespace with its own run directory, so the adapters
+# can reach each other only over the sim's TCP links.
+#
+#   multihost.sh SERVER_PROVIDER CLIENT_PROVIDER SCENARIO [ARGS...]
+#
+# SCENARIO: rc_pingpong | ud_pingpong (adapters by --netdev) | perftest PROGRAM [ARGS...] |
+# link_flap (the veth goes down and up within the retry budget: the
+# stream completes intact) | link_down (down for good: RETRY_EXC_ERR) |
+# peer_killed (the server is killed mid-transfer: error completions, no
+# hang) | fuzz (random and mutated frames at the server's TCP port, and
+# frames half sent: it drops them and keeps working) | fuzz_hello (HELLOs
+# in the client's name: requests still go to the client) | rping |
+# perftest_cm PROGRAM [ARGS...] (perftest -R: rdma_cm across the hosts) |
+# fuzz_cm (random bytes at the server's CM agent, then rping) | mpi
+# (mpi_check, one rank per host) | host_netdev (an adapter by --netdev:
+# its netdev is the veth, whose address the interface calls list once).
+#
+# Needs root and ip(8) with network namespaces: otherwise the test reports
+# itself skipped (exit 77) with the reason.
+E2E_SRC=$(cd "$(dirname "$0")" && pwd)
+. "$E2E_SRC/lib.sh"
+
+mh_skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+sprov=$(provider_of "$1")
+cprov=$(provider_of "$2")
+scenario=$3
+shift 3
+
+[ "$(id -u)" = 0 ] || mh_skip "needs root for network namespaces"
+command -v ip >/dev/null 2>&1 || mh_skip "no ip(8)"
+
+e2e_setup
+NS_A=pvmh$$a NS_B=pvmh$$b
+VETH_A=pvmh$$a VETH_B=pvmh$$b
+ADDR_A=198.51.100.1 ADDR_B=198.51.100.2
+# Fixed ports: each namespace pair is the test's own.
+PORT=18515
+
+mh_cleanup() {
+	ip netns del "$NS_A" 2>/dev/null
+	ip netns del "$NS_B" 2>/dev/null
+	e2e_cleanup
+}
+trap 'mh_cleanup' EXIT
+
+ip netns add "$NS_A" 2>/dev/null || mh_skip "cannot create a network namespace"
+ip netns add "$NS_B" || e2e_fail "ip netns add $NS_B"
+ip link add "$VETH_A" netns "$NS_A" type veth peer name "$VETH_B" \
+	netns "$NS_B" || mh_skip "cannot create a veth pair"
+ip -n "$NS_A" addr add "$ADDR_A/24" dev "$VETH_A" &&
+ip -n "$NS_B" addr add "$ADDR_B/24" dev "$VETH_B" &&
+ip -n "$NS_A" link set "$VETH_A" up &&
+ip -n "$NS_B" link set "$VETH_B" up &&
+ip -n "$NS_A" link set lo up &&
+ip -n "$NS_B" link set lo up || e2e_fail "cannot configure the namespaces"
+mkdir -p "$RUNDIR/$NS_A" "$RUNDIR/$NS_B"
+
+# mh_prefix NS ADDR PROVIDER "SIM OPTIONS": the command line that runs a
+# program under the sim in NS, its adapter at ADDR (with MH_NETDEV=1: the
+# address of NS's veth, by --netdev). ip netns exec execs timeout(1),
+# which leads the process group e2e_cleanup ends.
+mh_prefix() {
+	local where="--ipv4 $2"
+	[ "${MH_NETDEV:-0}" = 1 ] && where="--netdev $1"
+	echo "ip netns exec $1 timeout -k 5 $E2E_TIMEOUT" \
+	     "${E2E_PRELOAD:+env LD_PRELOAD=$E2E_PRELOAD}" \
+	     "$E2E_SIM --provider $3 --rundir $RUNDIR/$1 $where $4 --"
+}
+
+# mh_start NAME NS ADDR PROVIDER "SIM OPTIONS" CMD...: in the background,
+# pid in $bg_pid. mh_run: the same in the foreground, status in $rc.
+mh_start() {
+	local name=$1 ns=$2 addr=$3 prov=$4 opts=$5
+	shift 5
+	e2e_log "$name (background): $(mh_prefix "$ns" "$addr" "$prov" "$opts") $*"
+	# shellcheck disable=SC2046
+	$(mh_prefix "$ns" "$addr" "$prov" "$opts") "$@" \
+		>"$RUNDIR/$name.out" 2>&1 &
+	bg_pid=$!
+	E2E_PIDS="$E2E_PIDS $bg_pid"
+}
+
+mh_run() {
+	local name=$1 ns=$2 addr=$3 prov=$4 opts=$5
+	shift 5
+	e2e_log "$name: $(mh_prefix "$ns" "$addr" "$prov" "$opts") $*"
+	# shellcheck disable=SC2046
+	$(mh_prefix "$ns" "$addr" "$prov" "$opts") "$@" \
+		>"$RUNDIR/$name.out" 2>&1
+	rc=$?
+	[ "$rc" -ne 124 ] || e2e_log "$name: timed out after ${E2E_TIMEOUT}s"
+}
+
+# mh_wait_listen NS PORT PID: until something listens on PORT in NS.
+mh_wait_listen() {
+	local i=0
+	while [ "$i" -lt 300 ]; do
+		ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null |
+			grep -q . && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# mh_wait_adapter_link PID: until the client's adapter has connected to
+# the server's (its first RC packet), or PID exited.
+mh_wait_adapter_link() {
+	local i=0
+	until ip netns exec "$NS_B" ss -Htn "dport = :4791" | grep -q ESTAB; do
+		i=$((i + 1))
+		[ "$i" -lt 300 ] && kill -0 "$1" 2>/dev/null ||
+			e2e_fail "no TCP link between the adapters"
+		sleep 0.1
+	done
+}
+
+# mh_pair "SIM OPTIONS" "SERVER CMD" "CLIENT CMD": the server in NS_A
+# (listening on PORT for its side channel), then the client in NS_B.
+mh_pair() {
+	local opts=$1 scmd=$2 ccmd=$3 spid
+	# shellcheck disable=SC2086
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "$opts" $scmd
+	spid=$bg_pid
+	if ! mh_wait_listen "$NS_A" "$PORT" "$spid"; then
+		sim_wait "$spid"
+		server_rc=$rc
+		client_rc=-1
+		e2e_log "server never listened on port $PORT (exit $server_rc)"
+		return 0
+	fi
+	# shellcheck disable=SC2086
+	mh_run client "$NS_B" "$ADDR_B" "$cprov" "$opts" $ccmd
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	e2e_log "server exit $server_rc, client exit $client_rc"
+}
+
+# Both sides' adapters carried the traffic over TCP, never a Unix socket:
+# their run directories are apart, so no GID of the peer is registered.
+expect_no_local_path() {
+	[ ! -e "$RUNDIR/$NS_A/gid/$(gid_hex_of_ipv4 "$ADDR_B")" ] &&
+	[ ! -e "$RUNDIR/$NS_B/gid/$(gid_hex_of_ipv4 "$ADDR_A")" ] ||
+		e2e_fail "a GID of one host is in the other's run directory"
+}
+
+pingpong() {
+	local prog=$1 size=$2 iters=200 args
+	args="-d vmw_pvrdma0 -g 1 -p $PORT -n $iters -s $size"
+	mh_pair "--mtu 1024" "$prog $args" "$prog $args $ADDR_A"
+	expect_rc "$prog server" "$server_rc" 0
+	expect_rc "$prog client" "$client_rc" 0
+	for side in server client; do
+		expect_out $side "^$((size * iters * 2)) bytes in [0-9.]+ seconds = " \
+			"all $iters iterations"
+		expect_out $side "GID ::ffff:$ADDR_A"
+	done
+	expect_no_local_path
+	e2e_pass "$prog between two hosts: $sprov server, $cprov client"
+}
+
+perftest() {
+	local prog=$1 iters=100 args
+	shift
+	args="-x 1 -d vmw_pvrdma0 -F -p $PORT -n $iters $*"
+	mh_pair "--mtu 1024" "$prog $args" "$prog $args $ADDR_A"
+	expect_rc "$prog server" "$server_rc" 0
+	expect_rc "$prog client" "$client_rc" 0
+	expect_out client "^ *[0-9]+ +$iters +[0-9]+\.[0-9]+" \
+		"result line, $iters iterations"
+	expect_no_out client "Couldn't|[Ff]ailed|[Ee]rror"
+	e2e_pass "$prog $* between two hosts: $sprov server, $cprov client"
+}
+
+# The client takes its own end of the veth down (and up) from inside its
+# namespace: rc_recovery runs the commands at its pause.
+link_fault() {
+	local mode=$1 args
+	args="--port $PORT --gid-index 1 --mode $mode"
+	export E2E_CHANNEL_ADDR=$ADDR_A
+	# ip(8) runs with nothing of the program's preload (the ASan tree's).
+	export RC_RECOVERY_LINK_DOWN="env -u LD_PRELOAD ip link set $VETH_B down"
+	export RC_RECOVERY_LINK_UP="env -u LD_PRELOAD ip link set $VETH_B up"
+	export RC_RECOVERY_PAUSE_MS=2000
+	mh_pair "" "$E2E_BIN/rc_recovery --server $args" \
+		"$E2E_BIN/rc_recovery --client $args"
+	expect_rc "rc_recovery client" "$client_rc" 0
+	expect_rc "rc_recovery server" "$server_rc" 0
+	expect_out client "passed"
+	expect_out server "passed|done"
+	expect_no_out client "^FAIL"
+	expect_no_out server "^FAIL"
+	[ "$mode" = sigstop-beyond ] &&
+		expect_out client "transport retry counter exceeded"
+	e2e_pass "rc_recovery $mode, the link down and up: $sprov server, $cprov client"
+}
+
+# The server is killed while the client writes: the client's WRs complete
+# in error (RETRY_EXC_ERR) and it exits, within the hang guard.
+peer_killed() {
+	local args="-x 1 -d vmw_pvrdma0 -F -p $PORT -s 65536 -D 40" spid cpid
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" ib_write_bw $args
+	spid=$bg_pid
+	mh_wait_listen "$NS_A" "$PORT" "$spid" ||
+		e2e_fail "ib_write_bw server never listened"
+	mh_start client "$NS_B" "$ADDR_B" "$cprov" "" ib_write_bw $args "$ADDR_A"
+	cpid=$bg_pid
+	mh_wait_adapter_link "$cpid"
+	sleep 1
+	e2e_log "killing the server"
+	kill -KILL "-$spid"
+	sim_wait "$spid"
+	sim_wait "$cpid"
+	[ "$rc" != 124 ] || e2e_fail "ib_write_bw client hung after its peer died"
+	[ "$rc" != 0 ] || e2e_fail "ib_write_bw client did not notice its peer died"
+	expect_out client "[Cc]ompletion with error|[Ff]ailed status|retry"
+	e2e_pass "peer killed: the client fails, no hang: $cprov client"
+}
+
+# While a pingpong server waits, connections from the client's host say
+# HELLO in the client adapter's name, as any process there may: the server
+# must still send its messages over a connection of its own.
+fuzz_hello() {
+	local args="-d vmw_pvrdma0 -g 1 -p $PORT -n 200 -s 1024" spid
+	local fuzz="$E2E_BIN/fabric_fuzz $ADDR_A 4791 $ADDR_B hello"
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" ibv_rc_pingpong $args
+	spid=$bg_pid
+	mh_wait_listen "$NS_A" 4791 "$spid" ||
+		e2e_fail "the server's adapter never listened on TCP"
+	e2e_log "$fuzz (background)"
+	# shellcheck disable=SC2086
+	ip netns exec "$NS_B" timeout -k 5 "$E2E_TIMEOUT" \
+		${E2E_PRELOAD:+env LD_PRELOAD=$E2E_PRELOAD} $fuzz \
+		>"$RUNDIR/fuzz.out" 2>&1 &
+	E2E_PIDS="$E2E_PIDS $!"
+	sleep 0.3
+	mh_run client "$NS_B" "$ADDR_B" "$cprov" "" ibv_rc_pingpong $args "$ADDR_A"
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	expect_rc "ibv_rc_pingpong server" "$server_rc" 0
+	expect_rc "ibv_rc_pingpong client" "$client_rc" 0
+	expect_out client "^200 iters in"
+	e2e_pass "HELLOs in the client's name: $sprov server, $cprov client"
+}
+
+# ib_write_bw while the server's TCP port is fuzzed: random and mutated
+# frames, which the server's adapter drops with a log line each; then
+# connections that hold frames half sent for seconds: the adapter must not
+# wait inside them, or the client's writes run out of retries (its budget
+# is half a second).
+fuzz() {
+	local args="-x 1 -d vmw_pvrdma0 -F -p $PORT -s 65536 -D 5" spid cpid
+	local fuzz="$E2E_BIN/fabric_fuzz $ADDR_A 4791 $ADDR_B"
+	# In the ASan tree: perftest's own leaks are not the sim's.
+	[ -n "${ASAN_OPTIONS:-}" ] &&
+		export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" ib_write_bw $args
+	spid=$bg_pid
+	mh_wait_listen "$NS_A" "$PORT" "$spid" ||
+		e2e_fail "ib_write_bw server never listened"
+	mh_start client "$NS_B" "$ADDR_B" "$cprov" "" ib_write_bw $args "$ADDR_A"
+	cpid=$bg_pid
+	mh_wait_adapter_link "$cpid"
+	e2e_log "$fuzz"
+	# shellcheck disable=SC2086
+	ip netns exec "$NS_B" timeout -k 5 "$E2E_TIMEOUT" \
+		${E2E_PRELOAD:+env LD_PRELOAD=$E2E_PRELOAD} $fuzz \
+		>"$RUNDIR/fuzz.out" 2>&1 || e2e_fail "fabric_fuzz failed"
+	e2e_log "$fuzz stall"
+	# shellcheck disable=SC2086
+	ip netns exec "$NS_B" timeout -k 5 "$E2E_TIMEOUT" \
+		${E2E_PRELOAD:+env LD_PRELOAD=$E2E_PRELOAD} $fuzz stall \
+		>"$RUNDIR/fuzz_stall.out" 2>&1 || e2e_fail "fabric_fuzz stall failed"
+	sim_wait "$cpid"
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	expect_rc "ib_write_bw server" "$server_rc" 0
+	expect_rc "ib_write_bw client" "$client_rc" 0
+	expect_out server "dropped the link to"
+	expect_out client "^ *65536 +[0-9]+ +[0-9]+\.[0-9]+" "result line"
+	expect_no_out client "Couldn't|[Ff]ailed|[Ee]rror"
+	e2e_pass "fuzzed TCP port under ib_write_bw: $sprov server, $cprov client"
+}
+
+# mh_cm_pair "SERVER CMD" "CLIENT CMD": programs that connect through
+# rdma_cm. The server's CM agent listens on TCP 4792 once it opened
+# rdma_cm, and its program listens a moment later: a client rejected for
+# want of a listener (reason 8) is no result, the pair starts again.
+mh_cm_pair() {
+	local scmd=$1 ccmd=$2 spid tries=0
+	while :; do
+		# shellcheck disable=SC2086
+		mh_start server "$NS_A" "$ADDR_A" "$sprov" "" $scmd
+		spid=$bg_pid
+		mh_wait_listen "$NS_A" 4792 "$spid" ||
+			e2e_fail "the server's CM agent never listened on TCP"
+		# shellcheck disable=SC2086
+		mh_run client "$NS_B" "$ADDR_B" "$cprov" "" $ccmd
+		client_rc=$rc
+		if [ "$client_rc" -eq 0 ] || [ "$tries" -ge 10 ] ||
+		   ! grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out"; then
+			break
+		fi
+		tries=$((tries + 1))
+		e2e_log "client refused: no listener yet; starting the pair again"
+		kill -TERM "-$spid" 2>/dev/null
+		sim_wait "$spid"
+	done
+	sim_wait "$spid"
+	server_rc=$rc
+	e2e_log "server exit $server_rc, client exit $client_rc"
+}
+
+# rping through rdma_cm across the hosts, every ping's data checked (-V).
+rping_hosts() {
+	mh_cm_pair "rping -s -a $ADDR_A -V -C 50" \
+		"rping -c -a $ADDR_A -C 50 -V -v"
+	expect_rc "rping server" "$server_rc" 0
+	expect_rc "rping client" "$client_rc" 0
+	expect_out client "ping data: rdma-ping-49: "
+	expect_no_out client "[Ee]rror|fail"
+	e2e_pass "rping across hosts: $sprov server, $cprov client"
+}
+
+# Random bytes at the server's CM agent (TCP 4792), some connections held
+# with half a message, while rping's server waits: then rping connects.
+fuzz_cm() {
+	local fuzz="$E2E_BIN/fabric_fuzz $ADDR_A 4792 $ADDR_B cm" spid
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" rping -s -a "$ADDR_A" -V -C 20
+	spid=$bg_pid
+	mh_wait_listen "$NS_A" 4792 "$spid" ||
+		e2e_fail "the server's CM agent never listened on TCP"
+	e2e_log "$fuzz"
+	# shellcheck disable=SC2086
+	ip netns exec "$NS_B" timeout -k 5 "$E2E_TIMEOUT" \
+		${E2E_PRELOAD:+env LD_PRELOAD=$E2E_PRELOAD} $fuzz \
+		>"$RUNDIR/fuzz.out" 2>&1 || e2e_fail "fabric_fuzz cm failed"
+	kill -0 "$spid" 2>/dev/null || e2e_fail "the server died under fuzzing"
+	mh_run client "$NS_B" "$ADDR_B" "$cprov" "" \
+		rping -c -a "$ADDR_A" -C 20 -V -v
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	expect_rc "rping server" "$server_rc" 0
+	expect_rc "rping client" "$client_rc" 0
+	expect_out client "ping data: rdma-ping-19: "
+	e2e_pass "fuzzed CM agent, then rping: $sprov server, $cprov client"
+}
+
+# mpi_check with one rank per host: mpirun (under the sim, in the first
+# namespace) starts the second rank's daemon through an rsh agent that
+# runs it in the other namespace under a sim of its own (mh_rsh.sh), as
+# ssh would on a second machine. Open MPI over UCX over the adapters.
+mpi() {
+	local stats=$RUNDIR/stats tx
+	command -v mpirun >/dev/null || e2e_fail "no mpirun (apt install openmpi-bin)"
+	[ -x "$E2E_BIN/mpi_check" ] ||
+		e2e_fail "mpi_check was not built (libopenmpi-dev)"
+	printf '%s slots=1\n%s slots=1\n' "$ADDR_A" "$ADDR_B" >"$RUNDIR/hosts"
+	export MH_REMOTE_NS=$NS_B MH_SIM=$E2E_SIM MH_PROVIDER=$cprov
+	export MH_RUNDIR=$RUNDIR/$NS_B MH_PRELOAD=$E2E_PRELOAD
+	for v in $(env | sed -n 's/^\(UCX_[A-Z_]*\)=.*/\1/p'); do
+		unset "$v"
+	done
+	E2E_TIMEOUT=${E2E_TIMEOUT_MPI:-180}
+	mh_run mpirun "$NS_A" "$ADDR_A" "$sprov" "--stats-file $stats" \
+		mpirun --allow-run-as-root --hostfile "$RUNDIR/hosts" -np 2 \
+		--map-by node --bind-to none \
+		--mca plm_rsh_agent "$E2E_SRC/mh_rsh.sh" \
+		--mca oob_tcp_if_include 198.51.100.0/24 --mca pml ucx \
+		-x UCX_NET_DEVICES=vmw_pvrdma0:1 -x UCX_TLS=^sm \
+		"$E2E_BIN/mpi_check" --iters 10
+	expect_rc mpirun "$rc" 0
+	expect_out mpirun "^mpi_check: passed"
+	expect_out mpirun "^4194304 " "the 4 MiB row"
+	expect_no_out mpirun "^FAIL"
+	tx=$(sed -n 's/^vmw_pvrdma0\.bytes_tx //p' "$stats" |
+	     awk '{ s += $1 } END { print s + 0 }')
+	e2e_log "bytes rank 0 sent over its adapter: $tx"
+	# its half of the 4 MiB windows of 16 messages alone is 64 MiB
+	[ "$tx" -gt 67108864 ] || e2e_fail "only $tx bytes went over the adapter"
+	expect_no_local_path
+	e2e_pass "mpi_check, one rank per host: $sprov, $cprov"
+}
+
+# perftest -R: its connections through rdma_cm across the hosts.
+perftest_cm() {
+	local prog=$1 args
+	shift
+	args="-R -d vmw_pvrdma0 -F -n 100 $*"
+	mh_cm_pair "$prog $args" "$prog $args $ADDR_A"
+	expect_rc "$prog server" "$server_rc" 0
+	expect_rc "$prog client" "$client_rc" 0
+	expect_out client "^ *[0-9]+ +100 +[0-9]+\.[0-9]+" "result line"
+	expect_no_out client "Couldn't|[Ff]ailed|[Ee]rror"
+	e2e_pass "$prog -R $* across hosts: $sprov server, $cprov client"
+}
+
+host_netdev() {
+	MH_NETDEV=1 mh_run netdev "$NS_A" "$ADDR_A" "$sprov" "" \
+		"$E2E_BIN/rdmacm_cases" --mode host_netdev --addr "$ADDR_A"
+	expect_rc "rdmacm_cases host_netdev" "$rc" 0
+	e2e_pass "the host's interface is the port's netdev ($sprov)"
+}
+
+case $scenario in
+rc_pingpong) pingpong ibv_rc_pingpong 4096 ;;
+ud_pingpong) MH_NETDEV=1 pingpong ibv_ud_pingpong 512 ;;
+perftest) perftest "$@" ;;
+link_flap) link_fault sigstop ;;
+link_down) link_fault sigstop-beyond ;;
+peer_killed) peer_killed ;;
+fuzz) fuzz ;;
+fuzz_hello) fuzz_hello ;;
+rping) rping_hosts ;;
+fuzz_cm) fuzz_cm ;;
+mpi) mpi ;;
+host_netdev) host_netdev ;;
+perftest_cm) perftest_cm "$@" ;;
+*) e2e_fail "unknown scenario $scenario" ;;
+esac
