@@ -6,8 +6,10 @@
  *   ucma.c      the /dev/infiniband/rdma_cm file: command decoding, ids
  *               by number, event queues, blocking and non-blocking reads
  *   ucma_addr.c the file's address commands: bind, resolve, query, options
- *   cm.c        the CM protocol between processes (REQ/REP/RTU, REJ,
+ *   cm.c        the commands of the CM protocol between processes (REQ/REP/RTU, REJ,
  *               DREQ/DREP, SIDR REQ/REP) and each id's connection state
+ *   cm_agent.c  the agent thread: what it receives, its timers, fork()
+ *   cm_msg.h    the messages and helpers cm.c and cm_agent.c share
  *   cm_addr.c   addresses: which adapter owns an address, who on the
  *               fabric owns a destination, where its CM agent listens
  *
