@@ -85,6 +85,7 @@ struct sim_global {
 	char sysfs_root[256];		/* what SYSFS_PATH points at */
 	bool stats_at_exit;		/* --stats */
 	char stats_file[256];		/* --stats-file, "" = stderr */
+	bool single_copy_off;		/* --no-single-copy */
 };
 
 extern struct sim_global sim_global;
@@ -107,6 +108,7 @@ struct sim_stats {
 	atomic_ulong retransmits;	/* RC requests sent again (timeouts) */
 	atomic_ulong comp_events;
 	atomic_ulong async_events;
+	atomic_ulong single_copy;	/* WRs executed on a same-host target */
 };
 
 struct sim_dev;

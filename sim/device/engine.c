@@ -32,8 +32,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "direct.h"
 #include "fabric.h"
 #include "ring.h"
+#include "shared.h"
 #include "wqe.h"
 
 /* ---- doorbell queue ---- */
@@ -602,6 +604,7 @@ static void qp_to_error(struct eqp *e)
 	if (qp->attr.state == IBV_QPS_ERR)
 		return;
 	qp->attr.state = IBV_QPS_ERR;
+	shared_qp_publish(qp->uctx->dev, qp);	/* same-host requesters */
 	qp_flush(e);
 	if (qp->srq)
 		sim_event_async(qp->uctx, qp->user_handle,
@@ -904,6 +907,8 @@ static void sq_progress(struct eqp *e)
 		return;		/* WQEs wait in the ring */
 	if (!qp->sq.state || !qp->sq.nelems)
 		return;
+	if (e->need_resolve)
+		rc_resolve(e);
 
 	while (state == IBV_QPS_RTS && e->out_count < e->out_cap) {
 		/* past the WQEs in flight, which stay in the ring (out_pop) */
@@ -931,13 +936,23 @@ static void sq_progress(struct eqp *e)
 			}
 			continue;
 		}
+		/* Same-host target: executed here, in one copy, once nothing
+		 * of the QP is in flight on the fabric (per-QP order). */
+		if (!st && !e->out_count && !e->rnr_until &&
+		    direct_execute(qp, e->link, &o->wr, &st)) {
+			sim_ring_consume(&qp->sq);
+			complete_send(e, &o->wr, st);
+			if (st) {
+				qp_to_error(e);
+				return;
+			}
+			continue;
+		}
 		o->psn = e->next_psn;
 		e->next_psn = (e->next_psn + 1) & PSN_MASK;
 		e->out_count++;
 	}
 
-	if (e->need_resolve)
-		rc_resolve(e);
 	while (e->out_sent < e->out_count && e->eng->now >= e->rnr_until) {
 		o = out_at(e, e->out_sent);
 		if (fabric_link_busy(e->link)) {
@@ -1403,6 +1418,8 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 			return;
 		}
+		/* atomic with the same-host requesters' atomics too */
+		shared_atomic_lock(e->qp->uctx->dev);
 		if (h->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP) {
 			orig = h->atomic_a;
 			__atomic_compare_exchange_n(p, &orig, h->atomic_b,
@@ -1412,6 +1429,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			orig = __atomic_fetch_add(p, h->atomic_a,
 						  __ATOMIC_SEQ_CST);
 		}
+		shared_atomic_unlock(e->qp->uctx->dev);
 		e->atomics[e->atomic_next] = (struct atomic_result){
 			.valid = true, .psn = h->psn, .orig = orig,
 		};
@@ -2121,6 +2139,7 @@ int engine_qp_create(struct sim_qp *qp)
 	qlist_push(&eng->qpn_hash[qp->qpn % QPN_HASH], &e->hash);
 	qlist_push(&eng->all, &e->all);
 	qp->engine = e;
+	shared_qp_publish(dev, qp);
 	return 0;
 }
 
@@ -2144,6 +2163,8 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 	struct eqp *e = qp->engine;
 	enum ibv_qp_state s = qp->attr.state;
 
+	if (e)
+		shared_qp_publish(qp->uctx->dev, qp);	/* access flags too */
 	if (!e || s == old_state)
 		return;
 	switch (s) {
@@ -2185,6 +2206,7 @@ void engine_qp_destroy(struct sim_qp *qp)
 
 	if (!e)
 		return;
+	shared_qp_withdraw(qp->uctx->dev, qp);
 	qlink_del(&e->hash);
 	qlink_del(&e->all);
 	qlink_del(&e->kick);

@@ -36,6 +36,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "shared.h"
 #include "sim.h"
 #include "sys.h"
 
@@ -396,8 +397,12 @@ void sim_mr_pin_give_up(const void *addr, size_t len)
 				ms = start;
 			if (me > end)
 				me = end;
-			if (ms < me)
+			if (ms < me) {
+				/* Same-host requesters stop writing to the
+				 * pages before they are copied aside. */
+				shared_mr_withdraw(dev, mr);
 				mr_give_up(mr, ms, me);
+			}
 		}
 		pthread_mutex_unlock(&dev->lock);
 	}

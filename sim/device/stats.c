@@ -33,6 +33,7 @@ static const struct {
 	STAT(retransmits),
 	STAT(comp_events),
 	STAT(async_events),
+	STAT(single_copy),
 };
 
 void sim_stats_print(int fd)

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shared.h"
 #include "uverbs_internal.h"
 
 /* One event a datagram; the application's end is close-on-exec like the
@@ -276,6 +277,7 @@ int uverbs_reg_mr(struct uverbs_call *c)
 	if (ret)
 		goto err_uobj;
 	pd->refs++;
+	shared_mr_publish(dev, mr);
 	return 0;
 
 err_uobj:
@@ -290,6 +292,7 @@ err_free:
 
 void uverbs_mr_free(struct sim_file *f, struct sim_mr *mr)
 {
+	shared_mr_withdraw(f->dev, mr);
 	sim_table_del(&f->dev->mrs, mr->lkey);
 	mr->pd->refs--;
 	sim_mr_pin_release(mr);

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The requester's same-host data path (direct.c): RDMA WRITE, RDMA READ and
+ * atomics executed by the requester itself against a target adapter of
+ * this host, in one copy, with no thread of the target running.
+ */
+#ifndef PVRDMA_SIM_DIRECT_H
+#define PVRDMA_SIM_DIRECT_H
+
+#include <stdbool.h>
+
+#include "sim.h"
+#include "wqe.h"
+
+struct fab_link;
+
+/*
+ * Executes wr of the RC qp against the target at the other end of link
+ * (dev->lock held; the caller guarantees that nothing of the QP is in
+ * flight on the fabric, so the operation is ordered after all before it).
+ * Returns true when the operation was done: the caller consumes the WQE
+ * and completes it with *status (not SUCCESS only for an atomic whose
+ * result could not be stored locally). False: nothing observable happened
+ * at the target, or what happened is idempotent (a partial WRITE or READ),
+ * and the WR takes the fabric, which gives every error its exact IB
+ * semantics (the target's responder NAKs, a target that is gone runs the
+ * retry count out).
+ */
+bool direct_execute(struct sim_qp *qp, struct fab_link *link,
+		    const struct sim_send_wr *wr, uint32_t *status);
+
+#endif /* PVRDMA_SIM_DIRECT_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Device state adapters on one host share, the way the hypervisor's device
+ * serves every VM of its host: each adapter publishes, in a segment of the
+ * run directory (<rundir>/fabric-<pid>-<index>.mem, beside its socket), what
+ * a requester on another adapter needs to execute a one-sided operation
+ * against it by itself: its MR table (key, range, access, PD) and its QPs
+ * as a responder sees them (QPN, PD, access flags, state). One
+ * process-shared robust mutex per segment guards the tables and the target's
+ * memory behind them: the owner takes it to change an entry, a requester to
+ * check and copy, and every atomic through the adapter takes it, so each
+ * atomic is atomic with respect to every other one.
+ *
+ * The segment is a sparse file: pages are allocated as objects are created
+ * in them, not by the device maxima. Owner calls run with the adapter's
+ * dev->lock held (lock order: dev->lock, then a segment lock; a segment
+ * lock is always taken last).
+ */
+#ifndef PVRDMA_SIM_SHARED_H
+#define PVRDMA_SIM_SHARED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sim.h"
+
+struct fab_link;
+struct shared_seg;
+
+/* ---- the owner: publishes its adapter's objects ---- */
+void shared_mr_publish(struct sim_dev *dev, const struct sim_mr *mr);
+/* The MR is gone, or its pages are about to move (pinning): requesters
+ * stop reaching it directly before this returns. */
+void shared_mr_withdraw(struct sim_dev *dev, const struct sim_mr *mr);
+/* The QP's responder state (created, modified, in error). */
+void shared_qp_publish(struct sim_dev *dev, const struct sim_qp *qp);
+void shared_qp_withdraw(struct sim_dev *dev, const struct sim_qp *qp);
+/* Around an atomic the adapter's own responder executes. */
+void shared_atomic_lock(struct sim_dev *dev);
+void shared_atomic_unlock(struct sim_dev *dev);
+
+/* ---- a requester: the target's published view ---- */
+struct shared_mr_view {
+	uint64_t addr;		/* in the target process */
+	uint64_t iova;
+	uint64_t length;
+	int access;
+	uint32_t pdn;
+};
+
+struct shared_qp_view {
+	uint32_t pdn;
+	int access;		/* qp_access_flags */
+	uint8_t state;		/* enum ibv_qp_state */
+	uint8_t type;		/* enum ibv_qp_type */
+};
+
+/* The segment of the adapter at the other end of link, mapped and
+ * checked to belong to a live process; NULL when there is none. */
+struct shared_seg *shared_peer(struct fab_link *link);
+pid_t shared_pid(const struct shared_seg *seg);
+/* Takes the target's lock (false: the segment cannot be used). */
+bool shared_lock(struct shared_seg *seg);
+void shared_unlock(struct shared_seg *seg);
+/* Lookups, with the target's lock held. */
+bool shared_qp_find(struct shared_seg *seg, uint32_t qpn,
+		    struct shared_qp_view *out);
+bool shared_mr_find(struct shared_seg *seg, uint32_t rkey,
+		    struct shared_mr_view *out);
+
+#endif /* PVRDMA_SIM_SHARED_H */

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * One-sided operations against a target that does not run: the promise of
+ * RDMA (the target's CPU is not involved), which adapters on one host keep
+ * by placing the data themselves. The client stops the server process with
+ * SIGSTOP, then, while it is stopped:
+ *   - RDMA WRITEs 256 KiB of a pattern into the server's buffer;
+ *   - RDMA READs 256 KiB of another pattern out of it;
+ *   - runs FETCH_AND_ADDs and a COMPARE_AND_SWAP on a counter there;
+ * every WR must complete successfully with the right values. Then it
+ * continues the server, which checks that its memory holds what the client
+ * wrote and what the atomics left.
+ *
+ * Mode stopped-target-fallback, for the socket fabric (a target on another
+ * host, or --no-single-copy): a stopped target answers nothing there, and
+ * the WRITE must end in RETRY_EXC_ERR within the QP's retry budget; the
+ * stopped-target mode fails on that path.
+ *
+ *   same_host --server|--client --port P --mode stopped-target[-fallback]
+ */
+#include "e2e_common.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define XFER_LEN	(256u << 10)
+#define WRITE_OFF	0u
+#define READ_OFF	XFER_LEN
+#define ATOMIC_OFF	(2 * XFER_LEN)
+#define BUF_SIZE	(2 * XFER_LEN + 4096)
+#define ADDS		16u
+#define WRITE_SEED	7u
+#define READ_SEED	11u
+
+static pid_t stopped_peer;
+
+/* A failing client must not leave the server stopped for good. */
+static void continue_peer(void)
+{
+	if (stopped_peer)
+		kill(stopped_peer, SIGCONT);
+}
+
+/* Waits until the kernel says pid is stopped (its state is 'T'). */
+static void wait_stopped(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned int i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (i = 0; i < E2E_WAIT_SECONDS * 1000; i++) {
+		f = fopen(path, "r");
+		E2E_CHECK(f, "%s: %s", path, strerror(errno));
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (p && p[1] == ' ' && p[2] == 'T')
+			return;
+		usleep(1000);
+	}
+	E2E_CHECK(0, "the server never stopped");
+}
+
+static void post_one(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	int ret = ibv_post_send(qp, wr, &bad);
+
+	E2E_CHECK(!ret, "ibv_post_send: %s", strerror(ret));
+}
+
+static void complete(struct ibv_cq *cq, uint64_t wr_id,
+		     enum ibv_wc_opcode opcode, const char *what)
+{
+	struct ibv_wc wc;
+
+	e2e_poll_one(cq, &wc, what);
+	E2E_CHECK(wc.status == IBV_WC_SUCCESS, "%s: status %s", what,
+		  ibv_wc_status_str(wc.status));
+	E2E_CHECK(wc.wr_id == wr_id && wc.opcode == opcode,
+		  "%s: wr_id %llu opcode %d", what,
+		  (unsigned long long)wc.wr_id, wc.opcode);
+}
+
+static void client(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr,
+		   uint8_t *buf, const struct e2e_peer *peer, pid_t pid,
+		   bool fallback)
+{
+	struct ibv_sge sge = { .lkey = mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	uint64_t *result = (uint64_t *)(buf + ATOMIC_OFF);
+	unsigned int i;
+	struct ibv_wc wc;
+
+	stopped_peer = pid;
+	atexit(continue_peer);
+	E2E_CHECK(!kill(pid, SIGSTOP), "kill: %s", strerror(errno));
+	wait_stopped(pid);
+
+	e2e_pattern(buf + WRITE_OFF, XFER_LEN, WRITE_SEED);
+	sge.addr = (uintptr_t)buf + WRITE_OFF;
+	sge.length = XFER_LEN;
+	wr.wr_id = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = peer->addr + WRITE_OFF;
+	wr.wr.rdma.rkey = peer->rkey;
+	post_one(qp, &wr);
+	if (fallback) {
+		e2e_poll_one(cq, &wc, "RDMA WRITE to a stopped target");
+		E2E_CHECK(wc.wr_id == 1 && wc.status == IBV_WC_RETRY_EXC_ERR,
+			  "WRITE to a stopped target over the socket "
+			  "fabric: wr_id %llu status %s, want RETRY_EXC_ERR",
+			  (unsigned long long)wc.wr_id,
+			  ibv_wc_status_str(wc.status));
+		E2E_CHECK(!kill(pid, SIGCONT), "kill: %s", strerror(errno));
+		stopped_peer = 0;
+		printf("stopped target, socket fabric: RETRY_EXC_ERR\n");
+		return;
+	}
+	complete(cq, 1, IBV_WC_RDMA_WRITE, "RDMA WRITE to a stopped target");
+
+	memset(buf + READ_OFF, 0, XFER_LEN);
+	sge.addr = (uintptr_t)buf + READ_OFF;
+	wr.wr_id = 2;
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.wr.rdma.remote_addr = peer->addr + READ_OFF;
+	post_one(qp, &wr);
+	complete(cq, 2, IBV_WC_RDMA_READ, "RDMA READ from a stopped target");
+	E2E_CHECK(e2e_pattern_ok(buf + READ_OFF, XFER_LEN, READ_SEED),
+		  "RDMA READ: wrong data");
+
+	sge.addr = (uintptr_t)result;
+	sge.length = 8;
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	wr.wr.atomic.remote_addr = peer->addr + ATOMIC_OFF;
+	wr.wr.atomic.rkey = peer->rkey;
+	wr.wr.atomic.compare_add = 3;
+	for (i = 0; i < ADDS; i++) {
+		wr.wr_id = 10 + i;
+		post_one(qp, &wr);
+		complete(cq, 10 + i, IBV_WC_FETCH_ADD, "FETCH_AND_ADD");
+		E2E_CHECK(*result == 100 + 3ull * i,
+			  "FETCH_AND_ADD %u: original %llu, want %llu", i,
+			  (unsigned long long)*result, 100 + 3ull * i);
+	}
+	wr.wr_id = 99;
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.compare_add = 100 + 3ull * ADDS;
+	wr.wr.atomic.swap = 4242;
+	post_one(qp, &wr);
+	complete(cq, 99, IBV_WC_COMP_SWAP, "COMPARE_AND_SWAP");
+	E2E_CHECK(*result == 100 + 3ull * ADDS,
+		  "COMPARE_AND_SWAP: original %llu",
+		  (unsigned long long)*result);
+
+	E2E_CHECK(!kill(pid, SIGCONT), "kill: %s", strerror(errno));
+	stopped_peer = 0;
+	printf("stopped target: WRITE, READ, %u FETCH_AND_ADD, "
+	       "COMPARE_AND_SWAP done\n", ADDS);
+}
+
+static void server_check(const uint8_t *buf)
+{
+	E2E_CHECK(e2e_pattern_ok(buf + WRITE_OFF, XFER_LEN, WRITE_SEED),
+		  "the client's RDMA WRITE did not land");
+	E2E_CHECK(e2e_pattern_ok(buf + READ_OFF, XFER_LEN, READ_SEED),
+		  "the READ source changed");
+	E2E_CHECK(*(const uint64_t *)(buf + ATOMIC_OFF) == 4242,
+		  "atomic counter %llu, want 4242",
+		  (unsigned long long)*(const uint64_t *)(buf + ATOMIC_OFF));
+	printf("target memory as the client left it\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct e2e_args args;
+	struct e2e_dev d;
+	struct e2e_peer me = { 0 }, peer;
+	struct e2e_rc_opts opts = {
+		/* ~17 ms a try, 2 retries: a target that answers nothing
+		 * fails in well under a second. */
+		.timeout = 12,
+		.retry_cnt = 2,
+	};
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	pid_t pid;
+	bool fallback;
+	int sock;
+
+	e2e_parse_args(argc, argv, &args);
+	E2E_CHECK(!args.single, "--server or --client");
+	E2E_CHECK(args.mode && (!strcmp(args.mode, "stopped-target") ||
+				!strcmp(args.mode, "stopped-target-fallback")),
+		  "--mode stopped-target or stopped-target-fallback");
+	fallback = !strcmp(args.mode, "stopped-target-fallback");
+	e2e_open(&d, args.dev, args.gid_index);
+	cq = ibv_create_cq(d.ctx, 16, NULL, NULL, 0);
+	E2E_CHECK(cq, "ibv_create_cq: %s", strerror(errno));
+	E2E_CHECK(!posix_memalign((void **)&buf, 4096, BUF_SIZE),
+		  "out of memory");
+	memset(buf, 0, BUF_SIZE);
+	if (args.server) {
+		e2e_pattern(buf + READ_OFF, XFER_LEN, READ_SEED);
+		*(uint64_t *)(buf + ATOMIC_OFF) = 100;
+	}
+	mr = ibv_reg_mr(d.pd, buf, BUF_SIZE,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	E2E_CHECK(mr, "ibv_reg_mr: %s", strerror(errno));
+	qp = e2e_create_qp(&d, IBV_QPT_RC, cq, cq, 16, 1);
+	e2e_qp_to_init(qp, IBV_QPT_RC);
+	me.rc_qpn = qp->qp_num;
+	me.psn = args.server ? 0x111 : 0x222;
+	me.rkey = mr->rkey;
+	me.addr = (uintptr_t)buf;
+	memcpy(me.gid, d.gid.raw, 16);
+
+	sock = e2e_channel_open(&args);
+	e2e_exchange(sock, &me, &peer);
+	e2e_rc_connect(&d, qp, me.psn, &peer, &opts);
+	pid = getpid();
+	e2e_send_all(sock, &pid, sizeof(pid));
+	E2E_CHECK(e2e_recv_all(sock, &pid, sizeof(pid)), "peer went away");
+	e2e_sync(sock, "connected");
+
+	if (args.server) {
+		/* Stopped and continued by the client in between. */
+		e2e_sync(sock, "done");
+		if (!fallback)
+			server_check(buf);
+	} else {
+		client(qp, cq, mr, buf, &peer, pid, fallback);
+		e2e_sync(sock, "done");
+	}
+	e2e_sync(sock, "bye");
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	free(buf);
+	e2e_close(&d);
+	close(sock);
+	printf("passed\n");
+	return 0;
+}
