@@ -202,6 +202,9 @@ struct engine {
 	struct qlist waiters;		/* QPs waiting for a full link */
 	uint64_t next_deadline;
 	uint64_t now;
+	/* --async-mode: the thread polls until this long after activity */
+	unsigned long async_seen;
+	uint64_t async_until;
 };
 
 static struct engine engines[SIM_MAX_ADAPTERS];
@@ -1977,6 +1980,55 @@ static void rx_inline(struct engine *eng)
 		fabric_rx_poll(eng->port);
 }
 
+/* ---- asynchronous mode (vSphere 8's vrdma.asyncMode) ---- */
+
+/* How long the device keeps polling after the adapter's last activity:
+ * an idle adapter goes back to sleeping and burns no CPU. */
+#define ASYNC_IDLE_NS	100000000ull
+
+/* Anything the adapter did shows in its counters. */
+static unsigned long adapter_activity(struct sim_dev *dev)
+{
+	struct sim_stats *st = &dev->stats;
+
+	return atomic_load_explicit(&st->db_qp_send, memory_order_relaxed) +
+	       atomic_load_explicit(&st->db_qp_recv, memory_order_relaxed) +
+	       atomic_load_explicit(&st->db_srq_recv, memory_order_relaxed) +
+	       atomic_load_explicit(&st->db_cq_arm, memory_order_relaxed) +
+	       atomic_load_explicit(&st->db_cq_poll, memory_order_relaxed) +
+	       atomic_load_explicit(&st->send_wqes, memory_order_relaxed) +
+	       atomic_load_explicit(&st->recv_wqes, memory_order_relaxed) +
+	       atomic_load_explicit(&st->cqes, memory_order_relaxed);
+}
+
+/*
+ * With --async-mode the device thread does not wait for doorbells or
+ * readiness while the adapter is active: each round it reads every link
+ * and looks at the send rings of its QPs, trading a host CPU for latency
+ * (work is found without a wake-up). Returns true to poll on.
+ */
+static bool async_poll(struct engine *eng)
+{
+	unsigned long seen;
+	struct qlink *l;
+
+	if (!sim_global.async_mode)
+		return false;
+	seen = adapter_activity(eng->dev);
+	if (seen != eng->async_seen) {
+		eng->async_seen = seen;
+		eng->async_until = eng->now + ASYNC_IDLE_NS;
+	}
+	if (eng->now >= eng->async_until)
+		return false;
+	fabric_rx_poll(eng->port);
+	for (l = eng->all.first; l; l = l->next)
+		if (eqp_of(l, all)->qp->attr.state == IBV_QPS_RTS)
+			sq_progress(eqp_of(l, all));
+	acks_flush(eng);
+	return true;
+}
+
 /* ---- the device thread ---- */
 
 static int sleep_timeout_ms(struct engine *eng)
@@ -2035,6 +2087,12 @@ static void *engine_main(void *arg)
 		if (engine_round(eng, quiet_ns != 0)) {
 			timeout = 0;
 			quiet_ns = 0;
+		} else if (async_poll(eng)) {
+			timeout = 0;
+			quiet_ns = 0;
+			dev_unlock(eng, dev);
+			sched_yield();	/* a core shared with the application */
+			continue;
 		} else {
 			timeout = sleep_timeout_ms(eng);
 			last_poll = atomic_load_explicit(&eng->last_poll_ns,
