@@ -945,10 +945,11 @@ static void sq_progress(struct eqp *e)
 		    direct_execute(qp, e->link, &o->wr, &st)) {
 			sim_ring_consume(&qp->sq);
 			complete_send(e, &o->wr, st);
-			if (st) {
+			if (st)
 				qp_to_error(e);
+			/* in error now (a CQ overflow too): flushed */
+			if (qp->attr.state != IBV_QPS_RTS)
 				return;
-			}
 			continue;
 		}
 		o->psn = e->next_psn;

@@ -16,8 +16,14 @@
  * the WRITE must end in RETRY_EXC_ERR within the QP's retry budget; the
  * stopped-target mode fails on that path.
  *
- *   same_host --server|--client --port P --mode stopped-target[-fallback]
+ * Mode cq-overflow: the client's send CQ is small and never polled; RDMA
+ * WRITEs past its size overflow it: the CQ reports IBV_EVENT_CQ_ERR and
+ * the QP is in the error state, whichever path the WRITEs take.
+ *
+ *   same_host --server|--client --port P
+ *             --mode stopped-target[-fallback]|cq-overflow
  */
+#include <poll.h>
 #include "e2e_common.h"
 
 #include <errno.h>
@@ -166,6 +172,45 @@ static void client(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_mr *mr,
 	       "COMPARE_AND_SWAP done\n", ADDS);
 }
 
+/* Overflows the send CQ (of cqe entries) with signaled WRITEs. */
+static void cq_overflow(struct ibv_context *ctx, struct ibv_qp *qp,
+			struct ibv_cq *cq, struct ibv_mr *mr, uint8_t *buf,
+			const struct e2e_peer *peer)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = peer->addr, .rkey = peer->rkey },
+	};
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	int i, n = cq->cqe + 2;
+
+	for (i = 0; i < n; i++) {
+		wr.wr_id = (uint64_t)i;
+		post_one(qp, &wr);
+	}
+	E2E_CHECK(poll(&pfd, 1, E2E_WAIT_SECONDS * 1000) == 1,
+		  "no async event after %d WRITEs into a CQ of %d", n,
+		  cq->cqe);
+	E2E_CHECK(!ibv_get_async_event(ctx, &ev), "ibv_get_async_event: %s",
+		  strerror(errno));
+	E2E_CHECK(ev.event_type == IBV_EVENT_CQ_ERR && ev.element.cq == cq,
+		  "async event %s, want CQ_ERR of the send CQ",
+		  ibv_event_type_str(ev.event_type));
+	ibv_ack_async_event(&ev);
+	E2E_CHECK(!ibv_query_qp(qp, &attr, IBV_QP_STATE, &init),
+		  "ibv_query_qp: %s", strerror(errno));
+	E2E_CHECK(attr.qp_state == IBV_QPS_ERR, "QP state %d after the "
+		  "CQ overflowed, want ERR", attr.qp_state);
+	printf("CQ of %d overflowed: CQ_ERR, QP in error\n", cq->cqe);
+}
+
 static void server_check(const uint8_t *buf)
 {
 	E2E_CHECK(e2e_pattern_ok(buf + WRITE_OFF, XFER_LEN, WRITE_SEED),
@@ -194,17 +239,20 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr;
 	uint8_t *buf;
 	pid_t pid;
-	bool fallback;
+	bool fallback, overflow;
 	int sock;
 
 	e2e_parse_args(argc, argv, &args);
 	E2E_CHECK(!args.single, "--server or --client");
 	E2E_CHECK(args.mode && (!strcmp(args.mode, "stopped-target") ||
-				!strcmp(args.mode, "stopped-target-fallback")),
-		  "--mode stopped-target or stopped-target-fallback");
+				!strcmp(args.mode, "stopped-target-fallback") ||
+				!strcmp(args.mode, "cq-overflow")),
+		  "--mode stopped-target, stopped-target-fallback or "
+		  "cq-overflow");
 	fallback = !strcmp(args.mode, "stopped-target-fallback");
+	overflow = !strcmp(args.mode, "cq-overflow");
 	e2e_open(&d, args.dev, args.gid_index);
-	cq = ibv_create_cq(d.ctx, 16, NULL, NULL, 0);
+	cq = ibv_create_cq(d.ctx, overflow ? 4 : 16, NULL, NULL, 0);
 	E2E_CHECK(cq, "ibv_create_cq: %s", strerror(errno));
 	E2E_CHECK(!posix_memalign((void **)&buf, 4096, BUF_SIZE),
 		  "out of memory");
@@ -217,7 +265,8 @@ int main(int argc, char **argv)
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
 	E2E_CHECK(mr, "ibv_reg_mr: %s", strerror(errno));
-	qp = e2e_create_qp(&d, IBV_QPT_RC, cq, cq, 16, 1);
+	E2E_CHECK(cq->cqe + 2 <= 64, "CQ of %d", cq->cqe);
+	qp = e2e_create_qp(&d, IBV_QPT_RC, cq, cq, 64, 1);
 	e2e_qp_to_init(qp, IBV_QPT_RC);
 	me.rc_qpn = qp->qp_num;
 	me.psn = args.server ? 0x111 : 0x222;
@@ -233,7 +282,11 @@ int main(int argc, char **argv)
 	E2E_CHECK(e2e_recv_all(sock, &pid, sizeof(pid)), "peer went away");
 	e2e_sync(sock, "connected");
 
-	if (args.server) {
+	if (overflow) {
+		if (!args.server)
+			cq_overflow(d.ctx, qp, cq, mr, buf, &peer);
+		e2e_sync(sock, "done");
+	} else if (args.server) {
 		/* Stopped and continued by the client in between. */
 		e2e_sync(sock, "done");
 		if (!fallback)
