@@ -26,6 +26,7 @@
 #include <poll.h>
 #include "e2e_common.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,20 +52,44 @@ static void continue_peer(void)
 		kill(stopped_peer, SIGCONT);
 }
 
-/* Waits until the kernel says pid is stopped (its state is 'T'). */
+/* True when the kernel says the thread of stat file path is stopped. */
+static bool task_stopped(const char *path)
+{
+	char buf[512], *p;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return true;	/* gone */
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' && p[2] == 'T';
+}
+
+/* Waits until every thread of pid is stopped: the group stop reaches
+ * them one by one, and a thread of the device still running could answer
+ * what the test sends the stopped target. */
 static void wait_stopped(pid_t pid)
 {
-	char path[64], buf[512], *p;
+	char dir[64], path[400];
+	struct dirent *de;
 	unsigned int i;
-	FILE *f;
+	bool all;
+	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
 	for (i = 0; i < E2E_WAIT_SECONDS * 1000; i++) {
-		f = fopen(path, "r");
-		E2E_CHECK(f, "%s: %s", path, strerror(errno));
-		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-		fclose(f);
-		if (p && p[1] == ' ' && p[2] == 'T')
+		d = opendir(dir);
+		E2E_CHECK(d, "%s: %s", dir, strerror(errno));
+		all = true;
+		while ((de = readdir(d)) && all) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/stat", dir,
+				 de->d_name);
+			all = task_stopped(path);
+		}
+		closedir(d);
+		if (all)
 			return;
 		usleep(1000);
 	}
