@@ -18,6 +18,11 @@
  * A WRITE or READ cut short is repeated whole by the fabric (both are
  * idempotent); an atomic is only written back after its read succeeded.
  *
+ * RDMA WRITEs that follow one another in the send ring (a post list) go
+ * in one process_vm_writev: one system call for up to DIRECT_BATCH of
+ * them, each still checked on its own; those the kernel copied whole are
+ * done, the first one it did not and everything after it are not.
+ *
  * Where the system refuses single-copy access between processes (EPERM: a
  * container without ptrace rights, or --no-single-copy, which makes the
  * sim behave as if it were refused) the sim says so once and every
@@ -29,7 +34,23 @@
 
 #include "direct.h"
 #include "fabric.h"
+#include "ring.h"
 #include "shared.h"
+
+/* WRITEs of one system call; pieces of their local memory (the kernel's
+ * UIO_MAXIOV caps both iovec arrays). */
+#define DIRECT_BATCH	64u
+#define DIRECT_MAX_IOV	1024
+
+/* The WRITEs of a batch and their memory: per adapter, used under its
+ * dev->lock (not on the stack: a trap may run on a small signal stack). */
+struct write_batch {
+	struct sim_send_wr wr[DIRECT_BATCH];
+	struct iovec local[DIRECT_MAX_IOV];
+	struct iovec remote[DIRECT_BATCH];
+};
+
+static struct write_batch batches[SIM_MAX_ADAPTERS];
 
 static atomic_bool refused;
 
@@ -147,81 +168,166 @@ static bool atomic_exec(pid_t pid, const struct sim_send_wr *wr,
 	return copied(pvm(true, pid, &v, 1, remote), 8);
 }
 
-bool direct_execute(struct sim_qp *qp, struct fab_link *link,
-		    const struct sim_send_wr *wr, uint32_t *status)
+/* One READ or atomic (the caller holds the target's lock). */
+static bool read_or_atomic(struct sim_qp *qp, struct shared_seg *seg,
+			   const struct shared_qp_view *q,
+			   const struct sim_send_wr *wr, uint64_t *orig,
+			   struct iovec *local, int *n)
+{
+	bool atomic = wr->opcode != PVRDMA_WR_RDMA_READ;
+	int need = atomic ? IBV_ACCESS_REMOTE_ATOMIC : IBV_ACCESS_REMOTE_READ;
+	uint64_t len = atomic ? 8 : wr->total_len;
+	struct iovec remote;
+
+	if (atomic && (wr->remote_addr & 7))
+		return false;	/* the responder's INV_REQ */
+	if (!target_qp_ok(q, need) ||
+	    !local_map(qp, wr, IBV_ACCESS_LOCAL_WRITE, local, n))
+		return false;
+	if (!len)
+		return true;	/* IB lets it through without its key */
+	if (!target_range(seg, q, wr->rkey, wr->remote_addr, len, need,
+			  &remote))
+		return false;
+	if (atomic)
+		return atomic_exec(shared_pid(seg), wr, &remote, orig);
+	return copied(pvm(false, shared_pid(seg), local, *n, &remote), len);
+}
+
+/* Adds WRITE wr to the batch: false if it cannot go in it. */
+static bool batch_add(struct sim_qp *qp, struct shared_seg *seg,
+		      const struct shared_qp_view *q, struct write_batch *b,
+		      unsigned int k, int *nl, uint64_t *total)
+{
+	const struct sim_send_wr *wr = &b->wr[k];
+	struct iovec *rem = &b->remote[k];
+	int n;
+
+	if (wr->opcode != PVRDMA_WR_RDMA_WRITE ||
+	    *nl + (int)SIM_MAX_IOV > DIRECT_MAX_IOV ||
+	    !local_map(qp, wr, 0, b->local + *nl, &n))
+		return false;
+	if (!wr->total_len) {
+		rem->iov_base = NULL;	/* no key checked, nothing moved */
+		rem->iov_len = 0;
+	} else if (!target_range(seg, q, wr->rkey, wr->remote_addr,
+				 wr->total_len, IBV_ACCESS_REMOTE_WRITE, rem)) {
+		return false;
+	}
+	*nl += n;
+	*total += wr->total_len;
+	return true;
+}
+
+/*
+ * The WRITE at the head of the send ring and the WRITEs behind it, in one
+ * copy. Returns how many are done (0: none, the first takes the fabric).
+ */
+static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
+				const struct shared_qp_view *q,
+				struct write_batch *b)
 {
 	struct sim_dev *dev = qp->uctx->dev;
-	struct iovec local[SIM_MAX_IOV], remote;
+	struct iovec remote[DIRECT_BATCH];
+	unsigned int k = 0, done, nr = 0;
+	uint64_t total = 0, upto;
+	ssize_t got;
+	void *elem;
+	int nl = 0;
+
+	if (!target_qp_ok(q, IBV_ACCESS_REMOTE_WRITE))
+		return 0;
+	for (;;) {
+		if (!batch_add(qp, seg, q, b, k, &nl, &total))
+			break;
+		if (b->remote[k].iov_len)
+			remote[nr++] = b->remote[k];
+		k++;
+		/* WRITEs already posted behind it, decoded as the fetch
+		 * loop decodes them. */
+		if (k == DIRECT_BATCH ||
+		    sim_ring_peek_at(&qp->sq, k, &elem) != SIM_RING_READY ||
+		    sim_wqe_decode_send(&qp->sq, elem, qp->type, &b->wr[k]))
+			break;
+	}
+	if (!k)
+		return 0;
+	got = 0;
+	if (total) {
+		do {
+			got = process_vm_writev(shared_pid(seg), b->local, nl,
+						remote, nr, 0);
+		} while (got < 0 && errno == EINTR);
+		if (!copied(got, total) && got < 0)
+			got = 0;
+	}
+	/* WRITEs the kernel copied whole, in order. */
+	for (done = 0, upto = 0; done < k; done++) {
+		upto += b->wr[done].total_len;
+		if (upto > (uint64_t)got)
+			break;
+	}
+	/* The fetch loop counted the first WQE; the others behind it that
+	 * are done here it never fetches (those not done, it does). */
+	if (done > 1)
+		atomic_fetch_add_explicit(&dev->stats.send_wqes, done - 1,
+					  memory_order_relaxed);
+	return done;
+}
+
+unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
+			    const struct sim_send_wr *wr, uint32_t *status,
+			    const struct sim_send_wr **done_wrs)
+{
+	struct sim_dev *dev = qp->uctx->dev;
+	struct write_batch *b;
+	struct iovec local[SIM_MAX_IOV];
 	struct shared_qp_view q;
 	struct shared_seg *seg;
-	int need, local_need, n;
-	bool atomic = false, write = false, done = false;
-	uint64_t len = wr->total_len, orig = 0;
+	unsigned int n_done = 0, i;
+	uint64_t orig = 0, bytes = 0;
+	int n = 0;
 
-	switch (wr->opcode) {
-	case PVRDMA_WR_RDMA_WRITE:
-		need = IBV_ACCESS_REMOTE_WRITE;
-		local_need = 0;
-		write = true;
-		break;
-	case PVRDMA_WR_RDMA_READ:
-		need = IBV_ACCESS_REMOTE_READ;
-		local_need = IBV_ACCESS_LOCAL_WRITE;
-		break;
-	case PVRDMA_WR_ATOMIC_CMP_AND_SWP:
-	case PVRDMA_WR_ATOMIC_FETCH_AND_ADD:
-		if (wr->remote_addr & 7)
-			return false;	/* the responder's INV_REQ */
-		need = IBV_ACCESS_REMOTE_ATOMIC;
-		local_need = IBV_ACCESS_LOCAL_WRITE;
-		atomic = true;
-		len = 8;
-		break;
-	default:
-		return false;
-	}
-	if (qp->type != IBV_QPT_RC || !enabled())
-		return false;
+	if (wr->opcode != PVRDMA_WR_RDMA_WRITE &&
+	    wr->opcode != PVRDMA_WR_RDMA_READ &&
+	    wr->opcode != PVRDMA_WR_ATOMIC_CMP_AND_SWP &&
+	    wr->opcode != PVRDMA_WR_ATOMIC_FETCH_AND_ADD)
+		return 0;
+	if (qp->type != IBV_QPT_RC || dev->index >= SIM_MAX_ADAPTERS ||
+	    !enabled())
+		return 0;
 	seg = shared_peer(link);
-	if (!seg || !local_map(qp, wr, local_need, local, &n))
-		return false;
-	if (!shared_lock(seg))
-		return false;
-	if (!shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff, &q) ||
-	    !target_qp_ok(&q, need))
-		goto out;
-	if (!len) {
-		/* IB lets a zero-length access through without its key. */
-		done = true;
-		goto out;
+	if (!seg || !shared_lock(seg))
+		return 0;
+	b = &batches[dev->index];
+	b->wr[0] = *wr;
+	if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff, &q)) {
+		if (wr->opcode == PVRDMA_WR_RDMA_WRITE)
+			n_done = write_batch(qp, seg, &q, b);
+		else if (read_or_atomic(qp, seg, &q, wr, &orig, local, &n))
+			n_done = 1;
 	}
-	if (!target_range(seg, &q, wr->rkey, wr->remote_addr, len, need,
-			  &remote))
-		goto out;
-	if (atomic)
-		done = atomic_exec(shared_pid(seg), wr, &remote, &orig);
-	else
-		done = copied(pvm(write, shared_pid(seg), local, n, &remote),
-			      len);
-out:
 	shared_unlock(seg);
-	if (!done)
-		return false;
+	if (!n_done)
+		return 0;
+	*done_wrs = b->wr;
 	*status = PVRDMA_WC_SUCCESS;
 	/* The original value of an atomic lands in the local SGE(s); it
 	 * executed, so it is never sent again: a local buffer that went
 	 * away fails the WR here, as the fabric's completer would. */
-	if (atomic && !sim_app_write(local, n, &orig, sizeof(orig))) {
+	if (wr->opcode != PVRDMA_WR_RDMA_WRITE &&
+	    wr->opcode != PVRDMA_WR_RDMA_READ &&
+	    !sim_app_write(local, n, &orig, sizeof(orig)))
 		*status = PVRDMA_WC_LOC_PROT_ERR;
-		return true;
-	}
-	if (write)
-		atomic_fetch_add_explicit(&dev->stats.bytes_tx, len,
+	for (i = 0; i < n_done; i++)
+		bytes += b->wr[i].total_len;
+	if (wr->opcode == PVRDMA_WR_RDMA_WRITE)
+		atomic_fetch_add_explicit(&dev->stats.bytes_tx, bytes,
 					  memory_order_relaxed);
-	else if (!atomic)
-		atomic_fetch_add_explicit(&dev->stats.bytes_rx, len,
+	else if (wr->opcode == PVRDMA_WR_RDMA_READ)
+		atomic_fetch_add_explicit(&dev->stats.bytes_rx, bytes,
 					  memory_order_relaxed);
-	atomic_fetch_add_explicit(&dev->stats.single_copy, 1,
+	atomic_fetch_add_explicit(&dev->stats.single_copy, n_done,
 				  memory_order_relaxed);
-	return true;
+	return n_done;
 }

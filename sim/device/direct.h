@@ -15,18 +15,21 @@
 struct fab_link;
 
 /*
- * Executes wr of the RC qp against the target at the other end of link
- * (dev->lock held; the caller guarantees that nothing of the QP is in
- * flight on the fabric, so the operation is ordered after all before it).
- * Returns true when the operation was done: the caller consumes the WQE
- * and completes it with *status (not SUCCESS only for an atomic whose
- * result could not be stored locally). False: nothing observable happened
- * at the target, or what happened is idempotent (a partial WRITE or READ),
- * and the WR takes the fabric, which gives every error its exact IB
- * semantics (the target's responder NAKs, a target that is gone runs the
- * retry count out).
+ * Executes wr, the WQE at the head of the send ring of the RC qp, against
+ * the target at the other end of link (dev->lock held; the caller
+ * guarantees that nothing of the QP is in flight on the fabric, so the
+ * operation is ordered after all before it), and for an RDMA WRITE the
+ * WRITEs posted right behind it too. Returns how many WQEs, from the head
+ * of the ring on, were done: the caller consumes and completes each of
+ * (*done_wrs)[0..n-1], the last with *status (not SUCCESS only for an
+ * atomic whose result could not be stored locally), the others with
+ * success. 0: nothing observable happened at the target, or what happened
+ * is idempotent (a partial WRITE or READ), and the WR takes the fabric,
+ * which gives every error its exact IB semantics (the target's responder
+ * NAKs, a target that is gone runs the retry count out).
  */
-bool direct_execute(struct sim_qp *qp, struct fab_link *link,
-		    const struct sim_send_wr *wr, uint32_t *status);
+unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
+			    const struct sim_send_wr *wr, uint32_t *status,
+			    const struct sim_send_wr **done_wrs);
 
 #endif /* PVRDMA_SIM_DIRECT_H */

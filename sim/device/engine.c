@@ -898,6 +898,8 @@ static void sq_progress(struct eqp *e)
 	struct sim_dev *dev = qp->uctx->dev;
 	enum ibv_qp_state state = qp->attr.state;
 	enum sim_ring_status rs;
+	const struct sim_send_wr *direct_wrs;
+	unsigned int ndirect, i;
 	struct out_wqe *o;
 	void *elem;
 	uint32_t st;
@@ -942,14 +944,20 @@ static void sq_progress(struct eqp *e)
 		/* Same-host target: executed here, in one copy, once nothing
 		 * of the QP is in flight on the fabric (per-QP order). */
 		if (!st && !e->out_count && !e->rnr_until &&
-		    direct_execute(qp, e->link, &o->wr, &st)) {
-			sim_ring_consume(&qp->sq);
-			complete_send(e, &o->wr, st);
-			if (st)
+		    (ndirect = direct_execute(qp, e->link, &o->wr, &st,
+					      &direct_wrs))) {
+			for (i = 0; i < ndirect; i++) {
+				sim_ring_consume(&qp->sq);
+				complete_send(e, &direct_wrs[i],
+					      i + 1 < ndirect ? 0 : st);
+				/* in error (a CQ overflow): flushed */
+				if (qp->attr.state != IBV_QPS_RTS)
+					return;
+			}
+			if (st) {
 				qp_to_error(e);
-			/* in error now (a CQ overflow too): flushed */
-			if (qp->attr.state != IBV_QPS_RTS)
 				return;
+			}
 			continue;
 		}
 		o->psn = e->next_psn;
