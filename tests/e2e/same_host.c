@@ -20,8 +20,13 @@
  * WRITEs past its size overflow it: the CQ reports IBV_EVENT_CQ_ERR and
  * the QP is in the error state, whichever path the WRITEs take.
  *
+ * Mode post-list: one post list of WRITE, READ, WRITE, WRITE completes in
+ * order with the right data; then a list of a WRITE, a WRITE with a bad
+ * rkey and a WRITE: the first succeeds (its data lands), the second ends
+ * in IBV_WC_REM_ACCESS_ERR, the third is flushed.
+ *
  *   same_host --server|--client --port P
- *             --mode stopped-target[-fallback]|cq-overflow
+ *             --mode stopped-target[-fallback]|cq-overflow|post-list
  */
 #include <poll.h>
 #include "e2e_common.h"
@@ -236,6 +241,95 @@ static void cq_overflow(struct ibv_context *ctx, struct ibv_qp *qp,
 	printf("CQ of %d overflowed: CQ_ERR, QP in error\n", cq->cqe);
 }
 
+static void expect_wc(struct ibv_cq *cq, uint64_t wr_id,
+		      enum ibv_wc_status status, const char *what)
+{
+	struct ibv_wc wc;
+
+	e2e_poll_one(cq, &wc, what);
+	E2E_CHECK(wc.wr_id == wr_id && wc.status == status,
+		  "%s: wr_id %llu status %s, want %llu %s", what,
+		  (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
+		  (unsigned long long)wr_id, ibv_wc_status_str(status));
+}
+
+/* Post lists: in order, and an error inside one. */
+static void post_list(struct ibv_qp *qp, struct ibv_cq *cq,
+		      struct ibv_mr *mr, uint8_t *buf,
+		      const struct e2e_peer *peer)
+{
+	struct ibv_sge sge[4];
+	struct ibv_send_wr wr[4], *bad;
+	unsigned int i;
+	int ret;
+
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 4; i++) {
+		/* 4 KiB pieces: WRITE 0, READ 1, WRITE 2, WRITE 3 */
+		sge[i] = (struct ibv_sge){
+			.addr = (uintptr_t)buf + WRITE_OFF + i * 4096,
+			.length = 4096, .lkey = mr->lkey,
+		};
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .next = i < 3 ? &wr[i + 1] : NULL,
+			.sg_list = &sge[i], .num_sge = 1,
+			.opcode = i == 1 ? IBV_WR_RDMA_READ :
+					   IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = {
+				.remote_addr = peer->addr +
+					(i == 1 ? READ_OFF : WRITE_OFF) +
+					i * 4096,
+				.rkey = peer->rkey,
+			},
+		};
+		if (i != 1)
+			e2e_pattern(buf + WRITE_OFF + i * 4096, 4096, 20 + i);
+		else
+			memset(buf + WRITE_OFF + 4096, 0, 4096);
+	}
+	ret = ibv_post_send(qp, wr, &bad);
+	E2E_CHECK(!ret, "ibv_post_send: %s", strerror(ret));
+	for (i = 0; i < 4; i++)
+		expect_wc(cq, i, IBV_WC_SUCCESS, "post list");
+	/* What the READ brought is 4 KiB of the server's READ pattern. */
+	{
+		uint8_t want[8192];
+
+		e2e_pattern(want, sizeof(want), READ_SEED);
+		E2E_CHECK(!memcmp(buf + WRITE_OFF + 4096, want + 4096, 4096),
+			  "READ in a post list: wrong data");
+	}
+
+	/* WRITE, WRITE with a bad rkey, WRITE. */
+	for (i = 0; i < 3; i++) {
+		wr[i].wr_id = 10 + i;
+		wr[i].opcode = IBV_WR_RDMA_WRITE;
+		wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+		wr[i].wr.rdma.remote_addr = peer->addr + XFER_LEN / 2 +
+					    i * 4096;
+		e2e_pattern(buf + WRITE_OFF + i * 4096, 4096, 30 + i);
+	}
+	wr[1].wr.rdma.rkey = peer->rkey + 1000;
+	ret = ibv_post_send(qp, wr, &bad);
+	E2E_CHECK(!ret, "ibv_post_send: %s", strerror(ret));
+	expect_wc(cq, 10, IBV_WC_SUCCESS, "WRITE before a bad one");
+	expect_wc(cq, 11, IBV_WC_REM_ACCESS_ERR, "WRITE with a bad rkey");
+	expect_wc(cq, 12, IBV_WC_WR_FLUSH_ERR, "WRITE after a bad one");
+	printf("post lists: in order; an error inside one\n");
+}
+
+static void server_check_lists(const uint8_t *buf)
+{
+	E2E_CHECK(e2e_pattern_ok(buf + WRITE_OFF, 4096, 20) &&
+		  e2e_pattern_ok(buf + WRITE_OFF + 2 * 4096, 4096, 22) &&
+		  e2e_pattern_ok(buf + WRITE_OFF + 3 * 4096, 4096, 23),
+		  "the WRITEs of the first post list did not land");
+	E2E_CHECK(e2e_pattern_ok(buf + XFER_LEN / 2, 4096, 30),
+		  "the WRITE before the bad one did not land");
+	printf("target memory as the post lists left it\n");
+}
+
 static void server_check(const uint8_t *buf)
 {
 	E2E_CHECK(e2e_pattern_ok(buf + WRITE_OFF, XFER_LEN, WRITE_SEED),
@@ -264,16 +358,18 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr;
 	uint8_t *buf;
 	pid_t pid;
-	bool fallback, overflow;
+	bool fallback, overflow, lists;
 	int sock;
 
 	e2e_parse_args(argc, argv, &args);
 	E2E_CHECK(!args.single, "--server or --client");
 	E2E_CHECK(args.mode && (!strcmp(args.mode, "stopped-target") ||
 				!strcmp(args.mode, "stopped-target-fallback") ||
-				!strcmp(args.mode, "cq-overflow")),
-		  "--mode stopped-target, stopped-target-fallback or "
-		  "cq-overflow");
+				!strcmp(args.mode, "cq-overflow") ||
+				!strcmp(args.mode, "post-list")),
+		  "--mode stopped-target, stopped-target-fallback, "
+		  "cq-overflow or post-list");
+	lists = !strcmp(args.mode, "post-list");
 	fallback = !strcmp(args.mode, "stopped-target-fallback");
 	overflow = !strcmp(args.mode, "cq-overflow");
 	e2e_open(&d, args.dev, args.gid_index);
@@ -311,6 +407,12 @@ int main(int argc, char **argv)
 		if (!args.server)
 			cq_overflow(d.ctx, qp, cq, mr, buf, &peer);
 		e2e_sync(sock, "done");
+	} else if (lists) {
+		if (!args.server)
+			post_list(qp, cq, mr, buf, &peer);
+		e2e_sync(sock, "done");
+		if (args.server)
+			server_check_lists(buf);
 	} else if (args.server) {
 		/* Stopped and continued by the client in between. */
 		e2e_sync(sock, "done");
