@@ -297,7 +297,7 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	    !enabled())
 		return 0;
 	seg = shared_peer(link);
-	if (!seg || !shared_lock(seg))
+	if (!seg || !shared_trylock(seg))
 		return 0;
 	b = &batches[dev->index];
 	b->wr[0] = *wr;

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,30 @@ bool shared_lock(struct shared_seg *seg)
 	if (r == EOWNERDEAD)
 		r = pthread_mutex_consistent(&seg->lock);
 	return r == 0;
+}
+
+/* A busy target lock is waited for a little, never for good: its holder
+ * may be a process that was stopped with it. */
+#define SHM_TRY_SPINS	4096u
+#define SHM_TRY_YIELDS	64u
+
+bool shared_trylock(struct shared_seg *seg)
+{
+	unsigned int spins, yields;
+	int r;
+
+	for (yields = 0; yields < SHM_TRY_YIELDS; yields++) {
+		for (spins = 0; spins < SHM_TRY_SPINS; spins++) {
+			r = pthread_mutex_trylock(&seg->lock);
+			if (r == EOWNERDEAD)
+				r = pthread_mutex_consistent(&seg->lock);
+			if (r != EBUSY)
+				return r == 0;
+			__builtin_ia32_pause();
+		}
+		sched_yield();
+	}
+	return false;
 }
 
 void shared_unlock(struct shared_seg *seg)

@@ -62,6 +62,10 @@ struct shared_seg *shared_peer(struct fab_link *link);
 pid_t shared_pid(const struct shared_seg *seg);
 /* Takes the target's lock (false: the segment cannot be used). */
 bool shared_lock(struct shared_seg *seg);
+/* The same, giving up after a short wait (false: busy or unusable): a
+ * requester goes to the fabric rather than wait on a holder that may
+ * have been stopped with the lock. */
+bool shared_trylock(struct shared_seg *seg);
 void shared_unlock(struct shared_seg *seg);
 /* Lookups, with the target's lock held. */
 bool shared_qp_find(struct shared_seg *seg, uint32_t qpn,

@@ -11,7 +11,8 @@
  *     gone once withdrawn; a QP whose slot another live QP holds is not
  *     published (its requesters use the socket fabric) and leaves the
  *     holder alone;
- *   - the segment names this process and its lock can be taken.
+ *   - the segment names this process and its lock can be taken; a
+ *     requester gives up on a lock held too long.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -163,6 +164,13 @@ static void test_publish_lookup(void **unused)
 	shared_atomic_lock(target);
 	shared_atomic_unlock(target);
 	assert_true(shared_lock(seg));
+	shared_unlock(seg);
+
+	/* A requester does not wait for good on a held lock. */
+	shared_atomic_lock(target);
+	assert_false(shared_trylock(seg));
+	shared_atomic_unlock(target);
+	assert_true(shared_trylock(seg));
 	shared_unlock(seg);
 }
 
