@@ -321,12 +321,16 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 		*status = PVRDMA_WC_LOC_PROT_ERR;
 	for (i = 0; i < n_done; i++)
 		bytes += b->wr[i].total_len;
-	if (wr->opcode == PVRDMA_WR_RDMA_WRITE)
+	/* Each adapter counts what crossed it, as on the fabric. */
+	if (wr->opcode == PVRDMA_WR_RDMA_WRITE) {
 		atomic_fetch_add_explicit(&dev->stats.bytes_tx, bytes,
 					  memory_order_relaxed);
-	else if (wr->opcode == PVRDMA_WR_RDMA_READ)
+		shared_count(seg, 0, bytes);
+	} else if (wr->opcode == PVRDMA_WR_RDMA_READ) {
 		atomic_fetch_add_explicit(&dev->stats.bytes_rx, bytes,
 					  memory_order_relaxed);
+		shared_count(seg, bytes, 0);
+	}
 	atomic_fetch_add_explicit(&dev->stats.single_copy, n_done,
 				  memory_order_relaxed);
 	return n_done;

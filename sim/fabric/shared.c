@@ -31,7 +31,7 @@
 #include "sys.h"
 
 #define SHM_MAGIC	0x4d485350u	/* "PSHM" */
-#define SHM_VERSION	1u
+#define SHM_VERSION	2u
 #define SHM_MR_SLOTS	SIM_MAX_MR	/* keys 1..SIM_MAX_MR */
 #define SHM_QP_SLOTS	65536u
 /* A requester that found no segment for a peer tries again after this
@@ -64,6 +64,11 @@ struct shared_seg {
 	int32_t pid;
 	uint32_t pad;
 	uint64_t start_time;		/* of pid: a reused pid is not it */
+	/* Bytes this adapter sent (READ data) and received (WRITE data) in
+	 * operations same-host requesters executed against it: its
+	 * statistics count them as if they had crossed its link. */
+	_Atomic uint64_t direct_tx;
+	_Atomic uint64_t direct_rx;
 	pthread_mutex_t lock;
 	uint8_t align[64];
 	struct shm_qp qp[SHM_QP_SLOTS];
@@ -179,6 +184,11 @@ static struct shared_seg *own_seg(struct sim_dev *dev)
 	return seg;
 }
 
+void shared_open(struct sim_dev *dev)
+{
+	own_seg(dev);
+}
+
 bool shared_lock(struct shared_seg *seg)
 {
 	int r = pthread_mutex_lock(&seg->lock);
@@ -291,6 +301,30 @@ void shared_qp_withdraw(struct sim_dev *dev, const struct sim_qp *qp)
 	if (q->valid && q->qpn == qp->qpn)
 		q->valid = 0;
 	shared_unlock(seg);
+}
+
+void shared_counts(struct sim_dev *dev, uint64_t *tx, uint64_t *rx)
+{
+	struct own_seg *o;
+
+	*tx = *rx = 0;
+	if (dev->index >= SIM_MAX_ADAPTERS)
+		return;
+	o = &own[dev->index];
+	if (o->pid != getpid() || !o->seg)
+		return;
+	*tx = atomic_load_explicit(&o->seg->direct_tx, memory_order_relaxed);
+	*rx = atomic_load_explicit(&o->seg->direct_rx, memory_order_relaxed);
+}
+
+void shared_count(struct shared_seg *seg, uint64_t tx, uint64_t rx)
+{
+	if (tx)
+		atomic_fetch_add_explicit(&seg->direct_tx, tx,
+					  memory_order_relaxed);
+	if (rx)
+		atomic_fetch_add_explicit(&seg->direct_rx, rx,
+					  memory_order_relaxed);
 }
 
 void shared_atomic_lock(struct sim_dev *dev)

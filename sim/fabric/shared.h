@@ -29,6 +29,8 @@ struct fab_link;
 struct shared_seg;
 
 /* ---- the owner: publishes its adapter's objects ---- */
+/* Creates and maps the adapter's segment (when a device context opens). */
+void shared_open(struct sim_dev *dev);
 void shared_mr_publish(struct sim_dev *dev, const struct sim_mr *mr);
 /* The MR is gone, or its pages are about to move (pinning): requesters
  * stop reaching it directly before this returns. */
@@ -36,6 +38,9 @@ void shared_mr_withdraw(struct sim_dev *dev, const struct sim_mr *mr);
 /* The QP's responder state (created, modified, in error). */
 void shared_qp_publish(struct sim_dev *dev, const struct sim_qp *qp);
 void shared_qp_withdraw(struct sim_dev *dev, const struct sim_qp *qp);
+/* Bytes the adapter sent and received in operations that same-host
+ * requesters executed against it (no lock needed). */
+void shared_counts(struct sim_dev *dev, uint64_t *tx, uint64_t *rx);
 /* Around an atomic the adapter's own responder executes. */
 void shared_atomic_lock(struct sim_dev *dev);
 void shared_atomic_unlock(struct sim_dev *dev);
@@ -60,6 +65,9 @@ struct shared_qp_view {
  * checked to belong to a live process; NULL when there is none. */
 struct shared_seg *shared_peer(struct fab_link *link);
 pid_t shared_pid(const struct shared_seg *seg);
+/* What the target's adapter sent (tx) and received (rx) in an operation
+ * executed against it, for its statistics. */
+void shared_count(struct shared_seg *seg, uint64_t tx, uint64_t rx);
 /* Takes the target's lock (false: the segment cannot be used). */
 bool shared_lock(struct shared_seg *seg);
 /* The same, giving up after a short wait (false: busy or unusable): a

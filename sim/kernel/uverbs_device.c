@@ -77,6 +77,10 @@ int uverbs_get_context(struct uverbs_call *c)
 		return ret;
 	}
 	f->uctx = uctx;
+	/* The same-host segment is mapped now, with the device, not later
+	 * in the middle of what the program does with its address space
+	 * (an address it just unmapped must stay unmapped for it). */
+	shared_open(f->dev);
 	return 0;
 }
 
