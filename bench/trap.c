@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	}
 	list = ibv_get_device_list(NULL);
 	if (!list || !list[0]) {
-		fprintf(stderr, "trap: no RDMA device (run under pvrdma-sim)\n");
+		fprintf(stderr, "trap: no device (run under pvrdma-sim)\n");
 		return 1;
 	}
 	ctx = ibv_open_device(list[0]);

@@ -2100,7 +2100,7 @@ static void *engine_main(void *arg)
 			timeout = 0;
 			quiet_ns = 0;
 			dev_unlock(eng, dev);
-			sched_yield();	/* a core shared with the application */
+			sched_yield();	/* the application's core too */
 			continue;
 		} else {
 			timeout = sleep_timeout_ms(eng);
@@ -2231,7 +2231,7 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 	enum ibv_qp_state s = qp->attr.state;
 
 	if (e)
-		shared_qp_publish(qp->uctx->dev, qp);	/* access flags too */
+		shared_qp_publish(qp->uctx->dev, qp); /* access flags too */
 	if (!e || s == old_state)
 		return;
 	switch (s) {

@@ -59,7 +59,7 @@ struct shm_qp {
 };
 
 struct shared_seg {
-	_Atomic uint32_t magic;		/* set last: the header is complete */
+	_Atomic uint32_t magic;		/* set last: the header is whole */
 	uint32_t version;
 	int32_t pid;
 	uint32_t pad;
