@@ -5,6 +5,7 @@
  * path; and the start of an adapter's device. See engine.h.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "engine.h"
@@ -67,6 +68,12 @@ static void *engine_main(void *arg)
 		if (engine_round(eng, quiet_ns != 0)) {
 			timeout = 0;
 			quiet_ns = 0;
+		} else if (async_poll(eng)) {
+			timeout = 0;
+			quiet_ns = 0;
+			dev_unlock(eng, dev);
+			sched_yield();	/* the application's core too */
+			continue;
 		} else {
 			timeout = sleep_timeout_ms(eng);
 			last_poll = atomic_load_explicit(&eng->last_poll_ns,
