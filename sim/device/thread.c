@@ -35,6 +35,9 @@ static int sleep_timeout_ms(struct engine *eng)
  * the links itself, and if no POLL doorbell came meanwhile, the application
  * stopped polling (it waits for an event, or spins on memory as
  * ib_write_lat does): it sleeps in epoll on everything again.
+ *
+ * With --async-mode it does not sleep while the adapter is active: it
+ * polls the links and send rings each round (async.c).
  */
 static void *engine_main(void *arg)
 {
