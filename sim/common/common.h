@@ -59,6 +59,8 @@ struct sim_global {
 	char sysfs_root[256];		/* what SYSFS_PATH points at */
 	bool stats_at_exit;		/* --stats */
 	char stats_file[256];		/* --stats-file, "" = stderr */
+	bool single_copy_off;		/* --no-single-copy */
+	bool async_mode;		/* --async-mode */
 };
 
 extern struct sim_global sim_global;

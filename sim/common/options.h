@@ -42,6 +42,8 @@
 #define SIM_ENV_MAX_QP_WR	"PVRDMA_SIM_MAX_QP_WR"
 #define SIM_ENV_MAX_SRQ_WR	"PVRDMA_SIM_MAX_SRQ_WR"
 #define SIM_ENV_MAX_CQE		"PVRDMA_SIM_MAX_CQE"
+#define SIM_ENV_SINGLE_COPY	"PVRDMA_SIM_SINGLE_COPY"
+#define SIM_ENV_ASYNC_MODE	"PVRDMA_SIM_ASYNC_MODE"
 
 #define SIM_HW_VERSION_DEFAULT	18u
 /* Where adapters listen for other hosts: RoCE v2's port number, on TCP. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "direct.h"
 #include "engine.h"
 
 int engine_qp_create(struct sim_qp *qp)
@@ -35,6 +36,7 @@ int engine_qp_create(struct sim_qp *qp)
 	}
 	qlist_push(&eng->all, &e->all);
 	qp->engine = e;
+	direct_qp_publish(qp);
 	return 0;
 }
 
@@ -58,6 +60,8 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 	struct eqp *e = qp->engine;
 	enum ibv_qp_state s = qp->attr.state;
 
+	if (e)
+		direct_qp_publish(qp);	/* access flags too */
 	if (!e || s == old_state)
 		return;
 	switch (s) {
@@ -99,6 +103,7 @@ void engine_qp_destroy(struct sim_qp *qp)
 
 	if (!e)
 		return;
+	direct_qp_withdraw(qp);
 	qlink_del(&e->all);
 	qlink_del(&e->kick);
 	qlink_del(&e->ack);

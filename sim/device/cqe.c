@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "direct.h"
 #include "engine.h"
 
 uint8_t network_type(struct sim_dev *dev, uint8_t gid_type,
@@ -196,6 +197,7 @@ void qp_to_error(struct eqp *e)
 	if (qp->attr.state == IBV_QPS_ERR)
 		return;
 	qp->attr.state = IBV_QPS_ERR;
+	direct_qp_publish(qp);	/* same-host requesters */
 	qp_flush(e);
 	if (qp->srq)
 		sim_device_upcalls.async_event(qp->uctx, qp->user_handle,

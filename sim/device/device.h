@@ -70,6 +70,7 @@ struct sim_stats {
 	atomic_ulong retransmits;	/* RC requests sent again (timeouts) */
 	atomic_ulong comp_events;
 	atomic_ulong async_events;
+	atomic_ulong single_copy;	/* WRs executed on a same-host target */
 };
 
 /* One user buffer of a ring object (a CQ's or SRQ's buffer, a QP's send
@@ -332,6 +333,14 @@ void sim_mr_pin_release(struct sim_mr *mr);
  * (munmap, mmap MAP_FIXED, mremap, madvise): every MR covering some keeps
  * their content. Takes each adapter's lock; call it without any. */
 void sim_mr_pin_give_up(const void *addr, size_t len);
+
+/* ---- publish.c: what same-host requesters see (dev->lock held) ---- */
+/* Maps the adapter's shared segment (a device context opens). */
+void sim_dev_shared_open(struct sim_dev *dev);
+/* A registered MR becomes reachable / stops being reachable by same-host
+ * requesters (before its pages move or it is gone). */
+void sim_mr_publish(struct sim_dev *dev, const struct sim_mr *mr);
+void sim_mr_withdraw(struct sim_dev *dev, const struct sim_mr *mr);
 
 /* ---- stats.c ---- */
 void sim_stats_print(int fd);

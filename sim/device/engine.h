@@ -27,6 +27,9 @@
  *               application polls, EPOLLOUT of full links, timers, kicks
  *   control.c   what the control path (the kernel model) asks of the
  *               device: struct sim_device_ops
+ *   async.c     --async-mode: the device thread polls an active adapter
+ *   direct.c    same-host one-sided operations in one copy (direct.h),
+ *   publish.c   and what a target publishes for them
  *
  * Everything except the doorbell queue runs with dev->lock held, so the
  * control path (uverbs) sees objects either before or after a unit of work.
@@ -203,6 +206,10 @@ struct engine {
 	uint64_t sleep_until;		/* when the device thread's coming
 					 * sleep ends; 0 while it works */
 	uint64_t now;
+	/* async.c: with --async-mode the thread polls until async_until,
+	 * that long after the counters (async_seen) last moved */
+	unsigned long async_seen;
+	uint64_t async_until;
 };
 
 /* thread.c: the device of each adapter, by dev->index. */
@@ -313,5 +320,10 @@ void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 		   uint32_t byte_len, uint32_t wc_flags);
 void responder_rx(struct eqp *e, struct fab_link *from,
 		  const struct fab_hdr *h, struct fab_rx *rx);
+
+/* ---- async.c: --async-mode ---- */
+/* One polling round of the device thread while the adapter is active;
+ * false: not in async mode, or idle long enough to sleep. */
+bool async_poll(struct engine *eng);
 
 #endif /* PVRDMA_SIM_ENGINE_H */

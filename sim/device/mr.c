@@ -373,8 +373,12 @@ void sim_mr_pin_give_up(const void *addr, size_t len)
 				ms = start;
 			if (me > end)
 				me = end;
-			if (ms < me)
+			if (ms < me) {
+				/* Same-host requesters stop writing to the
+				 * pages before they are copied aside. */
+				sim_mr_withdraw(dev, mr);
 				mr_give_up(mr, ms, me);
+			}
 		}
 		pthread_mutex_unlock(&dev->lock);
 	}

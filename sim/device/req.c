@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "direct.h"
 #include "engine.h"
 
 static void link_wait(struct eqp *e)
@@ -222,6 +223,8 @@ void sq_progress(struct eqp *e)
 	struct sim_dev *dev = qp->uctx->dev;
 	enum ibv_qp_state state = qp->attr.state;
 	enum sim_ring_status rs;
+	const struct sim_send_wr *direct_wrs;
+	unsigned int ndirect, i;
 	struct out_wqe *o;
 	void *elem;
 	uint32_t st;
@@ -234,6 +237,8 @@ void sq_progress(struct eqp *e)
 		return;		/* WQEs wait in the ring */
 	if (!qp->sq.state || !qp->sq.nelems)
 		return;
+	if (e->need_resolve)
+		rc_resolve(e);
 
 	while (state == IBV_QPS_RTS && e->out_count < e->out_cap) {
 		/* past the WQEs in flight, which stay in the ring (out_pop) */
@@ -261,13 +266,30 @@ void sq_progress(struct eqp *e)
 			}
 			continue;
 		}
+		/* Same-host target: executed here, in one copy, once nothing
+		 * of the QP is in flight on the fabric (per-QP order). */
+		if (!st && !e->out_count && !e->rnr_until &&
+		    (ndirect = direct_execute(qp, e->link, &o->wr, &st,
+					      &direct_wrs))) {
+			for (i = 0; i < ndirect; i++) {
+				sim_ring_consume(&qp->sq);
+				complete_send(e, &direct_wrs[i],
+					      i + 1 < ndirect ? 0 : st);
+				/* in error (a CQ overflow): flushed */
+				if (qp->attr.state != IBV_QPS_RTS)
+					return;
+			}
+			if (st) {
+				qp_to_error(e);
+				return;
+			}
+			continue;
+		}
 		o->psn = e->next_psn;
 		e->next_psn = (e->next_psn + 1) & PSN_MASK;
 		e->out_count++;
 	}
 
-	if (e->need_resolve)
-		rc_resolve(e);
 	while (e->out_sent < e->out_count && e->eng->now >= e->rnr_until) {
 		o = out_at(e, e->out_sent);
 		if (fabric_link_busy(e->link)) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "shared.h"
 
 static void send_ctrl(struct eqp *e, struct fab_link *to, uint8_t type,
 		      uint8_t code, uint32_t psn, uint32_t dst_qpn)
@@ -289,6 +290,8 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 			return;
 		}
+		/* atomic with the same-host requesters' atomics too */
+		shared_atomic_lock(e->qp->uctx->dev->index);
 		if (h->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP) {
 			orig = h->atomic_a;
 			__atomic_compare_exchange_n(p, &orig, h->atomic_b,
@@ -298,6 +301,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			orig = __atomic_fetch_add(p, h->atomic_a,
 						  __ATOMIC_SEQ_CST);
 		}
+		shared_atomic_unlock(e->qp->uctx->dev->index);
 		e->atomics[e->atomic_next] = (struct atomic_result){
 			.valid = true, .psn = h->psn, .orig = orig,
 		};

@@ -11,6 +11,7 @@
 
 #include "device.h"
 #include "libc.h"
+#include "shared.h"
 
 #define STAT(name) { #name, offsetof(struct sim_stats, name) }
 
@@ -34,6 +35,7 @@ static const struct {
 	STAT(retransmits),
 	STAT(comp_events),
 	STAT(async_events),
+	STAT(single_copy),
 };
 
 void sim_stats_print(int fd)
@@ -42,15 +44,26 @@ void sim_stats_print(int fd)
 
 	for (i = 0; i < sim_global.num_adapters && i < SIM_MAX_ADAPTERS; i++) {
 		struct sim_dev *dev = &sim_devs[i];
+		uint64_t direct_tx, direct_rx;
 
+		/* Bytes of operations same-host requesters executed against
+		 * this adapter crossed it all the same. */
+		shared_counts(dev->index, &direct_tx, &direct_rx);
 		for (f = 0; f < sizeof(stat_fields) / sizeof(stat_fields[0]);
 		     f++) {
 			atomic_ulong *c = (atomic_ulong *)((char *)&dev->stats +
 						stat_fields[f].offset);
+			unsigned long v = atomic_load_explicit(
+				c, memory_order_relaxed);
 
+			if (stat_fields[f].offset ==
+			    offsetof(struct sim_stats, bytes_tx))
+				v += direct_tx;
+			else if (stat_fields[f].offset ==
+				 offsetof(struct sim_stats, bytes_rx))
+				v += direct_rx;
 			dprintf(fd, "%s.%s %lu\n", dev->cfg.ibdev,
-				stat_fields[f].name,
-				atomic_load_explicit(c, memory_order_relaxed));
+				stat_fields[f].name, v);
 		}
 	}
 }

@@ -5,6 +5,7 @@
  * path; and the start of an adapter's device. See engine.h.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "engine.h"
@@ -34,6 +35,9 @@ static int sleep_timeout_ms(struct engine *eng)
  * the links itself, and if no POLL doorbell came meanwhile, the application
  * stopped polling (it waits for an event, or spins on memory as
  * ib_write_lat does): it sleeps in epoll on everything again.
+ *
+ * With --async-mode it does not sleep while the adapter is active: it
+ * polls the links and send rings each round (async.c).
  */
 static void *engine_main(void *arg)
 {
@@ -68,6 +72,12 @@ static void *engine_main(void *arg)
 		if (engine_round(eng, quiet_ns != 0)) {
 			timeout = 0;
 			quiet_ns = 0;
+		} else if (async_poll(eng)) {
+			timeout = 0;
+			quiet_ns = 0;
+			dev_unlock(eng, dev);
+			sched_yield();	/* the application's core too */
+			continue;
 		} else {
 			timeout = sleep_timeout_ms(eng);
 			last_poll = atomic_load_explicit(&eng->last_poll_ns,

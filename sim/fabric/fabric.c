@@ -80,6 +80,8 @@ struct fab_link {
 	 * (one readv per packet instead of two) or arrived in part. */
 	struct fab_hdr ahead;
 	size_t ahead_len;
+
+	void *shared;			/* shared.c: the peer's segment */
 };
 
 struct fab_pkt {
@@ -435,6 +437,18 @@ static void link_hello(struct fab_port *port, struct fab_link *link)
 bool fabric_link_alive(const struct fab_link *link)
 {
 	return link && !link->dead;
+}
+
+const char *fabric_link_peer_path(const struct fab_link *link)
+{
+	if (!link || link->dead)
+		return NULL;
+	return link->kind == LINK_LOCAL ? link->port->sock_path : link->path;
+}
+
+void **fabric_link_shared_slot(struct fab_link *link)
+{
+	return link && !link->dead ? &link->shared : NULL;
 }
 
 /* The live link to the port named path. A TCP link is ours only if we

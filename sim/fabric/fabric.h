@@ -129,6 +129,12 @@ void fabric_close(struct fab_port *port);
  * port answers for it. */
 struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16]);
 bool fabric_link_alive(const struct fab_link *link);
+/* The listening socket of the port at the other end of link (names its
+ * shared segment, shared.c); NULL or "" when it has none. */
+const char *fabric_link_peer_path(const struct fab_link *link);
+/* Where shared.c keeps its view of the peer, with the link; NULL for a
+ * dead link. */
+void **fabric_link_shared_slot(struct fab_link *link);
 
 /* Queues one packet; the payload is gathered from iov. Never blocks.
  * Returns false if the packet is not sent: with errno EFAULT when iov

@@ -178,6 +178,18 @@ int sim_config_load(void)
 		return ret;
 	}
 
+	v = getenv(SIM_ENV_SINGLE_COPY);
+	if (v) {
+		bool on;
+
+		if (sim_opt_bool(v, &on))
+			return bad_env(SIM_ENV_SINGLE_COPY, v,
+				       "expected on or off");
+		g->single_copy_off = !on;
+	}
+	v = getenv(SIM_ENV_ASYNC_MODE);
+	if (v && sim_opt_bool(v, &g->async_mode))
+		return bad_env(SIM_ENV_ASYNC_MODE, v, "expected on or off");
 	v = getenv(SIM_ENV_STATS);
 	if (v && sim_opt_bool(v, &g->stats_at_exit))
 		return bad_env(SIM_ENV_STATS, v, "expected on or off");

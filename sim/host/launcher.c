@@ -67,6 +67,12 @@ static void usage(FILE *out)
 "                            /tmp/pvrdma-sim-UID)\n"
 "  --stats                   print adapter statistics at exit (stderr)\n"
 "  --stats-file FILE         append them to FILE instead (%%p = pid)\n"
+"  --no-single-copy          one-sided operations between processes of\n"
+"                            this host take the socket fabric, as where\n"
+"                            single-copy access is refused\n"
+"  --async-mode              the device polls the rings and links of an\n"
+"                            active adapter on a host thread (vSphere 8\n"
+"                            vrdma.asyncMode): lower latency, more CPU\n"
 "  -h, --help                this text\n"
 "  --version                 the version\n", prog);
 }
@@ -221,6 +227,7 @@ static const char *const config_env[] = {
 	SIM_ENV_STATS, SIM_ENV_STATS_FILE, SIM_ENV_PROVIDER,
 	SIM_ENV_MAX_QP_WR, SIM_ENV_MAX_SRQ_WR, SIM_ENV_MAX_CQE,
 	SIM_ENV_NETDEV, SIM_ENV_TCP_PORT,
+	SIM_ENV_SINGLE_COPY, SIM_ENV_ASYNC_MODE,
 };
 
 /* Every process under this launcher must agree on the run directory. */
@@ -243,7 +250,8 @@ enum {
 	OPT_PROVIDER = 256, OPT_ADAPTERS, OPT_HW, OPT_ROCE, OPT_NAMESPACES,
 	OPT_MAX_UD, OPT_MTU, OPT_MAC, OPT_IPV4, OPT_RUNDIR, OPT_STATS,
 	OPT_STATS_FILE, OPT_VERSION, OPT_MAX_QP_WR, OPT_MAX_SRQ_WR,
-	OPT_MAX_CQE, OPT_NETDEV, OPT_TCP_PORT,
+	OPT_MAX_CQE, OPT_NETDEV, OPT_TCP_PORT, OPT_NO_SINGLE_COPY,
+	OPT_ASYNC_MODE,
 };
 
 static const struct option long_opts[] = {
@@ -264,6 +272,8 @@ static const struct option long_opts[] = {
 	{ "rundir", required_argument, NULL, OPT_RUNDIR },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "stats-file", required_argument, NULL, OPT_STATS_FILE },
+	{ "no-single-copy", no_argument, NULL, OPT_NO_SINGLE_COPY },
+	{ "async-mode", no_argument, NULL, OPT_ASYNC_MODE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -372,6 +382,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STATS:
 			set(SIM_ENV_STATS, "1");
+			break;
+		case OPT_NO_SINGLE_COPY:
+			set(SIM_ENV_SINGLE_COPY, "off");
+			break;
+		case OPT_ASYNC_MODE:
+			set(SIM_ENV_ASYNC_MODE, "on");
 			break;
 		case OPT_STATS_FILE:
 			set_absolute(SIM_ENV_STATS_FILE, optarg,

@@ -76,6 +76,10 @@ int uverbs_get_context(struct uverbs_call *c)
 		return ret;
 	}
 	f->uctx = uctx;
+	/* The same-host segment is mapped now, with the device, not later
+	 * in the middle of what the program does with its address space
+	 * (an address it just unmapped must stay unmapped for it). */
+	sim_dev_shared_open(f->dev);
 	return 0;
 }
 
@@ -259,6 +263,7 @@ int uverbs_reg_mr(struct uverbs_call *c)
 	if (ret)
 		goto err_uobj;
 	pd->refs++;
+	sim_mr_publish(dev, mr);
 	return 0;
 
 err_uobj:
@@ -275,6 +280,7 @@ void uverbs_mr_free(struct sim_file *f, void *obj)
 {
 	struct sim_mr *mr = obj;
 
+	sim_mr_withdraw(f->dev, mr);
 	sim_table_del(&f->dev->mrs, mr->lkey);
 	mr->pd->refs--;
 	sim_mr_pin_release(mr);

@@ -96,11 +96,13 @@ e2e_port() {
 
 # sim_prefix PROVIDER "SIM OPTIONS": the launcher's command line, rundir shared
 # by every process of the test (they meet on the simulated fabric there).
+# E2E_SIM_OPTS: options for every process (e.g. --no-single-copy, which
+# e2e_fallback() in CMakeLists.txt sets for a test).
 sim_prefix() {
 	if [ -n "$E2E_PRELOAD" ]; then
-		echo "env LD_PRELOAD=$E2E_PRELOAD $E2E_SIM --provider $1 --rundir $RUNDIR $2 --"
+		echo "env LD_PRELOAD=$E2E_PRELOAD $E2E_SIM --provider $1 --rundir $RUNDIR ${E2E_SIM_OPTS:-} $2 --"
 	else
-		echo "$E2E_SIM --provider $1 --rundir $RUNDIR $2 --"
+		echo "$E2E_SIM --provider $1 --rundir $RUNDIR ${E2E_SIM_OPTS:-} $2 --"
 	fi
 }
 

@@ -25,7 +25,7 @@ static const char *const all_env[] = {
 	SIM_ENV_ADAPTERS, SIM_ENV_HW_VERSION, SIM_ENV_ROCE, SIM_ENV_NAMESPACES,
 	SIM_ENV_MAX_UD_QPS, SIM_ENV_MTU, SIM_ENV_MAC, SIM_ENV_IPV4,
 	SIM_ENV_STATS, SIM_ENV_STATS_FILE, SIM_ENV_PROVIDER, SIM_ENV_NETDEV,
-	SIM_ENV_TCP_PORT,
+	SIM_ENV_TCP_PORT, SIM_ENV_SINGLE_COPY, SIM_ENV_ASYNC_MODE,
 };
 
 static int clean_env(void **state)
@@ -127,6 +127,8 @@ static void test_defaults(void **state)
 	assert_int_equal(stat(rundir, &st), 0);
 	assert_int_equal(st.st_mode & 0777, 0700);
 	assert_false(sim_global.stats_at_exit);
+	assert_false(sim_global.single_copy_off);
+	assert_false(sim_global.async_mode);
 
 	assert_string_equal(dev->cfg.ibdev, "vmw_pvrdma0");
 	assert_int_equal(dev->index, 0);
@@ -222,6 +224,8 @@ static void test_bad_values(void **state)
 	expect_bad(SIM_ENV_IPV4, "127.0.0.0");
 	expect_bad(SIM_ENV_IPV4, "127.1");
 	expect_bad(SIM_ENV_STATS, "loud");
+	expect_bad(SIM_ENV_SINGLE_COPY, "sometimes");
+	expect_bad(SIM_ENV_ASYNC_MODE, "fast");
 }
 
 static void test_parsers(void **state)
@@ -329,7 +333,11 @@ static void test_other_values(void **state)
 	setenv(SIM_ENV_MAX_UD_QPS, "7", 1);
 	setenv(SIM_ENV_NAMESPACES, "off", 1);
 	setenv(SIM_ENV_STATS_FILE, "/tmp/x-%p", 1);
+	setenv(SIM_ENV_SINGLE_COPY, "off", 1);
+	setenv(SIM_ENV_ASYNC_MODE, "on", 1);
 	assert_int_equal(sim_config_load(), 0);
+	assert_true(sim_global.single_copy_off);
+	assert_true(sim_global.async_mode);
 	assert_int_equal(sim_devs[0].cfg.mtu, IBV_MTU_4096);
 	assert_int_equal(sim_devs[0].cfg.max_ud_qps, 7);
 	assert_false(sim_devs[0].cfg.namespaces);

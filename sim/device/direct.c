@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * One-sided operations against a target adapter on this host, executed by
+ * the requester on the thread that rang the doorbell, the way the
+ * hypervisor's device places data between two VMs of one host with a
+ * memcpy: the target's published state (sim/fabric/shared.c) is checked as
+ * its responder would check a request (QP type and state, the QP's remote
+ * access flags, the rkey's MR: PD, bounds, access), then the bytes move
+ * with one process_vm_writev/readv between the two address spaces, under
+ * the target segment's lock so that the target cannot deregister or move
+ * the memory mid-copy. No thread of the target runs.
+ *
+ * Only success is decided here. Anything else (a check that fails, a copy
+ * the kernel refuses or cuts short, a target that is gone) hands the WR to
+ * the fabric unchanged, where the target's responder and the requester's
+ * timers give it the exact semantics of the IB spec: remote access errors
+ * that move both QPs to the error state, RETRY_EXC_ERR for a dead target.
+ * A WRITE or READ cut short is repeated whole by the fabric (both are
+ * idempotent); an atomic is only written back after its read succeeded.
+ *
+ * RDMA WRITEs that follow one another in the send ring (a post list) go
+ * in one process_vm_writev: one system call for up to DIRECT_BATCH of
+ * them, each still checked on its own; those the kernel copied whole are
+ * done, the first one it did not and everything after it are not.
+ *
+ * Where the system refuses single-copy access between processes (EPERM: a
+ * container without ptrace rights, or --no-single-copy, which makes the
+ * sim behave as if it were refused) the sim says so once and every
+ * operation takes the fabric.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/uio.h>
+
+#include "direct.h"
+#include "fabric.h"
+#include "ring.h"
+#include "shared.h"
+
+/* WRITEs of one system call; pieces of their local memory (the kernel's
+ * UIO_MAXIOV caps both iovec arrays). */
+#define DIRECT_BATCH	64u
+#define DIRECT_MAX_IOV	1024
+
+/* The WRITEs of a batch and their memory: per adapter, used under its
+ * dev->lock (not on the stack: a trap may run on a small signal stack). */
+struct write_batch {
+	struct sim_send_wr wr[DIRECT_BATCH];
+	struct iovec local[DIRECT_MAX_IOV];
+	struct iovec remote[DIRECT_BATCH];
+};
+
+static struct write_batch batches[SIM_MAX_ADAPTERS];
+
+static atomic_bool refused;
+
+static void refuse(const char *why)
+{
+	if (!atomic_exchange(&refused, true))
+		fprintf(stderr, "pvrdma-sim: same-host single copy %s: "
+			"one-sided operations take the socket fabric\n", why);
+}
+
+static bool enabled(void)
+{
+	if (atomic_load_explicit(&refused, memory_order_relaxed))
+		return false;
+	if (sim_global.single_copy_off) {
+		refuse("turned off (--no-single-copy)");
+		return false;
+	}
+	return true;
+}
+
+/* The local SGEs, as the fabric path maps them; false: let it fail. */
+static bool local_map(struct sim_qp *qp, const struct sim_send_wr *wr,
+		      int need, struct iovec *iov, int *n)
+{
+	uint32_t i;
+	int k;
+
+	*n = 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (!wr->sge[i].length)
+			continue;
+		k = SIM_MAX_IOV - *n;
+		if (sim_mr_map(qp->uctx->dev, qp->pd, wr->sge[i].lkey, false,
+			       wr->sge[i].addr, wr->sge[i].length, need,
+			       iov + *n, &k))
+			return false;
+		*n += k;
+	}
+	return true;
+}
+
+/* A responder takes requests in RTR, RTS, SQD and SQE (resp.c). */
+static bool target_qp_ok(const struct shared_qp_view *q, int need)
+{
+	if (q->type != IBV_QPT_RC)
+		return false;
+	if (q->state != IBV_QPS_RTR && q->state != IBV_QPS_RTS &&
+	    q->state != IBV_QPS_SQD && q->state != IBV_QPS_SQE)
+		return false;
+	return (q->access & need) == need;
+}
+
+/* Where [addr, addr + len) of the rkey's MR is in the target. */
+static bool target_range(struct shared_seg *seg,
+			 const struct shared_qp_view *q, uint32_t rkey,
+			 uint64_t addr, uint64_t len, int need,
+			 struct iovec *remote)
+{
+	struct shared_mr_view m;
+	uint64_t off;
+
+	if (!shared_mr_find(seg, rkey, &m) || m.pdn != q->pdn)
+		return false;
+	if (addr < m.iova)
+		return false;
+	off = addr - m.iova;
+	if (off > m.length || len > m.length - off)
+		return false;
+	if ((m.access & need) != need)
+		return false;
+	remote->iov_base = (void *)(uintptr_t)(m.addr + off);
+	remote->iov_len = len;
+	return true;
+}
+
+/* A copy that moved less than asked, or an error: EPERM turns the path
+ * off for good; anything else leaves this WR to the fabric. */
+static bool copied(ssize_t got, uint64_t want)
+{
+	if (got >= 0 && (uint64_t)got == want)
+		return true;
+	if (got < 0 && errno == EPERM)
+		refuse("refused by the system (EPERM)");
+	return false;
+}
+
+static ssize_t pvm(bool write, pid_t pid, const struct iovec *local, int n,
+		   const struct iovec *remote)
+{
+	ssize_t got;
+
+	do {
+		got = write ? process_vm_writev(pid, local, n, remote, 1, 0) :
+			      process_vm_readv(pid, local, n, remote, 1, 0);
+	} while (got < 0 && errno == EINTR);
+	return got;
+}
+
+static bool atomic_exec(pid_t pid, const struct sim_send_wr *wr,
+			const struct iovec *remote, uint64_t *orig)
+{
+	struct iovec v = { .iov_base = orig, .iov_len = 8 };
+	uint64_t val;
+
+	if (!copied(pvm(false, pid, &v, 1, remote), 8))
+		return false;
+	if (wr->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP)
+		val = *orig == wr->compare_add ? wr->swap : *orig;
+	else
+		val = *orig + wr->compare_add;
+	if (val == *orig && wr->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP)
+		return true;	/* compare failed: nothing to write */
+	v.iov_base = &val;
+	return copied(pvm(true, pid, &v, 1, remote), 8);
+}
+
+/* One READ or atomic (the caller holds the target's lock). */
+static bool read_or_atomic(struct sim_qp *qp, struct shared_seg *seg,
+			   const struct shared_qp_view *q,
+			   const struct sim_send_wr *wr, uint64_t *orig,
+			   struct iovec *local, int *n)
+{
+	bool atomic = wr->opcode != PVRDMA_WR_RDMA_READ;
+	int need = atomic ? IBV_ACCESS_REMOTE_ATOMIC : IBV_ACCESS_REMOTE_READ;
+	uint64_t len = atomic ? 8 : wr->total_len;
+	struct iovec remote;
+
+	if (atomic && (wr->remote_addr & 7))
+		return false;	/* the responder's INV_REQ */
+	if (!target_qp_ok(q, need) ||
+	    !local_map(qp, wr, IBV_ACCESS_LOCAL_WRITE, local, n))
+		return false;
+	if (!len)
+		return true;	/* IB lets it through without its key */
+	if (!target_range(seg, q, wr->rkey, wr->remote_addr, len, need,
+			  &remote))
+		return false;
+	if (atomic)
+		return atomic_exec(shared_pid(seg), wr, &remote, orig);
+	return copied(pvm(false, shared_pid(seg), local, *n, &remote), len);
+}
+
+/* Adds WRITE wr to the batch: false if it cannot go in it. */
+static bool batch_add(struct sim_qp *qp, struct shared_seg *seg,
+		      const struct shared_qp_view *q, struct write_batch *b,
+		      unsigned int k, int *nl, uint64_t *total)
+{
+	const struct sim_send_wr *wr = &b->wr[k];
+	struct iovec *rem = &b->remote[k];
+	int n;
+
+	if (wr->opcode != PVRDMA_WR_RDMA_WRITE ||
+	    *nl + (int)SIM_MAX_IOV > DIRECT_MAX_IOV ||
+	    !local_map(qp, wr, 0, b->local + *nl, &n))
+		return false;
+	if (!wr->total_len) {
+		rem->iov_base = NULL;	/* no key checked, nothing moved */
+		rem->iov_len = 0;
+	} else if (!target_range(seg, q, wr->rkey, wr->remote_addr,
+				 wr->total_len, IBV_ACCESS_REMOTE_WRITE, rem)) {
+		return false;
+	}
+	*nl += n;
+	*total += wr->total_len;
+	return true;
+}
+
+/*
+ * The WRITE at the head of the send ring and the WRITEs behind it, in one
+ * copy. Returns how many are done (0: none, the first takes the fabric).
+ */
+static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
+				const struct shared_qp_view *q,
+				struct write_batch *b)
+{
+	struct sim_dev *dev = qp->uctx->dev;
+	struct iovec remote[DIRECT_BATCH];
+	unsigned int k = 0, done, nr = 0;
+	uint64_t total = 0, upto;
+	ssize_t got;
+	void *elem;
+	int nl = 0;
+
+	if (!target_qp_ok(q, IBV_ACCESS_REMOTE_WRITE))
+		return 0;
+	for (;;) {
+		if (!batch_add(qp, seg, q, b, k, &nl, &total))
+			break;
+		if (b->remote[k].iov_len)
+			remote[nr++] = b->remote[k];
+		k++;
+		/* WRITEs already posted behind it, decoded as the fetch
+		 * loop decodes them. */
+		if (k == DIRECT_BATCH ||
+		    sim_ring_peek_at(&qp->sq, k, &elem) != SIM_RING_READY ||
+		    sim_wqe_decode_send(&qp->sq, elem, qp->type, &b->wr[k]))
+			break;
+	}
+	if (!k)
+		return 0;
+	got = 0;
+	if (total) {
+		do {
+			got = process_vm_writev(shared_pid(seg), b->local, nl,
+						remote, nr, 0);
+		} while (got < 0 && errno == EINTR);
+		if (!copied(got, total) && got < 0)
+			got = 0;
+	}
+	/* WRITEs the kernel copied whole, in order. */
+	for (done = 0, upto = 0; done < k; done++) {
+		upto += b->wr[done].total_len;
+		if (upto > (uint64_t)got)
+			break;
+	}
+	/* The fetch loop counted the first WQE; the others behind it that
+	 * are done here it never fetches (those not done, it does). */
+	if (done > 1)
+		atomic_fetch_add_explicit(&dev->stats.send_wqes, done - 1,
+					  memory_order_relaxed);
+	return done;
+}
+
+unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
+			    const struct sim_send_wr *wr, uint32_t *status,
+			    const struct sim_send_wr **done_wrs)
+{
+	struct sim_dev *dev = qp->uctx->dev;
+	struct write_batch *b;
+	struct iovec local[SIM_MAX_IOV];
+	struct shared_qp_view q;
+	struct shared_seg *seg;
+	unsigned int n_done = 0, i;
+	uint64_t orig = 0, bytes = 0;
+	int n = 0;
+
+	if (wr->opcode != PVRDMA_WR_RDMA_WRITE &&
+	    wr->opcode != PVRDMA_WR_RDMA_READ &&
+	    wr->opcode != PVRDMA_WR_ATOMIC_CMP_AND_SWP &&
+	    wr->opcode != PVRDMA_WR_ATOMIC_FETCH_AND_ADD)
+		return 0;
+	if (qp->type != IBV_QPT_RC || dev->index >= SIM_MAX_ADAPTERS ||
+	    !enabled())
+		return 0;
+	seg = shared_peer(link);
+	if (!seg || !shared_trylock(seg))
+		return 0;
+	b = &batches[dev->index];
+	b->wr[0] = *wr;
+	if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff, &q)) {
+		if (wr->opcode == PVRDMA_WR_RDMA_WRITE)
+			n_done = write_batch(qp, seg, &q, b);
+		else if (read_or_atomic(qp, seg, &q, wr, &orig, local, &n))
+			n_done = 1;
+	}
+	shared_unlock(seg);
+	if (!n_done)
+		return 0;
+	*done_wrs = b->wr;
+	*status = PVRDMA_WC_SUCCESS;
+	/* The original value of an atomic lands in the local SGE(s); it
+	 * executed, so it is never sent again: a local buffer that went
+	 * away fails the WR here, as the fabric's completer would. */
+	if (wr->opcode != PVRDMA_WR_RDMA_WRITE &&
+	    wr->opcode != PVRDMA_WR_RDMA_READ &&
+	    !sim_app_write(local, n, &orig, sizeof(orig)))
+		*status = PVRDMA_WC_LOC_PROT_ERR;
+	for (i = 0; i < n_done; i++)
+		bytes += b->wr[i].total_len;
+	/* Each adapter counts what crossed it, as on the fabric. */
+	if (wr->opcode == PVRDMA_WR_RDMA_WRITE) {
+		atomic_fetch_add_explicit(&dev->stats.bytes_tx, bytes,
+					  memory_order_relaxed);
+		shared_count(seg, 0, bytes);
+	} else if (wr->opcode == PVRDMA_WR_RDMA_READ) {
+		atomic_fetch_add_explicit(&dev->stats.bytes_rx, bytes,
+					  memory_order_relaxed);
+		shared_count(seg, bytes, 0);
+	}
+	atomic_fetch_add_explicit(&dev->stats.single_copy, n_done,
+				  memory_order_relaxed);
+	return n_done;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The requester's same-host data path (direct.c): RDMA WRITE, RDMA READ and
+ * atomics executed by the requester itself against a target adapter of
+ * this host, in one copy, with no thread of the target running; and what
+ * a target publishes for it (publish.c).
+ */
+#ifndef PVRDMA_SIM_DIRECT_H
+#define PVRDMA_SIM_DIRECT_H
+
+#include <stdbool.h>
+
+#include "device.h"
+#include "wqe.h"
+
+struct fab_link;
+
+/*
+ * Executes wr, the WQE at the head of the send ring of the RC qp, against
+ * the target at the other end of link (dev->lock held; the caller
+ * guarantees that nothing of the QP is in flight on the fabric, so the
+ * operation is ordered after all before it), and for an RDMA WRITE the
+ * WRITEs posted right behind it too. Returns how many WQEs, from the head
+ * of the ring on, were done: the caller consumes and completes each of
+ * (*done_wrs)[0..n-1], the last with *status (not SUCCESS only for an
+ * atomic whose result could not be stored locally), the others with
+ * success. 0: nothing observable happened at the target, or what happened
+ * is idempotent (a partial WRITE or READ), and the WR takes the fabric,
+ * which gives every error its exact IB semantics (the target's responder
+ * NAKs, a target that is gone runs the retry count out).
+ */
+unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
+			    const struct sim_send_wr *wr, uint32_t *status,
+			    const struct sim_send_wr **done_wrs);
+
+/* publish.c: the QP's responder state as same-host requesters see it
+ * (created, modified, in error), and its end (dev->lock held). */
+void direct_qp_publish(const struct sim_qp *qp);
+void direct_qp_withdraw(const struct sim_qp *qp);
+
+#endif /* PVRDMA_SIM_DIRECT_H */

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The segment of same-host shared device state (see shared.h for the
+ * model): the owner's side, which creates it lazily at its first published
+ * object and removes it at exit, and a requester's side, which maps a
+ * peer's segment once per link and checks that it belongs to the live
+ * process it names.
+ *
+ * A table entry is valid while its key (MR) or valid flag (QP) is set; the
+ * owner changes entries only under the segment lock, so a requester holding
+ * the lock sees whole entries. MRs sit at their key (keys are 1..65536), QPs
+ * at their QPN modulo the table size; a QP whose slot another live QP holds
+ * is simply not published (its requesters use the socket fabric).
+ *
+ * The device reaches these files through system calls, never through the
+ * application's interposed libc.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fabric.h"
+#include "shared.h"
+#include "sys.h"
+
+#define SHM_MAGIC	0x4d485350u	/* "PSHM" */
+#define SHM_VERSION	2u
+#define SHM_MR_SLOTS	SHARED_MR_KEYS
+#define SHM_QP_SLOTS	65536u
+/* A requester that found no segment for a peer tries again after this
+ * many operations (the peer creates it with its first object). */
+#define SHM_RETRY_EVERY	256u
+
+struct shm_mr {
+	uint32_t key;		/* 0: free */
+	uint32_t pdn;
+	int32_t access;
+	uint32_t pad;
+	uint64_t iova;
+	uint64_t addr;
+	uint64_t length;
+};
+
+struct shm_qp {
+	uint32_t qpn;
+	uint32_t pdn;
+	int32_t access;
+	uint8_t state;
+	uint8_t type;
+	uint8_t valid;
+	uint8_t pad;
+};
+
+struct shared_seg {
+	_Atomic uint32_t magic;		/* set last: the header is whole */
+	uint32_t version;
+	int32_t pid;
+	uint32_t pad;
+	uint64_t start_time;		/* of pid: a reused pid is not it */
+	/* Bytes this adapter sent (READ data) and received (WRITE data) in
+	 * operations same-host requesters executed against it: its
+	 * statistics count them as if they had crossed its link. */
+	_Atomic uint64_t direct_tx;
+	_Atomic uint64_t direct_rx;
+	pthread_mutex_t lock;
+	uint8_t align[64];
+	struct shm_qp qp[SHM_QP_SLOTS];
+	struct shm_mr mr[SHM_MR_SLOTS];
+};
+
+/* ---- the process's start time: a pid and a start time name a process */
+
+static uint64_t proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	long fd, n;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = sim_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = sim_sys(SYS_read, fd, buf, sizeof(buf) - 1);
+	sim_sys(SYS_close, fd, 0, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* The name may hold anything: fields count from its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* ") state" is field 3; starttime is field 22. */
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		t = strtoull(p + 1, NULL, 10);
+	return t;
+}
+
+static void seg_path(char *buf, size_t len, pid_t pid, unsigned int index)
+{
+	snprintf(buf, len, "%s/fabric-%d-%u.mem", sim_global.rundir, (int)pid,
+		 index);
+}
+
+/* ---- the owner ---- */
+
+struct own_seg {
+	struct shared_seg *seg;
+	pid_t pid;			/* the process that made it */
+	bool failed;
+	char path[300];
+};
+
+static struct own_seg own[SIM_MAX_ADAPTERS];
+static pthread_once_t own_exit_once = PTHREAD_ONCE_INIT;
+
+static void own_at_exit(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < SIM_MAX_ADAPTERS; i++)
+		if (own[i].seg && own[i].pid == getpid())
+			unlink(own[i].path);
+}
+
+static void own_exit_register(void)
+{
+	atexit(own_at_exit);
+}
+
+/* The segment of the adapter in this process, made at its first use (the
+ * adapter's lock held). A forked child makes its own: its parent's is not
+ * its. */
+static struct shared_seg *own_seg(unsigned int adapter)
+{
+	struct own_seg *o;
+	struct shared_seg *seg;
+	pthread_mutexattr_t a;
+	pid_t pid = getpid();
+	long fd;
+
+	if (adapter >= SIM_MAX_ADAPTERS || !sim_global.rundir[0])
+		return NULL;
+	o = &own[adapter];
+	if (o->pid == pid)
+		return o->seg;
+	o->pid = pid;
+	o->seg = NULL;
+	seg_path(o->path, sizeof(o->path), pid, adapter);
+	fd = sim_sys(SYS_openat, AT_FDCWD, o->path,
+		     O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC);
+	if (fd >= 0 && sim_sys(SYS_fchmod, fd, 0600, 0) == 0 &&
+	    sim_sys(SYS_ftruncate, fd, sizeof(struct shared_seg), 0) == 0) {
+		seg = sim_sys_mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE,
+				   MAP_SHARED, (int)fd, 0);
+		if (seg != MAP_FAILED)
+			o->seg = seg;
+	}
+	if (fd >= 0)
+		sim_sys(SYS_close, fd, 0, 0);
+	if (!o->seg) {
+		unlink(o->path);
+		return NULL;
+	}
+	seg = o->seg;
+	seg->version = SHM_VERSION;
+	seg->pid = pid;
+	seg->start_time = proc_start_time(pid);
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&seg->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	atomic_store_explicit(&seg->magic, SHM_MAGIC, memory_order_release);
+	pthread_once(&own_exit_once, own_exit_register);
+	return seg;
+}
+
+void shared_open(unsigned int adapter)
+{
+	own_seg(adapter);
+}
+
+bool shared_lock(struct shared_seg *seg)
+{
+	int r = pthread_mutex_lock(&seg->lock);
+
+	/* A process died holding it: its update was one entry, written
+	 * before any copy, so the tables are whole. */
+	if (r == EOWNERDEAD)
+		r = pthread_mutex_consistent(&seg->lock);
+	return r == 0;
+}
+
+/* A busy target lock is waited for a little, never for good: its holder
+ * may be a process that was stopped with it. */
+#define SHM_TRY_SPINS	4096u
+#define SHM_TRY_YIELDS	64u
+
+bool shared_trylock(struct shared_seg *seg)
+{
+	unsigned int spins, yields;
+	int r;
+
+	for (yields = 0; yields < SHM_TRY_YIELDS; yields++) {
+		for (spins = 0; spins < SHM_TRY_SPINS; spins++) {
+			r = pthread_mutex_trylock(&seg->lock);
+			if (r == EOWNERDEAD)
+				r = pthread_mutex_consistent(&seg->lock);
+			if (r != EBUSY)
+				return r == 0;
+			__builtin_ia32_pause();
+		}
+		sched_yield();
+	}
+	return false;
+}
+
+void shared_unlock(struct shared_seg *seg)
+{
+	pthread_mutex_unlock(&seg->lock);
+}
+
+static struct shm_mr *mr_slot(struct shared_seg *seg, uint32_t key)
+{
+	return &seg->mr[key % SHM_MR_SLOTS];
+}
+
+static struct shm_qp *qp_slot(struct shared_seg *seg, uint32_t qpn)
+{
+	return &seg->qp[qpn % SHM_QP_SLOTS];
+}
+
+void shared_mr_publish(unsigned int adapter, uint32_t rkey,
+		       const struct shared_mr_view *mr)
+{
+	struct shared_seg *seg = own_seg(adapter);
+	struct shm_mr *m;
+
+	if (!rkey || !seg || !shared_lock(seg))
+		return;
+	m = mr_slot(seg, rkey);
+	m->pdn = mr->pdn;
+	m->access = mr->access;
+	m->iova = mr->iova;
+	m->addr = mr->addr;
+	m->length = mr->length;
+	m->key = rkey;
+	shared_unlock(seg);
+}
+
+void shared_mr_withdraw(unsigned int adapter, uint32_t rkey)
+{
+	struct shared_seg *seg = own_seg(adapter);
+	struct shm_mr *m;
+
+	if (!seg || !shared_lock(seg))
+		return;
+	m = mr_slot(seg, rkey);
+	if (m->key == rkey)
+		m->key = 0;
+	shared_unlock(seg);
+}
+
+void shared_qp_publish(unsigned int adapter, uint32_t qpn,
+		       const struct shared_qp_view *qp)
+{
+	struct shared_seg *seg = own_seg(adapter);
+	struct shm_qp *q;
+
+	if (!seg || !shared_lock(seg))
+		return;
+	q = qp_slot(seg, qpn);
+	if (!q->valid || q->qpn == qpn) {
+		q->qpn = qpn;
+		q->pdn = qp->pdn;
+		q->access = qp->access;
+		q->state = qp->state;
+		q->type = qp->type;
+		q->valid = 1;
+	}
+	shared_unlock(seg);
+}
+
+void shared_qp_withdraw(unsigned int adapter, uint32_t qpn)
+{
+	struct shared_seg *seg = own_seg(adapter);
+	struct shm_qp *q;
+
+	if (!seg || !shared_lock(seg))
+		return;
+	q = qp_slot(seg, qpn);
+	if (q->valid && q->qpn == qpn)
+		q->valid = 0;
+	shared_unlock(seg);
+}
+
+void shared_counts(unsigned int adapter, uint64_t *tx, uint64_t *rx)
+{
+	struct own_seg *o;
+
+	*tx = *rx = 0;
+	if (adapter >= SIM_MAX_ADAPTERS)
+		return;
+	o = &own[adapter];
+	if (o->pid != getpid() || !o->seg)
+		return;
+	*tx = atomic_load_explicit(&o->seg->direct_tx, memory_order_relaxed);
+	*rx = atomic_load_explicit(&o->seg->direct_rx, memory_order_relaxed);
+}
+
+void shared_count(struct shared_seg *seg, uint64_t tx, uint64_t rx)
+{
+	if (tx)
+		atomic_fetch_add_explicit(&seg->direct_tx, tx,
+					  memory_order_relaxed);
+	if (rx)
+		atomic_fetch_add_explicit(&seg->direct_rx, rx,
+					  memory_order_relaxed);
+}
+
+void shared_atomic_lock(unsigned int adapter)
+{
+	struct shared_seg *seg = own_seg(adapter);
+
+	if (seg)
+		shared_lock(seg);
+}
+
+void shared_atomic_unlock(unsigned int adapter)
+{
+	struct shared_seg *seg = own_seg(adapter);
+
+	if (seg)
+		shared_unlock(seg);
+}
+
+/* ---- a requester ---- */
+
+struct peer_seg {
+	struct shared_seg *seg;
+	unsigned int misses;
+};
+
+/* Maps the segment named by a peer's socket path (".sock" -> ".mem"). */
+static struct shared_seg *peer_map(const char *sock_path)
+{
+	char path[320];
+	struct shared_seg *seg;
+	size_t n = strlen(sock_path);
+	long fd;
+
+	if (n < 5 || n + 1 > sizeof(path) ||
+	    strcmp(sock_path + n - 5, ".sock"))
+		return NULL;
+	memcpy(path, sock_path, n - 5);
+	strcpy(path + n - 5, ".mem");
+	fd = sim_sys(SYS_openat, AT_FDCWD, path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	seg = sim_sys_mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE,
+			   MAP_SHARED, (int)fd, 0);
+	sim_sys(SYS_close, fd, 0, 0);
+	if (seg == MAP_FAILED)
+		return NULL;
+	/* A segment not finished yet, of another layout, or left by a
+	 * process that is gone (its pid maybe someone else's now). */
+	if (atomic_load_explicit(&seg->magic, memory_order_acquire) !=
+	    SHM_MAGIC || seg->version != SHM_VERSION ||
+	    !seg->start_time || proc_start_time(seg->pid) != seg->start_time) {
+		sim_sys_munmap(seg, sizeof(*seg));
+		return NULL;
+	}
+	return seg;
+}
+
+struct shared_seg *shared_peer(struct fab_link *link)
+{
+	void **slot = fabric_link_shared_slot(link);
+	struct peer_seg *p;
+	const char *path;
+
+	if (!slot)
+		return NULL;
+	p = *slot;
+	if (p && p->seg)
+		return p->seg;
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return NULL;
+		*slot = p;
+	} else if (++p->misses % SHM_RETRY_EVERY) {
+		return NULL;
+	}
+	path = fabric_link_peer_path(link);
+	if (path && path[0])
+		p->seg = peer_map(path);
+	return p->seg;
+}
+
+pid_t shared_pid(const struct shared_seg *seg)
+{
+	return seg->pid;
+}
+
+bool shared_qp_find(struct shared_seg *seg, uint32_t qpn,
+		    struct shared_qp_view *out)
+{
+	const struct shm_qp *q = qp_slot(seg, qpn);
+
+	if (!q->valid || q->qpn != qpn)
+		return false;
+	out->pdn = q->pdn;
+	out->access = q->access;
+	out->state = q->state;
+	out->type = q->type;
+	return true;
+}
+
+bool shared_mr_find(struct shared_seg *seg, uint32_t rkey,
+		    struct shared_mr_view *out)
+{
+	const struct shm_mr *m = mr_slot(seg, rkey);
+
+	if (!rkey || m->key != rkey)
+		return false;
+	out->addr = m->addr;
+	out->iova = m->iova;
+	out->length = m->length;
+	out->access = m->access;
+	out->pdn = m->pdn;
+	return true;
+}

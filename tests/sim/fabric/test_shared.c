@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The same-host shared segment (sim/fabric/shared.c), seen from a requester:
+ * two adapters of this process, the second publishing, the first looking at
+ * it through the fabric link between them.
+ *
+ *   - no segment before the target published anything;
+ *   - an MR is found with its range, access and PD, and is gone once
+ *     withdrawn (what of an MR is published is the device's choice:
+ *     tests/sim/device/test_publish.c);
+ *   - a QP is found with its responder state, follows its changes, and is
+ *     gone once withdrawn; a QP whose slot another live QP holds is not
+ *     published (its requesters use the socket fabric) and leaves the
+ *     holder alone;
+ *   - the segment names this process and its lock can be taken; a
+ *     requester gives up on a lock held too long.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <infiniband/verbs.h>
+
+#include "fabric.h"
+#include "shared.h"
+
+/* The two adapters, as the fabric sees them. */
+static struct {
+	pthread_mutex_t lock;
+	union ibv_gid gid[SIM_GID_TABLE_LEN];
+	unsigned int gid_count;
+} devs[2];
+static struct fab_port *port[2];
+
+/* No packet is sent here. */
+static void no_rx(void *owner, struct fab_link *from,
+		  const struct fab_hdr *h, struct fab_rx *rx)
+{
+	(void)owner;
+	(void)from;
+	(void)h;
+	(void)rx;
+	fail();
+}
+
+static void dev_init(unsigned int i)
+{
+	pthread_mutex_init(&devs[i].lock, NULL);
+	devs[i].gid_count = 1;
+	devs[i].gid[0].raw[0] = 0xfe;
+	devs[i].gid[0].raw[1] = 0x80;
+	devs[i].gid[0].raw[15] = (uint8_t)(i + 1);
+	port[i] = fabric_open(&(struct fab_adapter){
+		.index = i, .gid = devs[i].gid,
+		.gid_count = &devs[i].gid_count, .lock = &devs[i].lock,
+		.rx = no_rx, .owner = &devs[i] });
+	assert_non_null(port[i]);
+}
+
+static int setup(void **unused)
+{
+	snprintf(sim_global.rundir, sizeof(sim_global.rundir),
+		 "/tmp/pvrdma-test-shared.XXXXXX");
+	assert_non_null(mkdtemp(sim_global.rundir));
+	sim_global.num_adapters = 2;
+	dev_init(0);
+	dev_init(1);
+	return 0;
+}
+
+static int teardown(void **unused)
+{
+	char cmd[300];
+
+	fabric_close(port[0]);
+	fabric_close(port[1]);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", sim_global.rundir);
+	return system(cmd) ? -1 : 0;
+}
+
+static struct fab_link *link_to_target(void)
+{
+	struct fab_link *l = fabric_resolve(port[0], devs[1].gid[0].raw);
+
+	assert_non_null(l);
+	return l;
+}
+
+static void test_publish_lookup(void **unused)
+{
+	static uint8_t mem[8192];
+	const unsigned int target = 1;
+	const struct shared_mr_view mr = {
+		.addr = (uintptr_t)mem, .iova = 0x40000,
+		.length = sizeof(mem), .pdn = 7,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
+	struct shared_qp_view qp = { .type = IBV_QPT_RC, .pdn = 7 };
+	const struct shared_qp_view other = { .type = IBV_QPT_RC, .pdn = 7,
+					      .state = IBV_QPS_RTS };
+	struct shared_mr_view m;
+	struct shared_qp_view q;
+	struct shared_seg *seg;
+
+	/* Nothing published yet: no segment to find. */
+	assert_null(shared_peer(link_to_target()));
+
+	shared_mr_publish(target, 42, &mr);
+	qp.state = IBV_QPS_RTR;
+	qp.access = IBV_ACCESS_REMOTE_WRITE;
+	shared_qp_publish(target, 0x123, &qp);
+
+	/* A requester that missed retries after a while, not at once. */
+	seg = NULL;
+	for (int i = 0; i < 1024 && !seg; i++)
+		seg = shared_peer(link_to_target());
+	assert_non_null(seg);
+	assert_int_equal(shared_pid(seg), getpid());
+	assert_true(shared_lock(seg));
+
+	assert_true(shared_mr_find(seg, 42, &m));
+	assert_int_equal(m.addr, (uintptr_t)mem);
+	assert_int_equal(m.iova, 0x40000);
+	assert_int_equal(m.length, sizeof(mem));
+	assert_int_equal(m.access, mr.access);
+	assert_int_equal(m.pdn, 7);
+	assert_false(shared_mr_find(seg, 43, &m));
+	assert_false(shared_mr_find(seg, 0, &m));
+
+	assert_true(shared_qp_find(seg, 0x123, &q));
+	assert_int_equal(q.state, IBV_QPS_RTR);
+	assert_int_equal(q.type, IBV_QPT_RC);
+	assert_int_equal(q.access, IBV_ACCESS_REMOTE_WRITE);
+	assert_int_equal(q.pdn, 7);
+	shared_unlock(seg);
+
+	/* Changes are seen; a QP of the same slot does not displace it. */
+	qp.state = IBV_QPS_ERR;
+	shared_qp_publish(target, 0x123, &qp);
+	shared_qp_publish(target, 0x123 + 65536, &other);
+	assert_true(shared_lock(seg));
+	assert_true(shared_qp_find(seg, 0x123, &q));
+	assert_int_equal(q.state, IBV_QPS_ERR);
+	assert_false(shared_qp_find(seg, 0x123 + 65536, &q));
+	shared_unlock(seg);
+	/* Withdrawing the one not published leaves the holder. */
+	shared_qp_withdraw(target, 0x123 + 65536);
+	assert_true(shared_lock(seg));
+	assert_true(shared_qp_find(seg, 0x123, &q));
+	shared_unlock(seg);
+
+	shared_mr_withdraw(target, 42);
+	shared_qp_withdraw(target, 0x123);
+	assert_true(shared_lock(seg));
+	assert_false(shared_mr_find(seg, 42, &m));
+	assert_false(shared_qp_find(seg, 0x123, &q));
+	shared_unlock(seg);
+
+	/* Key 0 names no MR: never published. */
+	shared_mr_publish(target, 0, &mr);
+	assert_true(shared_lock(seg));
+	assert_false(shared_mr_find(seg, 0, &m));
+	shared_unlock(seg);
+
+	/* Atomics of the target's own responder take the same lock. */
+	shared_atomic_lock(target);
+	shared_atomic_unlock(target);
+	assert_true(shared_lock(seg));
+	shared_unlock(seg);
+
+	/* A requester does not wait for good on a held lock. */
+	shared_atomic_lock(target);
+	assert_false(shared_trylock(seg));
+	shared_atomic_unlock(target);
+	assert_true(shared_trylock(seg));
+	shared_unlock(seg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_publish_lookup),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
