@@ -10,141 +10,11 @@
  * (the device's receive path decides where). Reading a payload that has
  * not fully arrived waits for it, flushing this port's out-queues
  * meanwhile, so two adapters streaming at each other never wait on each
- * other.
+ * other. Receiving is in fabric_rx.c; link.h holds what both share.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/un.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "fabric.h"
-#include "fds.h"
-#include "libc.h"
-#include "options.h"
-#include "sys.h"
-#include "tcp.h"
-
-/* A payload stalled this long inside a packet means the peer is gone. */
-#define FAB_STALL_MS		5000
-/* Packets taken from one socket per poll round, for fairness. */
-#define FAB_BURST		64
-#define FAB_SOCK_BUF		(4 << 20)
-/* A TCP frame up to this long is delivered only once all of it arrived
- * (tcp.c): a network that stalls inside it never stalls the adapter. */
-#define FAB_TCP_WHOLE		(1u << 20)
-/* Accepted TCP connections that have not said HELLO yet, per port: more
- * are closed at once (a flood must not take the sim's descriptors). */
-#define FAB_TCP_UNVERIFIED	64
-/* Readiness events taken per wait. */
-#define FAB_EVENTS		32
-/* Pieces of one packet: header, payload pieces, read-ahead. */
-#define FAB_MAX_IOV		((int)SIM_MAX_IOV + 2)
-
-enum fab_link_kind { LINK_LOCAL, LINK_SOCK };
-
-struct fab_out {
-	struct fab_out *next;
-	size_t len, off;
-	uint8_t data[];
-};
-
-struct fab_link {
-	enum fab_link_kind kind;
-	struct fab_port *port;		/* LOCAL: target; SOCK: owner */
-	int fd;
-	bool dead;
-	bool want_out;			/* EPOLLOUT armed */
-	bool tcp;			/* to another host (tcp.c) */
-	bool outgoing;			/* we connected it */
-	bool verified;			/* frames may reach the engine: we
-					 * connected, or the peer's HELLO
-					 * named the address it came from */
-	bool exposed;			/* the engine may hold a pointer */
-	uint32_t lowat;			/* SO_RCVLOWAT raised for a frame */
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	struct fab_out *out_head, *out_tail;
-	struct fab_link *next;		/* port's list */
-
-	/* The next packet's header, read ahead with the end of a payload
-	 * (one readv per packet instead of two) or arrived in part. */
-	struct fab_hdr ahead;
-	size_t ahead_len;
-
-	void *shared;			/* shared.c: the peer's segment */
-};
-
-struct fab_pkt {
-	struct fab_pkt *next;
-	struct fab_link *from;
-	struct fab_hdr hdr;
-	uint8_t data[];
-};
-
-struct fab_port {
-	struct fab_adapter adapter;
-	int epfd;
-	int evfd;
-	int listen_fd;
-	int tcp_fd;			/* listening at ipv4:tcp_port */
-	unsigned int tcp_unverified;	/* accepted links before HELLO */
-	char tcp_name[FAB_TCP_NAME_MAX];
-	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	pid_t owner;			/* the process that made sock_path */
-	atomic_int sleeping;
-	struct fab_link self;		/* how others in this process reach us */
-	struct fab_link *links;		/* socket links */
-
-	pthread_mutex_t inq_lock;
-	struct fab_pkt *inq_head, *inq_tail;
-	atomic_bool inq_nonempty;
-
-	/* What the last fabric_wait() saw, for fabric_deliver(). */
-	struct epoll_event ev[FAB_EVENTS];
-	int nev;
-};
+#include "link.h"
 
 static struct fab_port *local_ports[SIM_MAX_ADAPTERS];
-
-/* The sim interposes libc in the application; the device talks to the
- * kernel directly so that none of its calls is ever taken for the app's.
- * Its fds are its own (fds.c): out of the application's way. */
-static int sys_close(int fd)
-{
-	return sim_fd_close(fd);
-}
-
-static ssize_t sys_read(int fd, void *buf, size_t len)
-{
-	ssize_t ret = sim_sys(SYS_read, fd, buf, len);
-
-	if (ret < 0) {
-		errno = (int)-ret;
-		return -1;
-	}
-	return ret;
-}
-
-static ssize_t sys_write(int fd, const void *buf, size_t len)
-{
-	ssize_t ret = sim_sys(SYS_write, fd, buf, len);
-
-	if (ret < 0) {
-		errno = (int)-ret;
-		return -1;
-	}
-	return ret;
-}
 
 void fabric_wake(struct fab_port *port)
 {
@@ -154,7 +24,7 @@ void fabric_wake(struct fab_port *port)
 	 * call is seen by the sleeper, or the sleeper is seen here. */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (port && atomic_load(&port->sleeping))
-		(void)!sys_write(port->evfd, &one, sizeof(one));
+		(void)!fab_sys_write(port->evfd, &one, sizeof(one));
 }
 
 bool fabric_sleep_prepare(struct fab_port *port)
@@ -278,7 +148,7 @@ static int port_listen(struct fab_port *port)
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
 		fprintf(stderr, "pvrdma-sim: cannot listen on %s: %s\n",
 			sa.sun_path, strerror(errno));
-		sys_close(fd);
+		fab_sys_close(fd);
 		port->sock_path[0] = 0;
 		return -1;
 	}
@@ -342,9 +212,9 @@ struct fab_port *fabric_open(const struct fab_adapter *adapter)
 	return port;
 err:
 	if (port->epfd >= 0)
-		sys_close(port->epfd);
+		fab_sys_close(port->epfd);
 	if (port->evfd >= 0)
-		sys_close(port->evfd);
+		fab_sys_close(port->evfd);
 	free(port);
 	return NULL;
 }
@@ -364,7 +234,7 @@ void fabric_close(struct fab_port *port)
 	}
 }
 
-static void link_kill(struct fab_link *link)
+void fab_link_kill(struct fab_link *link)
 {
 	struct fab_out *o, *n;
 
@@ -374,7 +244,7 @@ static void link_kill(struct fab_link *link)
 	if (link->tcp && !link->verified)
 		link->port->tcp_unverified--;
 	epoll_ctl(link->port->epfd, EPOLL_CTL_DEL, link->fd, NULL);
-	sys_close(link->fd);
+	fab_sys_close(link->fd);
 	link->fd = -1;
 	for (o = link->out_head; o; o = n) {
 		n = o->next;
@@ -383,13 +253,13 @@ static void link_kill(struct fab_link *link)
 	link->out_head = link->out_tail = NULL;
 }
 
-static struct fab_link *link_new(struct fab_port *port, int fd,
+struct fab_link *fab_link_new(struct fab_port *port, int fd,
 				 const char *path, bool tcp)
 {
 	struct fab_link *link = calloc(1, sizeof(*link));
 
 	if (!link) {
-		sys_close(fd);
+		fab_sys_close(fd);
 		return NULL;
 	}
 	link->kind = LINK_SOCK;
@@ -403,7 +273,7 @@ static struct fab_link *link_new(struct fab_port *port, int fd,
 		snprintf(link->path, sizeof(link->path), "%s", path);
 	sock_tune(fd);
 	if (epoll_add(port, fd, EPOLLIN | EPOLLRDHUP, link)) {
-		sys_close(fd);
+		fab_sys_close(fd);
 		free(link);
 		return NULL;
 	}
@@ -494,10 +364,10 @@ static struct fab_link *resolve_unix(struct fab_port *port,
 		return NULL;
 	/* A stale entry (its process is gone) refuses: unreachable. */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		sys_close(fd);
+		fab_sys_close(fd);
 		return NULL;
 	}
-	link = link_new(port, fd, sa.sun_path, false);
+	link = fab_link_new(port, fd, sa.sun_path, false);
 	if (link)
 		link_hello(port, link);
 	return link;
@@ -523,7 +393,7 @@ static struct fab_link *resolve_tcp(struct fab_port *port,
 	fd = fab_tcp_connect(port->adapter.ipv4, addr, tcp_port);
 	if (fd < 0)
 		return NULL;
-	link = link_new(port, fd, name, true);
+	link = fab_link_new(port, fd, name, true);
 	if (link)
 		link_hello(port, link);
 	return link;
@@ -568,7 +438,7 @@ static void link_want_out(struct fab_link *link, bool want)
 }
 
 /* Writes what the out-queue holds, as far as the socket takes it. */
-static void link_flush(struct fab_link *link)
+void fab_link_flush(struct fab_link *link)
 {
 	struct fab_out *o;
 	ssize_t n;
@@ -580,7 +450,7 @@ static void link_flush(struct fab_link *link)
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN)
-				link_kill(link);
+				fab_link_kill(link);
 			break;
 		}
 		o->off += n;
@@ -611,7 +481,7 @@ static bool link_queue(struct fab_link *link, const struct iovec *iov,
 	int i, n = 0;
 
 	if (!o) {
-		link_kill(link);	/* a hole in the stream is no option */
+		fab_link_kill(link);	/* a hole in the stream is no option */
 		return false;
 	}
 	o->next = NULL;
@@ -635,7 +505,7 @@ static bool link_queue(struct fab_link *link, const struct iovec *iov,
 			errno = EFAULT;
 			return false;
 		}
-		link_kill(link);	/* half a packet is on the wire */
+		fab_link_kill(link);	/* half a packet is on the wire */
 		errno = EPIPE;
 		return false;
 	}
@@ -718,7 +588,7 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 		return false;	/* nothing sent: the link is fine */
 	if (n < 0) {
 		if (errno != EAGAIN) {
-			link_kill(link);
+			fab_link_kill(link);
 			return false;
 		}
 		n = 0;
@@ -726,460 +596,4 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 	if ((size_t)n == total)
 		return true;
 	return link_queue(link, v, iovcnt + 1, total, n);
-}
-
-/* Waits until fd is readable, flushing every out-queue of the port
- * meanwhile. False when the peer stalls for FAB_STALL_MS. */
-static bool wait_readable(struct fab_port *port, struct fab_link *link)
-{
-	struct pollfd pfd[64];
-	struct fab_link *ls[64];
-	int waited = 0, n, i;
-	struct fab_link *l;
-
-	while (waited < FAB_STALL_MS) {
-		n = 0;
-		pfd[n].fd = link->fd;
-		pfd[n].events = POLLIN;
-		ls[n++] = link;
-		for (l = port->links; l && n < 64; l = l->next) {
-			if (l->dead || !l->out_head)
-				continue;
-			pfd[n].fd = l->fd;
-			pfd[n].events = POLLOUT;
-			ls[n++] = l;
-		}
-		if (poll(pfd, n, 100) < 0 && errno != EINTR)
-			return false;
-		for (i = 1; i < n; i++)
-			if (pfd[i].revents)
-				link_flush(ls[i]);
-		if (pfd[0].revents)
-			return true;
-		waited += 100;
-	}
-	return false;
-}
-
-/*
- * Reads exactly the bytes iov[0..iovcnt) names from a socket link. With
- * ahead, each readv also offers the room left in the link's read-ahead
- * header as a last element: bytes the stream holds past the payload start
- * the next packet's header, at no extra system call.
- */
-enum link_read { LINK_READ_OK, LINK_READ_BROKEN, LINK_READ_FAULT };
-
-static enum link_read link_read_full(struct fab_port *port,
-				     struct fab_link *link,
-				     struct iovec *iov, int iovcnt,
-				     bool ahead, uint64_t *done)
-{
-	struct iovec v[FAB_MAX_IOV + 1];
-	ssize_t n;
-	int i, nv;
-
-	while (iovcnt > 0) {
-		if (!iov->iov_len) {
-			iov++;
-			iovcnt--;
-			continue;
-		}
-		for (i = 0; i < iovcnt; i++)
-			v[i] = iov[i];
-		nv = iovcnt;
-		if (ahead && link->ahead_len < sizeof(link->ahead)) {
-			v[nv].iov_base = (uint8_t *)&link->ahead +
-					 link->ahead_len;
-			v[nv].iov_len = sizeof(link->ahead) - link->ahead_len;
-			nv++;
-		}
-		n = readv(link->fd, v, nv);
-		if (n > 0) {
-			while (n > 0 && iovcnt > 0) {
-				size_t k = (size_t)n < iov->iov_len ?
-					   (size_t)n : iov->iov_len;
-
-				iov->iov_base = (uint8_t *)iov->iov_base + k;
-				iov->iov_len -= k;
-				*done += k;
-				n -= k;
-				if (!iov->iov_len) {
-					iov++;
-					iovcnt--;
-				}
-			}
-			link->ahead_len += n;	/* what went past the end */
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN && wait_readable(port, link))
-			continue;
-		/* The kernel takes from the socket only what it copied: the
-		 * rest of the payload is still there to be discarded. */
-		if (n < 0 && errno == EFAULT)
-			return LINK_READ_FAULT;
-		link_kill(link);
-		return LINK_READ_BROKEN;
-	}
-	return LINK_READ_OK;
-}
-
-bool fab_rx_read(struct fab_rx *rx, const struct iovec *iov, int iovcnt)
-{
-	struct iovec v[FAB_MAX_IOV];
-	uint64_t want = 0, done = 0;
-	enum link_read r;
-	int i, n = 0;
-
-	if (rx->failed || rx->fault)
-		return false;
-	for (i = 0; i < iovcnt && n < FAB_MAX_IOV && want < rx->left; i++) {
-		v[n] = iov[i];
-		if (v[n].iov_len > rx->left - want)
-			v[n].iov_len = rx->left - want;
-		want += v[n].iov_len;
-		n++;
-	}
-	if (!rx->link) {
-		bool ok = sim_app_write(v, n, rx->mem, want);
-
-		rx->mem += want;
-		rx->left -= want;
-		rx->fault = !ok;
-		return ok;
-	}
-	/* The read that ends the payload may start the next header. */
-	r = link_read_full(rx->port, rx->link, v, n, want == rx->left, &done);
-	if (r == LINK_READ_BROKEN) {
-		rx->failed = true;
-		return false;
-	}
-	rx->left -= done;
-	if (r == LINK_READ_FAULT) {
-		rx->fault = true;
-		return false;
-	}
-	return true;
-}
-
-static void rx_discard(struct fab_rx *rx)
-{
-	static uint8_t sink[65536];
-	struct iovec v = { .iov_base = sink };
-
-	rx->fault = false;
-	while (rx->left && !rx->failed) {
-		v.iov_len = rx->left < sizeof(sink) ? rx->left : sizeof(sink);
-		fab_rx_read(rx, &v, 1);
-	}
-}
-
-/* Ends a connection that does not speak the protocol, with one line. */
-static void link_drop(struct fab_link *link, const char *why)
-{
-	char peer[64];
-
-	if (link->dead)
-		return;
-	fab_tcp_peer_text(link->fd, peer, sizeof(peer));
-	fprintf(stderr, "pvrdma-sim: %s: dropped the link to %s: %s\n",
-		link->port->adapter.name, peer, why);
-	link_kill(link);
-}
-
-/* An accepted link learns the name of the port that connected (its socket
- * path, or its TCP address and port): fabric_resolve() of that port's
- * GIDs finds it from now on. A TCP peer must name the address it
- * connects from, and say it first. */
-static void link_hello_rx(struct fab_link *link, struct fab_rx *rx)
-{
-	char path[sizeof(link->path)];
-	struct iovec v = { .iov_base = path, .iov_len = sizeof(path) - 1 };
-
-	memset(path, 0, sizeof(path));
-	if (link->path[0] || rx->left >= sizeof(path) ||
-	    !fab_rx_read(rx, &v, 1))
-		return;
-	if (link->tcp && !link->verified) {
-		if (!fab_tcp_hello_matches(link->fd, path)) {
-			link_drop(link, "HELLO names another address");
-			return;
-		}
-		link->verified = true;
-		link->port->tcp_unverified--;
-	}
-	memcpy(link->path, path, sizeof(path));
-}
-
-/*
- * Whether the payload of a TCP frame is all in the socket (frames up to
- * FAB_TCP_WHOLE). If not, the socket's low-water mark is raised to it, so
- * the device sleeps until it is (or the link breaks) instead of waiting
- * inside the payload with dev->lock held while the network is down. With
- * hup (epoll saw the peer close or the link fail), a frame that is not
- * whole never will be: the link is dead (false, with link->dead).
- */
-static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr,
-			  bool hup)
-{
-	int avail = 0, lowat;
-
-	if (!link->tcp || !hdr->len || hdr->len > FAB_TCP_WHOLE) {
-		avail = (int)hdr->len;
-	} else if (ioctl(link->fd, FIONREAD, &avail)) {
-		return true;	/* the read will tell what is wrong */
-	}
-	if ((uint32_t)avail >= hdr->len) {
-		if (link->lowat) {
-			lowat = 1;
-			setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
-				   sizeof(lowat));
-			link->lowat = 0;
-		}
-		return true;
-	}
-	if (hup) {
-		link_kill(link);	/* EOF, reset or error inside it */
-		return false;
-	}
-	lowat = (int)hdr->len;
-	if (link->lowat != hdr->len &&
-	    !setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
-			sizeof(lowat)))
-		link->lowat = hdr->len;
-	return false;
-}
-
-static int link_receive(struct fab_port *port, struct fab_link *link,
-			bool hup)
-{
-	struct fab_hdr hdr;
-	struct fab_rx rx;
-	const char *why;
-	int count = 0;
-	ssize_t n;
-
-	while (count < FAB_BURST && !link->dead) {
-		if (link->ahead_len < sizeof(link->ahead)) {
-			n = recv(link->fd,
-				 (uint8_t *)&link->ahead + link->ahead_len,
-				 sizeof(link->ahead) - link->ahead_len,
-				 MSG_DONTWAIT);
-			if (n < 0 && (errno == EAGAIN || errno == EINTR))
-				break;
-			if (n <= 0) {
-				link_kill(link);   /* EOF or reset: peer gone */
-				break;
-			}
-			/* A header that arrived in part waits for the rest
-			 * in the link, nobody waits for it. */
-			link->ahead_len += n;
-			if (link->ahead_len < sizeof(link->ahead))
-				break;
-		}
-		hdr = link->ahead;
-		why = fab_hdr_check(&hdr);
-		if (!why && !link->verified && hdr.type != FAB_HELLO)
-			why = "no HELLO first";
-		if (why) {
-			link_drop(link, why);	/* not our protocol */
-			break;
-		}
-		if (!frame_arrived(link, &hdr, hup))
-			break;		/* the header waits in link->ahead */
-		link->ahead_len = 0;
-		rx = (struct fab_rx){ .port = port, .link = link,
-				      .left = hdr.len };
-		if (hdr.type == FAB_HELLO) {
-			link_hello_rx(link, &rx);
-		} else {
-			link->exposed = true;
-			port->adapter.rx(port->adapter.owner, link, &hdr, &rx);
-		}
-		rx_discard(&rx);
-		count++;
-	}
-	return count;
-}
-
-static int inq_deliver(struct fab_port *port)
-{
-	struct fab_pkt *p, *next;
-	struct fab_rx rx;
-	int count = 0;
-
-	if (!atomic_load(&port->inq_nonempty))
-		return 0;
-	pthread_mutex_lock(&port->inq_lock);
-	p = port->inq_head;
-	port->inq_head = port->inq_tail = NULL;
-	atomic_store(&port->inq_nonempty, false);
-	pthread_mutex_unlock(&port->inq_lock);
-	for (; p; p = next) {
-		next = p->next;
-		rx = (struct fab_rx){ .port = port, .mem = p->data,
-				      .left = p->hdr.len };
-		port->adapter.rx(port->adapter.owner, p->from, &p->hdr,
-				 &rx);
-		free(p);
-		count++;
-	}
-	return count;
-}
-
-static void port_accept(struct fab_port *port, int listen_fd, bool tcp)
-{
-	char peer[64];
-	int fd;
-
-	for (;;) {
-		fd = sim_fd_own(accept4(listen_fd, NULL, NULL,
-					SOCK_NONBLOCK | SOCK_CLOEXEC));
-		if (fd < 0)
-			return;
-		if (tcp && port->tcp_unverified >= FAB_TCP_UNVERIFIED) {
-			fab_tcp_peer_text(fd, peer, sizeof(peer));
-			fprintf(stderr,
-				"pvrdma-sim: %s: refused a link from %s: too many links before HELLO\n",
-				port->adapter.name, peer);
-			sys_close(fd);
-			continue;
-		}
-		if (tcp)
-			fab_tcp_tune(fd);
-		link_new(port, fd, NULL, tcp);
-	}
-}
-
-/* Frees the dead links the engine never saw (connections dropped before
- * or at their HELLO): a stream of bad connections must not grow the list
- * every receive walks. Runs where no pointer to a link is held. */
-static void links_prune(struct fab_port *port)
-{
-	struct fab_link **pp = &port->links, *link;
-
-	while ((link = *pp)) {
-		if (link->dead && !link->exposed) {
-			*pp = link->next;
-			free(link);
-		} else {
-			pp = &link->next;
-		}
-	}
-}
-
-int fabric_wait(struct fab_port *port, int timeout_ms)
-{
-	int n;
-
-	if (atomic_load(&port->inq_nonempty))
-		timeout_ms = 0;
-	n = epoll_wait(port->epfd, port->ev, FAB_EVENTS, timeout_ms);
-	atomic_store(&port->sleeping, 0);
-	port->nev = n > 0 ? n : 0;
-	return port->nev;
-}
-
-int fabric_wait_quiet(struct fab_port *port, uint64_t timeout_ns)
-{
-	struct pollfd pfd[3] = {
-		{ .fd = port->evfd, .events = POLLIN },
-		{ .fd = port->listen_fd, .events = POLLIN },
-		{ .fd = port->tcp_fd, .events = POLLIN },
-	};
-	static const size_t ev_off[3] = {
-		offsetof(struct fab_port, evfd),
-		offsetof(struct fab_port, listen_fd),
-		offsetof(struct fab_port, tcp_fd),
-	};
-	struct timespec ts = {
-		.tv_sec = (time_t)(timeout_ns / 1000000000ull),
-		.tv_nsec = (long)(timeout_ns % 1000000000ull),
-	};
-	int n, i;
-
-	if (atomic_load(&port->inq_nonempty))
-		ts.tv_sec = ts.tv_nsec = 0;
-	/* ppoll ignores the entries whose fd is -1 */
-	n = sim_libc.ppoll(pfd, 3, &ts, NULL);
-	atomic_store(&port->sleeping, 0);
-	port->nev = 0;
-	for (i = 0; n > 0 && i < 3; i++) {
-		if (!pfd[i].revents)
-			continue;
-		port->ev[port->nev].events = EPOLLIN;
-		port->ev[port->nev].data.ptr = (uint8_t *)port + ev_off[i];
-		port->nev++;
-	}
-	return port->nev;
-}
-
-int fabric_deliver(struct fab_port *port)
-{
-	int count, i, n = port->nev;
-	uint64_t v;
-
-	port->nev = 0;
-	count = inq_deliver(port);
-	for (i = 0; i < n; i++) {
-		void *p = port->ev[i].data.ptr;
-		uint32_t events = port->ev[i].events;
-
-		if (p == &port->evfd) {
-			(void)!sys_read(port->evfd, &v, sizeof(v));
-		} else if (p == &port->listen_fd) {
-			port_accept(port, port->listen_fd, false);
-		} else if (p == &port->tcp_fd) {
-			port_accept(port, port->tcp_fd, true);
-		} else {
-			struct fab_link *link = p;
-
-			/* A link killed earlier in this batch is freed only
-			 * by fabric_close: the pointer stays valid. */
-			if (link->dead)
-				continue;
-			if (events & EPOLLOUT)
-				link_flush(link);
-			if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP |
-				      EPOLLERR))
-				count += link_receive(port, link, events &
-						      (EPOLLRDHUP | EPOLLHUP |
-						       EPOLLERR));
-		}
-	}
-	count += inq_deliver(port);
-	links_prune(port);
-	return count;
-}
-
-int fabric_rx_poll(struct fab_port *port)
-{
-	struct fab_link *link;
-	int count = inq_deliver(port);
-
-	for (link = port->links; link; link = link->next) {
-		if (link->dead)
-			continue;
-		if (link->out_head)
-			link_flush(link);
-		count += link_receive(port, link, false);
-	}
-	return count;
-}
-
-bool fabric_link_busy(const struct fab_link *link)
-{
-	return link && !link->dead && link->out_head;
-}
-
-int fabric_poll(struct fab_port *port, int timeout_ms)
-{
-	int count;
-
-	fabric_wait(port, timeout_ms);
-	pthread_mutex_lock(port->adapter.lock);
-	count = fabric_deliver(port);
-	pthread_mutex_unlock(port->adapter.lock);
-	return count;
 }

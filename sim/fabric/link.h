@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The fabric's ports and links, shared by fabric.c (ports, the registry,
+ * links, resolving and sending) and fabric_rx.c (receiving and waiting).
+ * Private to the fabric layer: fabric.h is its interface.
+ */
+#ifndef PVRDMA_SIM_FABRIC_LINK_H
+#define PVRDMA_SIM_FABRIC_LINK_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fabric.h"
+#include "fds.h"
+#include "libc.h"
+#include "options.h"
+#include "sys.h"
+#include "tcp.h"
+
+/* A payload stalled this long inside a packet means the peer is gone. */
+#define FAB_STALL_MS		5000
+/* Packets taken from one socket per poll round, for fairness. */
+#define FAB_BURST		64
+#define FAB_SOCK_BUF		(4 << 20)
+/* A TCP frame up to this long is delivered only once all of it arrived
+ * (tcp.c): a network that stalls inside it never stalls the adapter. */
+#define FAB_TCP_WHOLE		(1u << 20)
+/* Accepted TCP connections that have not said HELLO yet, per port: more
+ * are closed at once (a flood must not take the sim's descriptors). */
+#define FAB_TCP_UNVERIFIED	64
+/* Readiness events taken per wait. */
+#define FAB_EVENTS		32
+/* Pieces of one packet: header, payload pieces, read-ahead. */
+#define FAB_MAX_IOV		((int)SIM_MAX_IOV + 2)
+
+enum fab_link_kind { LINK_LOCAL, LINK_SOCK };
+
+struct fab_out {
+	struct fab_out *next;
+	size_t len, off;
+	uint8_t data[];
+};
+
+struct fab_link {
+	enum fab_link_kind kind;
+	struct fab_port *port;		/* LOCAL: target; SOCK: owner */
+	int fd;
+	bool dead;
+	bool want_out;			/* EPOLLOUT armed */
+	bool tcp;			/* to another host (tcp.c) */
+	bool outgoing;			/* we connected it */
+	bool verified;			/* frames may reach the engine: we
+					 * connected, or the peer's HELLO
+					 * named the address it came from */
+	bool exposed;			/* the engine may hold a pointer */
+	uint32_t lowat;			/* SO_RCVLOWAT raised for a frame */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct fab_out *out_head, *out_tail;
+	struct fab_link *next;		/* port's list */
+
+	/* The next packet's header, read ahead with the end of a payload
+	 * (one readv per packet instead of two) or arrived in part. */
+	struct fab_hdr ahead;
+	size_t ahead_len;
+
+	void *shared;			/* shared.c: the peer's segment */
+};
+
+struct fab_pkt {
+	struct fab_pkt *next;
+	struct fab_link *from;
+	struct fab_hdr hdr;
+	uint8_t data[];
+};
+
+struct fab_port {
+	struct fab_adapter adapter;
+	int epfd;
+	int evfd;
+	int listen_fd;
+	int tcp_fd;			/* listening at ipv4:tcp_port */
+	unsigned int tcp_unverified;	/* accepted links before HELLO */
+	char tcp_name[FAB_TCP_NAME_MAX];
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	pid_t owner;			/* the process that made sock_path */
+	atomic_int sleeping;
+	struct fab_link self;		/* how others in this process reach us */
+	struct fab_link *links;		/* socket links */
+
+	pthread_mutex_t inq_lock;
+	struct fab_pkt *inq_head, *inq_tail;
+	atomic_bool inq_nonempty;
+
+	/* What the last fabric_wait() saw, for fabric_deliver(). */
+	struct epoll_event ev[FAB_EVENTS];
+	int nev;
+};
+
+/* The sim interposes libc in the application; the device talks to the
+ * kernel directly so that none of its calls is ever taken for the app's.
+ * Its fds are its own (fds.c): out of the application's way. */
+static inline int fab_sys_close(int fd)
+{
+	return sim_fd_close(fd);
+}
+
+static inline ssize_t fab_sys_read(int fd, void *buf, size_t len)
+{
+	ssize_t ret = sim_sys(SYS_read, fd, buf, len);
+
+	if (ret < 0) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+
+static inline ssize_t fab_sys_write(int fd, const void *buf, size_t len)
+{
+	ssize_t ret = sim_sys(SYS_write, fd, buf, len);
+
+	if (ret < 0) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+
+/* A socket link of port on fd, to the port named path. */
+struct fab_link *fab_link_new(struct fab_port *port, int fd,
+				 const char *path, bool tcp);
+/* Marks the link dead: no more sends; its fd goes when it is pruned. */
+void fab_link_kill(struct fab_link *link);
+/* Sends what the out-queue holds, as far as the socket takes it. */
+void fab_link_flush(struct fab_link *link);
+
+#endif
