@@ -266,6 +266,25 @@ err_free:
 	return ret;
 }
 
+/* The fields CREATE_QP and EX_CREATE_QP share: the same names in both
+ * request structs, so one list takes them from either. */
+#define CREATE_QP_ARGS(a, cmd)						\
+	do {								\
+		(a)->user_handle = (cmd)->user_handle;			\
+		(a)->pd_handle = (cmd)->pd_handle;			\
+		(a)->send_cq_handle = (cmd)->send_cq_handle;		\
+		(a)->recv_cq_handle = (cmd)->recv_cq_handle;		\
+		(a)->srq_handle = (cmd)->srq_handle;			\
+		(a)->max_send_wr = (cmd)->max_send_wr;			\
+		(a)->max_recv_wr = (cmd)->max_recv_wr;			\
+		(a)->max_send_sge = (cmd)->max_send_sge;		\
+		(a)->max_recv_sge = (cmd)->max_recv_sge;		\
+		(a)->max_inline_data = (cmd)->max_inline_data;		\
+		(a)->sq_sig_all = (cmd)->sq_sig_all;			\
+		(a)->qp_type = (cmd)->qp_type;				\
+		(a)->is_srq = (cmd)->is_srq;				\
+	} while (0)
+
 int uverbs_create_qp(struct uverbs_call *c)
 {
 	struct ib_uverbs_create_qp cmd;
@@ -276,19 +295,7 @@ int uverbs_create_qp(struct uverbs_call *c)
 	ret = uverbs_request(c, &cmd, sizeof(cmd));
 	if (ret)
 		return ret;
-	a.user_handle = cmd.user_handle;
-	a.pd_handle = cmd.pd_handle;
-	a.send_cq_handle = cmd.send_cq_handle;
-	a.recv_cq_handle = cmd.recv_cq_handle;
-	a.srq_handle = cmd.srq_handle;
-	a.max_send_wr = cmd.max_send_wr;
-	a.max_recv_wr = cmd.max_recv_wr;
-	a.max_send_sge = cmd.max_send_sge;
-	a.max_recv_sge = cmd.max_recv_sge;
-	a.max_inline_data = cmd.max_inline_data;
-	a.sq_sig_all = cmd.sq_sig_all;
-	a.qp_type = cmd.qp_type;
-	a.is_srq = cmd.is_srq;
+	CREATE_QP_ARGS(&a, &cmd);
 	return create_qp(c, &a, &resp);
 }
 
@@ -309,19 +316,7 @@ int uverbs_ex_create_qp(struct uverbs_call *c)
 	/* Receive work queue indirection tables: none on this device. */
 	if (cmd.comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
 		return EINVAL;
-	a.user_handle = cmd.user_handle;
-	a.pd_handle = cmd.pd_handle;
-	a.send_cq_handle = cmd.send_cq_handle;
-	a.recv_cq_handle = cmd.recv_cq_handle;
-	a.srq_handle = cmd.srq_handle;
-	a.max_send_wr = cmd.max_send_wr;
-	a.max_recv_wr = cmd.max_recv_wr;
-	a.max_send_sge = cmd.max_send_sge;
-	a.max_recv_sge = cmd.max_recv_sge;
-	a.max_inline_data = cmd.max_inline_data;
-	a.sq_sig_all = cmd.sq_sig_all;
-	a.qp_type = cmd.qp_type;
-	a.is_srq = cmd.is_srq;
+	CREATE_QP_ARGS(&a, &cmd);
 	a.create_flags = cmd.create_flags;
 	return create_qp(c, &a, &resp);
 }
