@@ -46,7 +46,7 @@ static void usage(FILE *out)
 "                            if built, else libibverbs' installed ones)\n"
 "  --adapters N              adapters per process, 1..10 (default 1)\n"
 "  --hw-version 13|14|18     virtual hardware version (default 18)\n"
-"  --roce 1|2                RoCE mode (default 2; v2 needs hw >= 14)\n"
+"  --roce 1|2                RoCE mode (default 2 from hw 14, else 1)\n"
 "  --namespaces on|off       QP handles apart from QPNs (default on for\n"
 "                            hw 18; needs hw >= 17)\n"
 "  --max-ud-qps N            UD QPs per adapter (default 3)\n"
@@ -59,6 +59,7 @@ static void usage(FILE *out)
 "                            count up (default auto: one in 127.0.0.0/8);\n"
 "                            outside 127/8 an address of this host, where\n"
 "                            adapters on other hosts reach it over TCP\n"
+"                            (another address: a warning, no TCP)\n"
 "  --netdev IFNAME           take the IPv4 address of interface IFNAME\n"
 "  --tcp-port N              TCP port of the adapters for other hosts\n"
 "                            (default 4791)\n"
@@ -300,7 +301,8 @@ int main(int argc, char **argv)
 	     c++)
 		unsetenv(config_env[c]);
 
-	while ((c = getopt_long(argc, argv, "+h", long_opts, NULL)) != -1) {
+	opterr = 0;	/* our own messages, named as the others are */
+	while ((c = getopt_long(argc, argv, "+:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PROVIDER:
 			provider = optarg;
@@ -361,7 +363,8 @@ int main(int argc, char **argv)
 				bad("--ipv4", optarg,
 				    "expected auto, off or a unicast address");
 			if (getenv(SIM_ENV_NETDEV))
-				bad("--ipv4", optarg, "--netdev gives it");
+				bad("--ipv4", optarg,
+				    "--ipv4 and --netdev exclude each other");
 			set(SIM_ENV_IPV4, optarg);
 			break;
 		case OPT_NETDEV:
@@ -369,7 +372,8 @@ int main(int argc, char **argv)
 			if (u)
 				bad("--netdev", optarg, strerror((int)u));
 			if (getenv(SIM_ENV_IPV4))
-				bad("--netdev", optarg, "--ipv4 gives it");
+				bad("--netdev", optarg,
+				    "--ipv4 and --netdev exclude each other");
 			set(SIM_ENV_NETDEV, optarg);
 			break;
 		case OPT_TCP_PORT:
@@ -399,7 +403,16 @@ int main(int argc, char **argv)
 		case OPT_VERSION:
 			printf("pvrdma-sim %s\n", PVRDMA_SIM_VERSION);
 			return 0;
+		case ':':
+			fprintf(stderr, "%s: option '%s' needs a value\n",
+				prog, argv[optind - 1]);
+			fprintf(stderr,
+				"Try '%s --help' for more information.\n",
+				prog);
+			return 2;
 		default:
+			fprintf(stderr, "%s: unrecognized option '%s'\n",
+				prog, argv[optind - 1]);
 			fprintf(stderr,
 				"Try '%s --help' for more information.\n",
 				prog);

@@ -91,8 +91,13 @@ static void test_bad_options(void **state)
 	BAD("--max-ud-qps x", "--max-ud-qps", "x", "--", "true");
 	BAD("--ipv4 224.1.1.1", "--ipv4", "224.1.1.1", "--", "true");
 	BAD("--netdev no-such-if0", "--netdev", "no-such-if0", "--", "true");
-	BAD("--netdev lo: --ipv4 gives it", "--ipv4", "127.0.0.9",
-	    "--netdev", "lo", "--", "true");
+	BAD("--netdev lo: --ipv4 and --netdev exclude each other", "--ipv4",
+	    "127.0.0.9", "--netdev", "lo", "--", "true");
+	BAD("pvrdma-sim: unrecognized option '--bogus'", "--bogus", "--",
+	    "true");
+	/* named as every other message, not by the path it was run as */
+	assert_memory_equal(out, "pvrdma-sim: ", 12);
+	BAD("pvrdma-sim: option '--adapters' needs a value", "--adapters");
 	BAD("--tcp-port 0", "--tcp-port", "0", "--", "true");
 	BAD("--provider nonsense", "--provider", "nonsense", "--", "true");
 	BAD("--provider /nonexistent/x.so", "--provider",
