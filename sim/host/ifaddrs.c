@@ -5,7 +5,8 @@
  * and the interface ioctls devfile.c hands over. Everything the host has
  * is still listed; nothing is removed from any answer.
  */
-#include <dlfcn.h>
+#include "preload.h"
+
 #include <errno.h>
 #include <ifaddrs.h>
 #include <pthread.h>
@@ -22,13 +23,7 @@
 #include <sys/socket.h>
 
 #include "netdev.h"
-#include "preload.h"
 #include "uaccess.h"
-
-static void *real_fn(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
 
 static void sin_of(struct sockaddr_in *sin, uint32_t s_addr)
 {
@@ -145,8 +140,8 @@ static bool fill_ipv6(struct netdev_ifaddr *e, const struct sim_dev *dev)
 
 int getifaddrs(struct ifaddrs **out)
 {
-	int (*real_getifaddrs)(struct ifaddrs **) = real_fn("getifaddrs");
-	void (*real_freeifaddrs)(struct ifaddrs *) = real_fn("freeifaddrs");
+	int (*real_getifaddrs)(struct ifaddrs **) = get_getifaddrs();
+	void (*real_freeifaddrs)(struct ifaddrs *) = get_freeifaddrs();
 	unsigned int nreal = 0, nall, d, i = 0, kind;
 	struct netdev_ifaddr *block;
 	struct ifaddrs *list, *ifa;
@@ -203,7 +198,7 @@ int getifaddrs(struct ifaddrs **out)
 
 unsigned int if_nametoindex(const char *name)
 {
-	unsigned int (*real)(const char *) = real_fn("if_nametoindex");
+	unsigned int (*real)(const char *) = get_if_nametoindex();
 	struct sim_dev *dev = name ? sim_netdev_by_name(name) : NULL;
 
 	if (dev)
@@ -217,7 +212,7 @@ unsigned int if_nametoindex(const char *name)
 
 char *if_indextoname(unsigned int ifindex, char name[IF_NAMESIZE])
 {
-	char *(*real)(unsigned int, char *) = real_fn("if_indextoname");
+	char *(*real)(unsigned int, char *) = get_if_indextoname();
 	struct sim_dev *dev = sim_netdev_by_index(ifindex);
 
 	if (dev) {
@@ -233,7 +228,7 @@ char *if_indextoname(unsigned int ifindex, char name[IF_NAMESIZE])
 
 struct if_nameindex *if_nameindex(void)
 {
-	struct if_nameindex *(*real)(void) = real_fn("if_nameindex");
+	struct if_nameindex *(*real)(void) = get_if_nameindex();
 	struct if_nameindex *all, *more;
 	unsigned int n = 0, d, added = 0;
 

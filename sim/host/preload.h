@@ -57,6 +57,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,6 +69,7 @@
 #include <unistd.h>
 #include <linux/close_range.h>
 #include <linux/netlink.h>
+#include <net/if.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <ucontext.h>

@@ -43,6 +43,11 @@
 	X(ssize_t, pread64, int, void *, size_t, off64_t) \
 	X(ssize_t, __read_chk, int, void *, size_t, size_t) \
 	X(int, ioctl, int, unsigned long, ...) \
+	X(int, getifaddrs, struct ifaddrs **) \
+	X(void, freeifaddrs, struct ifaddrs *) \
+	X(unsigned int, if_nametoindex, const char *) \
+	X(char *, if_indextoname, unsigned int, char *) \
+	X(struct if_nameindex *, if_nameindex, void) \
 	X(int, close, int) \
 	X(int, close_range, unsigned int, unsigned int, int) \
 	X(void, closefrom, int) \
