@@ -254,7 +254,7 @@ void fab_link_kill(struct fab_link *link)
 }
 
 struct fab_link *fab_link_new(struct fab_port *port, int fd,
-				 const char *path, bool tcp)
+				  const char *path, bool tcp)
 {
 	struct fab_link *link = calloc(1, sizeof(*link));
 

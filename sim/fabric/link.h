@@ -141,8 +141,9 @@ static inline ssize_t fab_sys_write(int fd, const void *buf, size_t len)
 
 /* A socket link of port on fd, to the port named path. */
 struct fab_link *fab_link_new(struct fab_port *port, int fd,
-				 const char *path, bool tcp);
-/* Marks the link dead: no more sends; its fd goes when it is pruned. */
+				  const char *path, bool tcp);
+/* Marks the link dead: its fd closed, its out-queue dropped (the link
+ * itself goes when the port prunes its links). */
 void fab_link_kill(struct fab_link *link);
 /* Sends what the out-queue holds, as far as the socket takes it. */
 void fab_link_flush(struct fab_link *link);
