@@ -12,6 +12,10 @@
  * meanwhile, so two adapters streaming at each other never wait on each
  * other. Receiving is in fabric_rx.c; link.h holds what both share.
  */
+#include <dirent.h>
+#include <limits.h>
+#include <signal.h>
+
 #include "link.h"
 
 static struct fab_port *local_ports[SIM_MAX_ADAPTERS];
@@ -127,6 +131,37 @@ static void sock_tune(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 }
 
+/*
+ * The socket and segment files of processes that are gone: a process
+ * killed by a signal leaves its own behind, and nothing else would ever
+ * remove them. A pid alive again belongs to a new process, which makes
+ * its files anew; that one's are kept.
+ */
+static void prune_dead_files(void)
+{
+	struct dirent *de;
+	DIR *d = opendir(sim_global.rundir);
+	char path[PATH_MAX];
+	unsigned int index;
+	char suffix[8];
+	int pid;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (sscanf(de->d_name, "fabric-%d-%u.%7s", &pid, &index,
+			   suffix) != 3 || pid <= 0 || pid == getpid() ||
+		    (strcmp(suffix, "sock") && strcmp(suffix, "mem")))
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", sim_global.rundir,
+			     de->d_name) < (int)sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+}
+
 static int port_listen(struct fab_port *port)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -139,6 +174,7 @@ static int port_listen(struct fab_port *port)
 		port->sock_path[0] = 0;
 		return -1;
 	}
+	prune_dead_files();
 	strcpy(sa.sun_path, port->sock_path);
 	fd = sim_fd_own(sim_libc.socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK |
 				   SOCK_CLOEXEC, 0));

@@ -13,6 +13,7 @@
  *
  * This file stands in for the engine: its engine_rx() checks packets.
  */
+#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -325,6 +326,40 @@ static void test_forked_child_close_keeps_parent(void **unused)
 	assert_int_not_equal(lstat(path, &st), 0);
 }
 
+/* A process killed by a signal leaves its socket and segment files; the
+ * next port opened in the run directory removes them, and only them. */
+static void test_dead_process_files_pruned(void **unused)
+{
+	char dead_sock[300], dead_mem[300], live_sock[300], other[300];
+	pid_t child = fork();
+	struct stat st;
+	int status;
+
+	assert_true(child >= 0);
+	if (!child)
+		_exit(0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	snprintf(dead_sock, sizeof(dead_sock), "%s/fabric-%d-0.sock",
+		 sim_global.rundir, (int)child);
+	snprintf(dead_mem, sizeof(dead_mem), "%s/fabric-%d-1.mem",
+		 sim_global.rundir, (int)child);
+	snprintf(live_sock, sizeof(live_sock), "%s/fabric-%d-0.sock",
+		 sim_global.rundir, (int)getppid());
+	snprintf(other, sizeof(other), "%s/fabric-%d-0.txt",
+		 sim_global.rundir, (int)child);
+	assert_int_equal(close(creat(dead_sock, 0600)), 0);
+	assert_int_equal(close(creat(dead_mem, 0600)), 0);
+	assert_int_equal(close(creat(live_sock, 0600)), 0);
+	assert_int_equal(close(creat(other, 0600)), 0);
+
+	port_open(1);
+	assert_int_not_equal(stat(dead_sock, &st), 0);
+	assert_int_not_equal(stat(dead_mem, &st), 0);
+	assert_int_equal(stat(live_sock, &st), 0);
+	assert_int_equal(stat(other, &st), 0);
+	fabric_close(port);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +369,8 @@ int main(void)
 			test_killed_peer_and_stale_registry, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_forked_child_close_keeps_parent, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_dead_process_files_pruned, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
