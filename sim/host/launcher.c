@@ -403,15 +403,10 @@ int main(int argc, char **argv)
 		case OPT_VERSION:
 			printf("pvrdma-sim %s\n", PVRDMA_SIM_VERSION);
 			return 0;
-		case ':':
-			fprintf(stderr, "%s: option '%s' needs a value\n",
-				prog, argv[optind - 1]);
-			fprintf(stderr,
-				"Try '%s --help' for more information.\n",
-				prog);
-			return 2;
-		default:
-			fprintf(stderr, "%s: unrecognized option '%s'\n",
+		default:	/* ':' an option without its value, or '?' */
+			fprintf(stderr, c == ':' ?
+				"%s: option '%s' needs a value\n" :
+				"%s: unrecognized option '%s'\n",
 				prog, argv[optind - 1]);
 			fprintf(stderr,
 				"Try '%s --help' for more information.\n",
