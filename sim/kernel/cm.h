@@ -32,6 +32,7 @@
 
 #include "kernel.h"
 #include "libc.h"
+#include "uaccess.h"
 
 #ifndef AF_IB
 #define AF_IB 27
@@ -193,6 +194,22 @@ struct ucma_event *ucma_event_queue(struct cm_id *id, uint32_t event,
 struct cm_id *ucma_child_alloc(struct cm_id *listener);
 /* Drops id's queued events (cm_lock held). */
 void ucma_event_drop_id(struct cm_id *id);
+
+/*
+ * Commands and responses are at addresses the application gave: a bad one
+ * must be EFAULT, as copy_*_user() make it, not a crash of the caller.
+ * The kernel model's user copies (uaccess.c), as a negative errno, as the
+ * rdma_cm handlers return errors.
+ */
+static inline int copy_to_user(uint64_t ptr, const void *src, size_t len)
+{
+	return -sim_copy_to_user(ptr, src, len);
+}
+
+static inline int copy_from_user(void *dst, uint64_t ptr, size_t len)
+{
+	return -sim_copy_from_user(dst, ptr, len);
+}
 
 /* ---- ucma_addr.c: the address commands (cm_lock held) ---- */
 int ucma_bind_id(struct cm_id *id, const struct sockaddr *sa);

@@ -27,7 +27,6 @@
 #include <sys/uio.h>
 
 #include "cm.h"
-#include "uaccess.h"
 
 pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
 struct cm_id *cm_ids;
@@ -52,16 +51,6 @@ static struct ucma_mc *mcs;
 static uint32_t mc_next;
 
 /* ---- helpers ---- */
-
-/*
- * Responses go to an address the application gave: a bad one must be
- * EFAULT, as copy_to_user() makes it, not a crash of the caller. The
- * kernel model's user copies (uaccess.c), as a negative errno.
- */
-static int copy_to_user(uint64_t ptr, const void *src, size_t len)
-{
-	return -sim_copy_to_user(ptr, src, len);
-}
 
 static void file_update_readiness(struct ucma_file *file)
 {

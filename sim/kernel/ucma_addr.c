@@ -10,18 +10,6 @@
 #include <string.h>
 
 #include "cm.h"
-#include "uaccess.h"
-
-/* Responses go to an address the application gave (see ucma.c). */
-static int copy_to_user(uint64_t ptr, const void *src, size_t len)
-{
-	return -sim_copy_to_user(ptr, src, len);
-}
-
-static int copy_from_user(void *dst, uint64_t ptr, size_t len)
-{
-	return -sim_copy_from_user(dst, ptr, len);
-}
 
 /* ---- address binding (rdma_bind_addr) ---- */
 
