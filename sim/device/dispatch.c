@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "direct.h"
 #include "engine.h"
 
 static void rx_inline(struct engine *eng);
@@ -190,6 +191,8 @@ static void arm_late(struct sim_cq *cq)
 	if (!sim_ring_idx_valid(tail, r.nelems) ||
 	    !sim_ring_idx_valid(head, r.nelems) || tail == head)
 		return;
+	/* Same-host requesters' CQEs have no entry there: any may be. */
+	sol = cq->shared;
 	for (; head != tail && cq->cqe_solicited;
 	     head = sim_ring_idx_next(head, r.nelems))
 		sol |= cq->cqe_solicited[sim_ring_slot(head, r.nelems)];
@@ -224,6 +227,7 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 		else if ((value & SIM_UAR_CQ_ARM_SOL) &&
 			 cq->armed == SIM_CQ_ARM_NONE)
 			cq->armed = SIM_CQ_ARM_SOLICITED;
+		direct_cq_publish(cq);	/* before the trap returns */
 		if (late && cq->armed != SIM_CQ_ARM_NONE)
 			arm_late(cq);
 		return;
