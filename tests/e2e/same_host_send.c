@@ -18,14 +18,22 @@
  *     IBV_WC_REM_INV_REQ_ERR, the server's receive in IBV_WC_LOC_LEN_ERR.
  * With --mode srq the server's QP takes its receives from an SRQ.
  *
+ * Mode churn: CHURN_ROUNDS times the server creates a receive CQ and a QP,
+ * the client connects its QP to it and sends one SEND, and the server
+ * destroys both: the ring files the server keeps for requesters are closed
+ * with their objects (its descriptors are as many as before), and the
+ * client's mappings of the server's rings stay bounded (they would grow
+ * by two a round if they leaked).
+ *
  * The same program passes on the socket fabric (--no-single-copy); its
  * script checks with --stats which path the SENDs took.
  *
- *   same_host_send --server|--client --port P --mode rq|srq
+ *   same_host_send --server|--client --port P --mode rq|srq|churn
  */
 #include "e2e_common.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +46,10 @@
 #define BUF_SIZE	(WRITE_AREA + (64u << 10))
 #define FIRST_SGE	1000u		/* a receive's first SGE */
 #define SHORT_RECV	10u
+#define CHURN_ROUNDS	300u
+/* Ring mappings a process may have besides the peers' it caches: its own
+ * rings, twice each (its mapping and the device's). */
+#define MAX_RING_MAPS	96u
 
 struct msg {
 	enum ibv_wr_opcode opcode;
@@ -239,6 +251,115 @@ static void client(struct ctx *c)
 	printf("client: every SEND as the IB spec has it\n");
 }
 
+static unsigned int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned int n = 0;
+
+	E2E_CHECK(d, "/proc/self/fd: %s", strerror(errno));
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static unsigned int count_ring_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned int n = 0;
+
+	E2E_CHECK(f, "/proc/self/maps: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "pvrdma-ring") != NULL;
+	fclose(f);
+	return n;
+}
+
+static void churn(struct ctx *c, const struct e2e_rc_opts *opts,
+		  bool is_server)
+{
+	struct e2e_peer me = { 0 }, peer;
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	unsigned int round, fds = 0, maps;
+	struct ibv_cq *rcq = NULL;
+	struct ibv_qp *qp = c->qp;
+	struct ibv_wc wc;
+
+	for (round = 0; round < CHURN_ROUNDS; round++) {
+		if (is_server) {
+			struct ibv_qp_init_attr qa = {
+				.send_cq = c->scq, .qp_type = IBV_QPT_RC,
+				.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+					 .max_send_sge = 1,
+					 .max_recv_sge = 1 },
+			};
+
+			if (round == 1)
+				fds = count_fds();
+			rcq = ibv_create_cq(c->d.ctx, 4, NULL, NULL, 0);
+			E2E_CHECK(rcq, "ibv_create_cq: %s", strerror(errno));
+			qa.recv_cq = rcq;
+			qp = ibv_create_qp(c->d.pd, &qa);
+			E2E_CHECK(qp, "ibv_create_qp: %s", strerror(errno));
+		} else {
+			E2E_CHECK(!ibv_modify_qp(qp, &reset, IBV_QP_STATE),
+				  "modify to RESET: %s", strerror(errno));
+		}
+		e2e_qp_to_init(qp, IBV_QPT_RC);
+		me.rc_qpn = qp->qp_num;
+		me.psn = round;
+		me.rkey = c->mr->rkey;
+		me.addr = (uintptr_t)c->buf;
+		memcpy(me.gid, c->d.gid.raw, 16);
+		e2e_exchange(c->sock, &me, &peer);
+		e2e_rc_connect(&c->d, qp, me.psn, &peer, opts);
+		if (is_server) {
+			struct ibv_sge sge = {
+				.addr = (uintptr_t)c->buf, .length = 64,
+				.lkey = c->mr->lkey,
+			};
+			struct ibv_recv_wr wr = {
+				.wr_id = round, .sg_list = &sge, .num_sge = 1,
+			}, *bad;
+
+			E2E_CHECK(!ibv_post_recv(qp, &wr, &bad),
+				  "ibv_post_recv: %s", strerror(errno));
+		}
+		e2e_sync(c->sock, "round");
+		if (is_server) {
+			e2e_poll_one(rcq, &wc, "a SEND of the round");
+			E2E_CHECK(wc.status == IBV_WC_SUCCESS &&
+				  wc.wr_id == round && wc.byte_len == 64,
+				  "round %u: status %s", round,
+				  ibv_wc_status_str(wc.status));
+		} else {
+			send_one(c, round, IBV_WR_SEND, 64, 0, false, round);
+			sent(c, round, IBV_WC_SUCCESS, "a SEND of the round");
+		}
+		e2e_sync(c->sock, "round done");
+		if (is_server) {
+			E2E_CHECK(!ibv_destroy_qp(qp), "ibv_destroy_qp: %s",
+				  strerror(errno));
+			E2E_CHECK(!ibv_destroy_cq(rcq), "ibv_destroy_cq: %s",
+				  strerror(errno));
+		}
+	}
+	if (is_server) {
+		E2E_CHECK(count_fds() == fds, "%u descriptors after %u QPs "
+			  "and CQs came and went, %u before", count_fds(),
+			  CHURN_ROUNDS, fds);
+		printf("churn: %u QPs and CQs, no descriptor kept\n",
+		       CHURN_ROUNDS);
+	} else {
+		maps = count_ring_maps();
+		E2E_CHECK(maps <= MAX_RING_MAPS, "%u ring mappings after "
+			  "%u peer QPs", maps, CHURN_ROUNDS);
+		printf("churn: %u peer QPs, %u ring mappings\n",
+		       CHURN_ROUNDS, maps);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct e2e_args args;
@@ -254,8 +375,9 @@ int main(int argc, char **argv)
 	e2e_parse_args(argc, argv, &args);
 	E2E_CHECK(!args.single, "--server or --client");
 	E2E_CHECK(args.mode && (!strcmp(args.mode, "rq") ||
-				!strcmp(args.mode, "srq")),
-		  "--mode rq or srq");
+				!strcmp(args.mode, "srq") ||
+				!strcmp(args.mode, "churn")),
+		  "--mode rq, srq or churn");
 	srq = !strcmp(args.mode, "srq");
 	e2e_open(&c.d, args.dev, args.gid_index);
 	c.ch = ibv_create_comp_channel(c.d.ctx);
@@ -299,7 +421,9 @@ int main(int argc, char **argv)
 	e2e_exchange(c.sock, &me, &c.peer);
 	e2e_rc_connect(&c.d, c.qp, me.psn, &c.peer, &opts);
 	e2e_sync(c.sock, "connected");
-	if (args.server)
+	if (!strcmp(args.mode, "churn"))
+		churn(&c, &opts, args.server);
+	else if (args.server)
 		server(&c);
 	else
 		client(&c);
