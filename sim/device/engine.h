@@ -29,6 +29,8 @@
  *               device: struct sim_device_ops
  *   async.c     --async-mode: the device thread polls an active adapter
  *   direct.c    same-host one-sided operations in one copy (direct.h),
+ *   direct_send.c  same-host SENDs: a receive of the target taken,
+ *               its CQE written, by the requester
  *   publish.c   and what a target publishes for them
  *
  * Everything except the doorbell queue runs with dev->lock held, so the

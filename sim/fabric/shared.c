@@ -10,7 +10,10 @@
  * owner changes entries only under the segment lock, so a requester holding
  * the lock sees whole entries. MRs sit at their key (keys are 1..65536), QPs
  * at their QPN modulo the table size; a QP whose slot another live QP holds
- * is simply not published (its requesters use the socket fabric).
+ * is simply not published (its requesters use the socket fabric). A QP's
+ * receive side is valid with its QP; CQs and SRQs sit at their number
+ * modulo their table's size (numbers are below it), reached only through
+ * a QP that names them.
  *
  * The device reaches these files through system calls, never through the
  * application's interposed libc.

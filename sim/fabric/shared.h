@@ -5,11 +5,17 @@
  * run directory (<rundir>/fabric-<pid>-<index>.mem, beside its socket), what
  * a requester on another adapter needs to execute a one-sided operation
  * against it by itself: its MR table (key, range, access, PD) and its QPs
- * as a responder sees them (QPN, PD, access flags, state). One
+ * as a responder sees them (QPN, PD, access flags, state); and for a SEND,
+ * an RC QP's receive side (where its receive ring, its SRQ's, and its
+ * receive CQ's ring are, in memory files the target keeps open), the
+ * CQ's arm and overflow and the SRQ's limit. One
  * process-shared robust mutex per segment guards the tables and the target's
  * memory behind them: the owner takes it to change an entry, a requester to
  * check and copy, and every atomic through the adapter takes it, so each
- * atomic is atomic with respect to every other one.
+ * atomic is atomic with respect to every other one; the owner's device
+ * takes it around every receive it takes and every CQE it writes to a
+ * published CQ, so that it and the requesters use those rings one at a
+ * time. The owner's thread may take it again while it holds it.
  *
  * The segment is a sparse file: pages are allocated as objects are created
  * in them, not by the device maxima. Owner calls run with the adapter's
