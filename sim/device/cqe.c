@@ -54,7 +54,8 @@ static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
 	ring = cq->ring;
 	if (sim_ring_reserve(&ring, &slot) != SIM_RING_READY) {
 		cq->overflowed = true;
-		direct_cq_publish(cq);
+		direct_cq_pull(cq);
+		direct_cq_publish(cq);	/* requesters write no more */
 		sim_device_upcalls.async_event(cq->uctx, cq->user_handle,
 					       IBV_EVENT_CQ_ERR,
 					       &cq->async_events_reported);
@@ -75,7 +76,10 @@ static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
 				  ring.elem_size] = solicited;
 	sim_ring_produce(&ring);	/* release: the CQE is complete */
 	stat_add(&dev->stats.cqes, 1);
+	direct_cq_pull(cq);		/* a requester may have taken it */
 	sim_device_upcalls.comp_event(cq, solicited);
+	if (cq->shared)
+		direct_cq_publish(cq);
 }
 
 /*

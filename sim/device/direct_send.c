@@ -7,8 +7,9 @@
  * with one process_vm_writev, and writes the target's CQE into its receive
  * CQ exactly as the target's responder would (resp.c), advancing the ring
  * indices with atomic stores. No thread of the target runs, unless its CQ
- * is armed: then a NOTIFY frame on the link has the target's device raise
- * the completion event with its own code.
+ * is armed: then the requester takes the arm (as the device disarms a CQ
+ * when it writes a CQE the arm covers) and a NOTIFY frame on the link has
+ * the target's device raise that arm's event with its own code.
  *
  * The rings are the target's pinned ring pages (sim/kernel/pin.c): the
  * target keeps each ring's memory file open and publishes where the rings
@@ -23,10 +24,11 @@
  *
  * Every consumer of those receive rings and producer of those CQs on the
  * device side (the target's own responder too) works under the target
- * segment's lock; the target's arm doorbell raises the arm it mirrors
- * there under the same lock. So a CQE is either written before an arm (the
- * application's poll after arming finds it) or after it (its writer sees
- * the arm and has the event raised).
+ * segment's lock; a published CQ's arm lives in the segment too, set by
+ * the target's arm doorbell under the same lock. So a CQE is either
+ * written before an arm (the application's poll after arming finds it)
+ * or after it (its writer takes the arm and has the event raised), and an
+ * arm the application makes before the NOTIFY arrives is a new one.
  *
  * Only success is decided here, as in direct.c. A QP that is not ready,
  * no receive posted (the RNR NAK and its retries), a receive too short or

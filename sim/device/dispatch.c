@@ -222,14 +222,19 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 		cq = sim_table_get(&dev->cqs, h);
 		if (!cq || cq->uctx != uctx)
 			break;
+		/* Same-host requesters see the arm before the trap
+		 * returns (direct_send.c). */
+		direct_own_lock(dev);
+		direct_cq_pull(cq);
 		if (value & SIM_UAR_CQ_ARM)
 			cq->armed = SIM_CQ_ARM_NEXT;
 		else if ((value & SIM_UAR_CQ_ARM_SOL) &&
 			 cq->armed == SIM_CQ_ARM_NONE)
 			cq->armed = SIM_CQ_ARM_SOLICITED;
-		direct_cq_publish(cq);	/* before the trap returns */
 		if (late && cq->armed != SIM_CQ_ARM_NONE)
 			arm_late(cq);
+		direct_cq_publish(cq);
+		direct_own_unlock(dev);
 		return;
 	case PVRDMA_UAR_SRQ_OFFSET:
 		srq = sim_table_get(&dev->srqs, h);

@@ -106,6 +106,28 @@ void direct_cq_publish(struct sim_cq *cq)
 		shared_cq_publish(cq->uctx->dev->index, cq->cqn, &v);
 }
 
+void direct_cq_pull(struct sim_cq *cq)
+{
+	int armed;
+
+	if (!cq->shared)
+		return;
+	armed = shared_cq_arm_of(cq->uctx->dev->index, cq->cqn);
+	if (armed >= 0)
+		cq->armed = armed;
+}
+
+void direct_cq_notified(struct sim_cq *cq)
+{
+	struct sim_dev *dev = cq->uctx->dev;
+
+	direct_own_lock(dev);
+	cq->armed = SIM_CQ_ARM_NEXT;	/* the arm the requester took */
+	sim_device_upcalls.comp_event(cq, true);
+	direct_cq_pull(cq);
+	direct_own_unlock(dev);
+}
+
 void direct_srq_publish(const struct sim_srq *srq)
 {
 	shared_srq_publish(srq->uctx->dev->index, srq->srqn, srq->limit);

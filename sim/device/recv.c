@@ -202,11 +202,9 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 		break;
 	case FAB_NOTIFY:
 		/* A same-host requester wrote a CQE for the QP into its
-		 * receive CQ, which was armed (direct_send.c). */
+		 * receive CQ and took the CQ's arm (direct_send.c). */
 		if (e->qp->recv_cq)
-			sim_device_upcalls.comp_event(e->qp->recv_cq,
-						      h->flags &
-						      FAB_F_SOLICITED);
+			direct_cq_notified(e->qp->recv_cq);
 		break;
 	case FAB_ACK:
 	case FAB_NAK:

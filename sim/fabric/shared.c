@@ -377,6 +377,21 @@ void shared_cq_publish(unsigned int adapter, uint32_t cqn,
 	shared_unlock(seg);
 }
 
+int shared_cq_arm_of(unsigned int adapter, uint32_t cqn)
+{
+	struct shared_seg *seg = own_seg(adapter);
+	struct shm_cq *c;
+	int armed = -1;
+
+	if (!seg || !shared_lock(seg))
+		return -1;
+	c = cq_slot(seg, cqn);
+	if (c->valid && c->cqn == cqn)
+		armed = c->armed;
+	shared_unlock(seg);
+	return armed;
+}
+
 void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit)
 {
 	struct shared_seg *seg = own_seg(adapter);

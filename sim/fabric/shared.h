@@ -115,6 +115,8 @@ void shared_recv_publish(unsigned int adapter, uint32_t qpn,
  * it under the segment lock before an arm returns to the application. */
 void shared_cq_publish(unsigned int adapter, uint32_t cqn,
 		       const struct shared_cq_view *cq);
+/* The arm of a published CQ as requesters left it; -1: not published. */
+int shared_cq_arm_of(unsigned int adapter, uint32_t cqn);
 /* An SRQ's limit (0: disarmed). */
 void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit);
 /* The adapter's own segment lock, around what its device does to rings it

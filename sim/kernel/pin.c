@@ -24,10 +24,12 @@
  * some mapping of them. Its fd is kept until the object is destroyed, so
  * that a same-host requester can map the rings too (pidfd_getfd: the
  * device serves every process of the host), when the file is the whole
- * view (no page aliased) and a descriptor is free in the upper half of the
- * process's limit: the application's own descriptors, allocated lowest
- * first, keep the lower half, and a ring without one is reached only
- * through the fabric. All mappings are made with raw
+ * view (no page aliased) and a descriptor is free from PIN_FD_FLOOR (or
+ * half the process's limit, if that is lower) on: the application's own
+ * descriptors, allocated lowest first, keep those below, and a ring
+ * without one is reached only through the fabric. The floor is not
+ * higher: the kernel sizes a process's descriptor table by its highest
+ * descriptor, and copies it at each fork. All mappings are made with raw
  * system calls, so that the sim's own mmap/munmap interposition never
  * sees them. A process-wide lock orders pins of different adapters.
  *
@@ -70,10 +72,12 @@ static void sys_munmap(void *addr, size_t len)
 	sim_sys_munmap(addr, len);
 }
 
+#define PIN_FD_FLOOR	4096
+
 static _Atomic uint64_t pin_ids;
 
-/* Keeps fd, the whole view's memory file, at a descriptor of the upper
- * half of the limit; -1 when there is none or the file is not whole. */
+/* Keeps fd, the whole view's memory file, at a descriptor from the floor
+ * on; -1 when there is none or the file is not whole. */
 static void pin_keep_fd(struct sim_pin *pin, int fd, bool whole)
 {
 	struct rlimit rl;
@@ -86,8 +90,8 @@ static void pin_keep_fd(struct sim_pin *pin, int fd, bool whole)
 	    rl.rlim_cur < 64 || sim_sys(SYS_fstat, fd, &st, 0))
 		return;
 	kept = sim_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC,
-		       (long)(rl.rlim_cur > INT32_MAX ? INT32_MAX / 2 :
-						       rl.rlim_cur / 2));
+		       (long)(rl.rlim_cur / 2 < PIN_FD_FLOOR ? rl.rlim_cur / 2 :
+							       PIN_FD_FLOOR));
 	if (kept < 0)
 		return;
 	pin->fd = (int)kept;

@@ -10,7 +10,10 @@
  *   - an RC QP's receive side (its RQ or its SRQ's ring, its receive CQ's,
  *     where each is in the memory file its pin keeps) with the CQ's arm,
  *     which follows the CQ's, and the SRQ's limit; none for a UD QP or a
- *     ring whose pin kept no file.
+ *     ring whose pin kept no file;
+ *   - a requester that took a CQ's arm gets its event raised by the
+ *     target's NOTIFY even when the application armed the CQ again in
+ *     between, and that new arm stays for the next CQE.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -250,11 +253,73 @@ static void test_recv_side(void **unused)
 	direct_qp_withdraw(&qp);
 }
 
+static unsigned int events;
+
+static void count_event(struct sim_cq *cq, bool solicited)
+{
+	(void)solicited;
+	if (cq->armed == SIM_CQ_ARM_NONE)
+		return;
+	cq->armed = SIM_CQ_ARM_NONE;
+	events++;
+}
+
+static void test_notify_after_rearm(void **unused)
+{
+	static uint8_t cmem[2 * 4096], qmem[2 * 4096];
+	struct sim_cq cq = {
+		.cqn = 6, .uctx = &uctx,
+		.ring = { .state = (struct pvrdma_ring *)(cmem + 8),
+			  .elems = cmem + 4096, .nelems = 16,
+			  .elem_size = 64 },
+		.ring_pin = { .base = cmem, .len = sizeof(cmem), .fd = 100,
+			      .ino = 1000, .id = 11 },
+		.armed = SIM_CQ_ARM_NEXT,
+	};
+	struct sim_qp qp = {
+		.qpn = 0x66, .type = IBV_QPT_RC, .pd = &pd, .uctx = &uctx,
+		.recv_cq = &cq,
+		.rq = { .state = (struct pvrdma_ring *)(qmem + 8),
+			.elems = qmem + 4096, .nelems = 16, .elem_size = 64 },
+		.ring_pin = { .base = qmem, .len = sizeof(qmem), .fd = 101,
+			      .ino = 1001, .id = 12 },
+		.attr = { .state = IBV_QPS_RTS },
+	};
+	struct shared_seg *seg;
+
+	sim_device_upcalls.comp_event = count_event;
+	sim_dev_shared_open(&target);
+	direct_qp_publish(&qp);
+	seg = target_seg();
+
+	/* A requester writes a CQE and takes the arm... */
+	assert_true(shared_lock(seg));
+	shared_cq_disarm(seg, 6);
+	shared_unlock(seg);
+	/* ...the application arms again before the NOTIFY arrives... */
+	direct_cq_pull(&cq);
+	cq.armed = SIM_CQ_ARM_NEXT;
+	direct_cq_publish(&cq);
+	/* ...which raises the event of the arm taken, and the new arm
+	 * stays: the next requester's CQE has its event too. */
+	direct_cq_notified(&cq);
+	assert_int_equal(events, 1);
+	assert_int_equal(cq.armed, SIM_CQ_ARM_NEXT);
+	assert_true(shared_lock(seg));
+	shared_cq_disarm(seg, 6);
+	shared_unlock(seg);
+	direct_cq_notified(&cq);
+	assert_int_equal(events, 2);
+	assert_int_equal(cq.armed, SIM_CQ_ARM_NONE);
+	direct_qp_withdraw(&qp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mr_and_qp),
 		cmocka_unit_test(test_recv_side),
+		cmocka_unit_test(test_notify_after_rearm),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
