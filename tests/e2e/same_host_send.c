@@ -16,7 +16,9 @@
  *     one, then both sides succeed;
  *   - a SEND longer than the posted receive: the client's WR ends in
  *     IBV_WC_REM_INV_REQ_ERR, the server's receive in IBV_WC_LOC_LEN_ERR.
- * With --mode srq the server's QP takes its receives from an SRQ.
+ * With --mode srq the server's QP takes its receives from an SRQ, whose
+ * limit (3) is reached in the first run of messages: its
+ * IBV_EVENT_SRQ_LIMIT_REACHED comes once.
  *
  * Mode churn: CHURN_ROUNDS times the server creates a receive CQ and a QP,
  * the client connects its QP to it and sends one SEND, and the server
@@ -35,6 +37,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,7 @@
 #define BUF_SIZE	(WRITE_AREA + (64u << 10))
 #define FIRST_SGE	1000u		/* a receive's first SGE */
 #define SHORT_RECV	10u
+#define SRQ_LIMIT	3u
 #define CHURN_ROUNDS	300u
 /* Ring mappings a process may have besides the peers' it caches: its own
  * rings, twice each (its mapping and the device's). */
@@ -127,6 +131,24 @@ static void arm(struct ctx *c, bool solicited)
 		  "ibv_req_notify_cq: %s", strerror(errno));
 }
 
+/* The SRQ's limit was reached once. */
+static void srq_limit_event(struct ctx *c)
+{
+	struct pollfd pfd = { .fd = c->d.ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	E2E_CHECK(poll(&pfd, 1, E2E_WAIT_SECONDS * 1000) == 1,
+		  "no SRQ limit event");
+	E2E_CHECK(!ibv_get_async_event(c->d.ctx, &ev),
+		  "ibv_get_async_event: %s", strerror(errno));
+	E2E_CHECK(ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
+		  ev.element.srq == c->srq, "async event %s, want "
+		  "SRQ_LIMIT_REACHED", ibv_event_type_str(ev.event_type));
+	ibv_ack_async_event(&ev);
+	E2E_CHECK(poll(&pfd, 1, 0) == 0, "a second async event");
+	printf("SRQ limit reached: one event\n");
+}
+
 static void server(struct ctx *c)
 {
 	struct e2e_wc_expect exp;
@@ -136,6 +158,12 @@ static void server(struct ctx *c)
 
 	for (i = 0; i < NMSGS; i++)
 		post_recv(c, i, SLOT);
+	if (c->srq) {
+		struct ibv_srq_attr sa = { .srq_limit = SRQ_LIMIT };
+
+		E2E_CHECK(!ibv_modify_srq(c->srq, &sa, IBV_SRQ_LIMIT),
+			  "ibv_modify_srq: %s", strerror(errno));
+	}
 	arm(c, msgs[0].solicited);
 	e2e_sync(c->sock, "receives posted");
 	for (i = 0; i < NMSGS; i++) {
@@ -168,6 +196,8 @@ static void server(struct ctx *c)
 		e2e_sync(c->sock, "got it");
 	}
 	printf("sleeping target: %zu messages, one event each\n", NMSGS);
+	if (c->srq)
+		srq_limit_event(c);
 
 	/* RNR: the client sends first, the receive comes later. */
 	arm(c, false);
