@@ -279,6 +279,10 @@ static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 		} while (got < 0 && errno == EINTR);
 		if (!copied(got, wr->total_len))
 			return false;
+	} else if (sim_sys(SYS_kill, shared_pid(seg), 0, 0) == -ESRCH) {
+		/* No copy to tell that the target is gone: its rings may
+		 * still be mapped here, its retry count must run out. */
+		return false;
 	}
 	recv_cqe_fill(&c, r.qp_handle, r.port_num, rwr.wr_id, h,
 		      write ? PVRDMA_WC_RECV_RDMA_WITH_IMM : PVRDMA_WC_RECV,

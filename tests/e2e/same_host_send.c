@@ -30,7 +30,13 @@
  * The same program passes on the socket fabric (--no-single-copy); its
  * script checks with --stats which path the SENDs took.
  *
- *   same_host_send --server|--client --port P --mode rq|srq|churn
+ * Mode gone: the client's first empty SEND lands (the server's rings are
+ * mapped in the client from then on), the server exits with a receive
+ * still posted, and the client's second empty SEND must end in
+ * IBV_WC_RETRY_EXC_ERR: no copy tells that the target is gone, yet a SEND
+ * to it must not succeed.
+ *
+ *   same_host_send --server|--client --port P --mode rq|srq|churn|gone
  */
 #include "e2e_common.h"
 
@@ -38,6 +44,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,6 +407,39 @@ static void churn(struct ctx *c, const struct e2e_rc_opts *opts,
 	}
 }
 
+static void gone(struct ctx *c, bool is_server)
+{
+	pid_t pid = getpid();
+	unsigned int i;
+	char byte;
+
+	e2e_send_all(c->sock, &pid, sizeof(pid));
+	E2E_CHECK(e2e_recv_all(c->sock, &pid, sizeof(pid)), "peer went away");
+	if (is_server) {
+		post_recv(c, 0, SLOT);
+		post_recv(c, 1, SLOT);
+		e2e_sync(c->sock, "posted");
+		e2e_sync(c->sock, "first");
+		printf("passed: exiting with a receive posted\n");
+		fflush(stdout);
+		_exit(0);
+	}
+	e2e_sync(c->sock, "posted");
+	send_one(c, 1, IBV_WR_SEND, 0, 0, false, 0);
+	sent(c, 1, IBV_WC_SUCCESS, "an empty SEND");
+	e2e_sync(c->sock, "first");
+	/* The server is gone once its socket closes and it is reaped. */
+	E2E_CHECK(!e2e_recv_all(c->sock, &byte, 1), "the server stayed");
+	for (i = 0; i < E2E_WAIT_SECONDS * 100 && !kill(pid, 0); i++)
+		usleep(10000);
+	E2E_CHECK(kill(pid, 0) && errno == ESRCH, "the server stayed");
+	send_one(c, 2, IBV_WR_SEND, 0, 0, false, 0);
+	sent(c, 2, IBV_WC_RETRY_EXC_ERR, "an empty SEND to a target gone");
+	printf("empty SEND to a target gone: RETRY_EXC_ERR\n");
+	printf("passed\n");
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	struct e2e_args args;
@@ -416,9 +456,16 @@ int main(int argc, char **argv)
 	E2E_CHECK(!args.single, "--server or --client");
 	E2E_CHECK(args.mode && (!strcmp(args.mode, "rq") ||
 				!strcmp(args.mode, "srq") ||
-				!strcmp(args.mode, "churn")),
-		  "--mode rq, srq or churn");
+				!strcmp(args.mode, "churn") ||
+				!strcmp(args.mode, "gone")),
+		  "--mode rq, srq, churn or gone");
 	srq = !strcmp(args.mode, "srq");
+	if (!strcmp(args.mode, "gone")) {
+		/* ~17 ms a try, 2 retries: a target that is gone fails the
+		 * SEND in well under a second. */
+		opts.timeout = 12;
+		opts.retry_cnt = 2;
+	}
 	e2e_open(&c.d, args.dev, args.gid_index);
 	c.ch = ibv_create_comp_channel(c.d.ctx);
 	E2E_CHECK(c.ch, "ibv_create_comp_channel: %s", strerror(errno));
@@ -463,6 +510,8 @@ int main(int argc, char **argv)
 	e2e_sync(c.sock, "connected");
 	if (!strcmp(args.mode, "churn"))
 		churn(&c, &opts, args.server);
+	else if (!strcmp(args.mode, "gone"))
+		gone(&c, args.server);
 	else if (args.server)
 		server(&c);
 	else
