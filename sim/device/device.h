@@ -150,7 +150,7 @@ struct sim_cq {
 	uint32_t async_events_reported;
 	unsigned int refs;		/* QPs using it */
 	bool overflowed;
-	bool shared;			/* same-host requesters write CQEs */
+	bool shared;			/* same-host requesters write */
 	uint8_t *cqe_solicited;		/* engine: per slot, solicited/error */
 };
 

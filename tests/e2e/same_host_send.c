@@ -65,7 +65,7 @@
 struct msg {
 	enum ibv_wr_opcode opcode;
 	uint32_t len;
-	bool solicited;			/* and the CQ armed solicited-only */
+	bool solicited;			/* the CQ armed solicited-only */
 };
 
 static const struct msg msgs[] = {

@@ -45,7 +45,7 @@ case " ${E2E_SIM_OPTS:-} " in
 		e2e_fail "single_copy $copies with --no-single-copy" ;;
 *)
 	[ "${copies:-0}" -ge "$want" ] ||
-		e2e_fail "single_copy ${copies:-none}: the SENDs took the fabric" ;;
+		e2e_fail "single_copy ${copies:-none}: SENDs took the fabric" ;;
 esac
 # Counters of the server that is still there at the end.
 if [ "$mode" = churn ] || [ "$mode" = gone ]; then
