@@ -123,7 +123,13 @@ void engine_cq_destroy(struct sim_cq *cq)
 
 void engine_srq_modified(struct sim_srq *srq)
 {
+	direct_srq_publish(srq);
 	srq_limit_check(srq);
+}
+
+void engine_cq_armed(struct sim_cq *cq)
+{
+	direct_cq_publish(cq);
 }
 
 /* The engine as the kernel's device (device.h). */
@@ -133,4 +139,5 @@ const struct sim_device_ops sim_engine_ops = {
 	.qp_destroy = engine_qp_destroy,
 	.cq_destroy = engine_cq_destroy,
 	.srq_modified = engine_srq_modified,
+	.cq_armed = engine_cq_armed,
 };

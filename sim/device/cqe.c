@@ -41,22 +41,21 @@ uint8_t roce_packet_type(uint8_t network_type)
 	}
 }
 
-/*
- * Writes one CQE for qp into cq. A full CQ is not overwritten: the CQ is in
- * error (CQ_ERR, once) and the QP goes to the error state.
- */
-void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
-	       const struct pvrdma_cqe *src, bool solicited)
+/* The CQE into the ring, then its event (see cqe_write()). */
+static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
+			const struct pvrdma_cqe *src, bool solicited)
 {
 	struct sim_dev *dev = qp->uctx->dev;
 	struct sim_ring ring;
 	void *slot;
 
-	if (!cq || cq->overflowed)
+	if (cq->overflowed)
 		return;
 	ring = cq->ring;
 	if (sim_ring_reserve(&ring, &slot) != SIM_RING_READY) {
 		cq->overflowed = true;
+		direct_cq_pull(cq);
+		direct_cq_publish(cq);	/* requesters write no more */
 		sim_device_upcalls.async_event(cq->uctx, cq->user_handle,
 					       IBV_EVENT_CQ_ERR,
 					       &cq->async_events_reported);
@@ -77,7 +76,32 @@ void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 				  ring.elem_size] = solicited;
 	sim_ring_produce(&ring);	/* release: the CQE is complete */
 	stat_add(&dev->stats.cqes, 1);
+	direct_cq_pull(cq);		/* a requester may have taken it */
 	sim_device_upcalls.comp_event(cq, solicited);
+	if (cq->shared)
+		direct_cq_publish(cq);
+}
+
+/*
+ * Writes one CQE for qp into cq. A full CQ is not overwritten: the CQ is in
+ * error (CQ_ERR, once) and the QP goes to the error state.
+ */
+void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
+	       const struct pvrdma_cqe *src, bool solicited)
+{
+	struct sim_dev *dev = qp->uctx->dev;
+
+	if (!cq)
+		return;
+	/* Same-host requesters write CQEs into a published CQ too
+	 * (direct_send.c): one producer at a time. */
+	if (cq->shared) {
+		direct_own_lock(dev);
+		cqe_produce(qp, cq, src, solicited);
+		direct_own_unlock(dev);
+		return;
+	}
+	cqe_produce(qp, cq, src, solicited);
 }
 
 void cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,

@@ -86,6 +86,14 @@ struct sim_pin {
 	uint8_t *base;
 	size_t len;
 	size_t off[2];
+	/* The memory file behind base, kept open so that same-host
+	 * requesters can map the rings too (publish.c): -1 when the view is
+	 * not all of that file's (a shared page aliased) or no fd was left
+	 * for it. ino names the file; id, never reused in the process,
+	 * names the pin. */
+	int fd;
+	uint64_t ino;
+	uint64_t id;
 };
 
 struct sim_dev;
@@ -142,6 +150,7 @@ struct sim_cq {
 	uint32_t async_events_reported;
 	unsigned int refs;		/* QPs using it */
 	bool overflowed;
+	bool shared;			/* same-host requesters write */
 	uint8_t *cqe_solicited;		/* engine: per slot, solicited/error */
 };
 
@@ -270,6 +279,8 @@ struct sim_device_ops {
 	void (*qp_destroy)(struct sim_qp *qp);
 	void (*cq_destroy)(struct sim_cq *cq);
 	void (*srq_modified)(struct sim_srq *srq);
+	/* cq->armed was set by a command (optional) */
+	void (*cq_armed)(struct sim_cq *cq);
 };
 
 /* The device the kernel model drives: the engine's (sim_engine_ops)
@@ -304,6 +315,7 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state);
 void engine_qp_destroy(struct sim_qp *qp);
 void engine_cq_destroy(struct sim_cq *cq);
 void engine_srq_modified(struct sim_srq *srq);
+void engine_cq_armed(struct sim_cq *cq);
 
 /* One packet arrived at the adapter owner (a struct sim_dev) from the
  * fabric: its receive callback (struct fab_adapter). */

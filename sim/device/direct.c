@@ -288,6 +288,12 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	uint64_t orig = 0, bytes = 0;
 	int n = 0;
 
+	if (wr->opcode == PVRDMA_WR_SEND ||
+	    wr->opcode == PVRDMA_WR_SEND_WITH_IMM ||
+	    wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM) {
+		*status = PVRDMA_WC_SUCCESS;
+		return direct_send_execute(qp, link, wr, done_wrs);
+	}
 	if (wr->opcode != PVRDMA_WR_RDMA_WRITE &&
 	    wr->opcode != PVRDMA_WR_RDMA_READ &&
 	    wr->opcode != PVRDMA_WR_ATOMIC_CMP_AND_SWP &&
@@ -334,4 +340,14 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	atomic_fetch_add_explicit(&dev->stats.single_copy, n_done,
 				  memory_order_relaxed);
 	return n_done;
+}
+
+bool direct_enabled(void)
+{
+	return enabled();
+}
+
+void direct_refuse(const char *why)
+{
+	refuse(why);
 }

@@ -37,5 +37,33 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
  * (created, modified, in error), and its end (dev->lock held). */
 void direct_qp_publish(const struct sim_qp *qp);
 void direct_qp_withdraw(const struct sim_qp *qp);
+/*
+ * The arm of a published CQ lives in the segment, where requesters that
+ * write a CQE the arm covers take it (and send a NOTIFY): the device pulls
+ * it before it decides on an event or a new arm and publishes it after,
+ * all under direct_own_lock(). direct_cq_publish() also publishes the
+ * overflow. direct_cq_notified(): a requester took the arm, the event is
+ * due whatever the CQ's arm is now (the application may have armed it
+ * again since: that arm stays).
+ */
+void direct_cq_pull(struct sim_cq *cq);
+void direct_cq_publish(struct sim_cq *cq);
+void direct_cq_notified(struct sim_cq *cq);
+/* An SRQ's limit changed. */
+void direct_srq_publish(const struct sim_srq *srq);
+/* The adapter's own segment lock, around every take of a receive and
+ * every CQE written to a published CQ (dev->lock held; nests). */
+void direct_own_lock(struct sim_dev *dev);
+void direct_own_unlock(struct sim_dev *dev);
+
+/* direct_send.c: a SEND, SEND_WITH_IMM or RDMA_WRITE_WITH_IMM executed by
+ * the requester, as direct_execute() (which calls it) says. */
+unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
+				 const struct sim_send_wr *wr,
+				 const struct sim_send_wr **done_wrs);
+/* For it: the path is on (false: turned off or refused, said once), and
+ * the path is refused by the system. */
+bool direct_enabled(void);
+void direct_refuse(const char *why);
 
 #endif /* PVRDMA_SIM_DIRECT_H */

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "direct.h"
 #include "engine.h"
 
 static void rx_inline(struct engine *eng);
@@ -190,6 +191,8 @@ static void arm_late(struct sim_cq *cq)
 	if (!sim_ring_idx_valid(tail, r.nelems) ||
 	    !sim_ring_idx_valid(head, r.nelems) || tail == head)
 		return;
+	/* Same-host requesters' CQEs have no entry there: any may be. */
+	sol = cq->shared;
 	for (; head != tail && cq->cqe_solicited;
 	     head = sim_ring_idx_next(head, r.nelems))
 		sol |= cq->cqe_solicited[sim_ring_slot(head, r.nelems)];
@@ -219,6 +222,10 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 		cq = sim_table_get(&dev->cqs, h);
 		if (!cq || cq->uctx != uctx)
 			break;
+		/* Same-host requesters see the arm before the trap
+		 * returns (direct_send.c). */
+		direct_own_lock(dev);
+		direct_cq_pull(cq);
 		if (value & SIM_UAR_CQ_ARM)
 			cq->armed = SIM_CQ_ARM_NEXT;
 		else if ((value & SIM_UAR_CQ_ARM_SOL) &&
@@ -226,6 +233,8 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			cq->armed = SIM_CQ_ARM_SOLICITED;
 		if (late && cq->armed != SIM_CQ_ARM_NONE)
 			arm_late(cq);
+		direct_cq_publish(cq);
+		direct_own_unlock(dev);
 		return;
 	case PVRDMA_UAR_SRQ_OFFSET:
 		srq = sim_table_get(&dev->srqs, h);

@@ -29,6 +29,8 @@
  *               device: struct sim_device_ops
  *   async.c     --async-mode: the device thread polls an active adapter
  *   direct.c    same-host one-sided operations in one copy (direct.h),
+ *   direct_send.c  same-host SENDs: a receive of the target taken,
+ *               its CQE written, by the requester
  *   publish.c   and what a target publishes for them
  *
  * Everything except the doorbell queue runs with dev->lock held, so the
@@ -210,6 +212,10 @@ struct engine {
 	 * that long after the counters (async_seen) last moved */
 	unsigned long async_seen;
 	uint64_t async_until;
+	/* publish.c: the adapter's segment lock, taken once however deeply
+	 * direct_own_lock() nests (dev->lock held) */
+	unsigned int own_depth;
+	bool own_locked;
 };
 
 /* thread.c: the device of each adapter, by dev->index. */
@@ -315,6 +321,11 @@ void acks_flush(struct engine *eng);
 void srq_limit_check(struct sim_srq *srq);
 enum recv_take recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr);
 void recv_consume(struct sim_qp *qp);
+/* The CQE of a successful receive of the message h, for the QP of
+ * qp_handle (the same-host requester writes it too, direct_send.c). */
+void recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
+		   uint8_t port_num, uint64_t wr_id, const struct fab_hdr *h,
+		   uint32_t opcode, uint32_t byte_len, uint32_t wc_flags);
 void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 		   const struct fab_hdr *h, uint32_t opcode,
 		   uint32_t byte_len, uint32_t wc_flags);

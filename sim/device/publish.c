@@ -7,10 +7,19 @@
  * views by adapter index; the device decides here what of its objects a
  * requester may reach. Each call runs with dev->lock held (the segment's
  * lock is taken after it).
+ *
+ * For a SEND executed by a same-host requester (direct_send.c) an RC QP
+ * publishes its receive side: its RQ ring or its SRQ's, its receive CQ's
+ * ring (each where the target keeps the ring's memory file, pin.c), the
+ * CQ's arm and the SRQ's limit. From then on the device takes receives
+ * from those rings and writes CQEs into that CQ only under the segment
+ * lock (direct_own_lock()), so that it and the requesters consume and
+ * produce the rings one at a time.
  */
 #include <assert.h>
 
 #include "direct.h"
+#include "engine.h"
 #include "shared.h"
 
 static_assert(SIM_MAX_MR <= SHARED_MR_KEYS, "the segment holds every key");
@@ -42,6 +51,117 @@ void sim_mr_withdraw(struct sim_dev *dev, const struct sim_mr *mr)
 	shared_mr_withdraw(dev->index, mr->rkey);
 }
 
+void direct_own_lock(struct sim_dev *dev)
+{
+	struct engine *eng = engine_of(dev);
+
+	/* Nested under dev->lock (a receive, then its CQE): the segment
+	 * mutex is taken once. */
+	if (eng && !eng->own_depth++)
+		eng->own_locked = shared_own_lock(dev->index);
+}
+
+void direct_own_unlock(struct sim_dev *dev)
+{
+	struct engine *eng = engine_of(dev);
+
+	if (eng && !--eng->own_depth && eng->own_locked) {
+		eng->own_locked = false;
+		shared_own_unlock(dev->index);
+	}
+}
+
+/* Where ring r is in the memory file of pin; false if it has none. */
+static bool ring_view(const struct sim_ring *r, const struct sim_pin *pin,
+		      struct shared_ring_view *v)
+{
+	const uint8_t *state = (const uint8_t *)r->state;
+
+	if (pin->fd < 0 || !pin->base || !r->state || !r->nelems ||
+	    state < pin->base || state + sizeof(*r->state) >
+	    pin->base + pin->len || r->elems < pin->base ||
+	    r->elems + (size_t)r->nelems * r->elem_size >
+	    pin->base + pin->len)
+		return false;
+	v->id = pin->id;
+	v->ino = pin->ino;
+	v->fd = pin->fd;
+	v->map_len = pin->len;
+	v->state_off = state - pin->base;
+	v->elems_off = r->elems - pin->base;
+	v->nelems = r->nelems;
+	v->elem_size = r->elem_size;
+	v->max_sge = r->max_sge;
+	return true;
+}
+
+void direct_cq_publish(struct sim_cq *cq)
+{
+	struct shared_cq_view v = {
+		.armed = (uint8_t)cq->armed,
+		.overflowed = cq->overflowed,
+	};
+
+	if (cq->shared)
+		shared_cq_publish(cq->uctx->dev->index, cq->cqn, &v);
+}
+
+void direct_cq_pull(struct sim_cq *cq)
+{
+	int armed;
+
+	if (!cq->shared)
+		return;
+	armed = shared_cq_arm_of(cq->uctx->dev->index, cq->cqn);
+	if (armed >= 0)
+		cq->armed = armed;
+}
+
+void direct_cq_notified(struct sim_cq *cq)
+{
+	struct sim_dev *dev = cq->uctx->dev;
+
+	direct_own_lock(dev);
+	cq->armed = SIM_CQ_ARM_NEXT;	/* the arm the requester took */
+	sim_device_upcalls.comp_event(cq, true);
+	direct_cq_pull(cq);
+	direct_own_unlock(dev);
+}
+
+void direct_srq_publish(const struct sim_srq *srq)
+{
+	shared_srq_publish(srq->uctx->dev->index, srq->srqn, srq->limit);
+}
+
+/* The RC QP's receive side, if requesters can reach all of it. */
+static bool recv_view(const struct sim_qp *qp, struct shared_recv_view *v)
+{
+	struct sim_cq *cq = qp->recv_cq;
+	const struct sim_srq *srq = qp->srq;
+
+	if (qp->type != IBV_QPT_RC || !cq)
+		return false;
+	if (srq ? !ring_view(&srq->ring, &srq->ring_pin, &v->rq) :
+		  !ring_view(&qp->rq, &qp->ring_pin, &v->rq))
+		return false;
+	if (!ring_view(&cq->ring, &cq->ring_pin, &v->cq))
+		return false;
+	v->cqn = cq->cqn;
+	v->srq = srq != NULL;
+	v->srqn = srq ? srq->srqn : 0;
+	v->qp_handle = qp->qp_handle;
+	v->port_num = qp->attr.port_num ? qp->attr.port_num : 1;
+	/* The CQ and the SRQ first: a requester that finds the QP finds
+	 * them. From here on the CQ's arms are mirrored. */
+	if (!cq->shared) {
+		cq->shared = true;
+		direct_cq_publish(cq);
+	}
+	if (srq)
+		direct_srq_publish(srq);
+	return true;
+}
+
 void direct_qp_publish(const struct sim_qp *qp)
 {
 	struct shared_qp_view v = {
@@ -50,8 +170,12 @@ void direct_qp_publish(const struct sim_qp *qp)
 		.state = (uint8_t)qp->attr.state,
 		.type = (uint8_t)qp->type,
 	};
+	struct shared_recv_view r = { 0 };
+	unsigned int adapter = qp->uctx->dev->index;
 
-	shared_qp_publish(qp->uctx->dev->index, qp->qpn, &v);
+	shared_qp_publish(adapter, qp->qpn, &v);
+	shared_recv_publish(adapter, qp->qpn,
+			    recv_view(qp, &r) ? &r : NULL);
 }
 
 void direct_qp_withdraw(const struct sim_qp *qp)

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "direct.h"
 #include "engine.h"
 
 /*
@@ -194,7 +195,16 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 		responder_rx(e, from, h, rx);
 		break;
 	case FAB_UD_SEND:
+		/* its SRQ may be an RC QP's too (direct_send.c) */
+		direct_own_lock(eng->dev);
 		ud_rx(e, h, rx);
+		direct_own_unlock(eng->dev);
+		break;
+	case FAB_NOTIFY:
+		/* A same-host requester wrote a CQE for the QP into its
+		 * receive CQ and took the CQ's arm (direct_send.c). */
+		if (e->qp->recv_cq)
+			direct_cq_notified(e->qp->recv_cq);
 		break;
 	case FAB_ACK:
 	case FAB_NAK:

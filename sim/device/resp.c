@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "direct.h"
 #include "engine.h"
 #include "shared.h"
 
@@ -72,6 +73,7 @@ void srq_limit_check(struct sim_srq *srq)
 	n = sim_ring_count(&r);
 	if (n >= 0 && n < srq->limit) {
 		srq->limit = 0;	/* fires once, then disarmed */
+		direct_srq_publish(srq);
 		sim_device_upcalls.async_event(srq->uctx, srq->user_handle,
 					       IBV_EVENT_SRQ_LIMIT_REACHED,
 					       &srq->async_events_reported);
@@ -107,27 +109,40 @@ void recv_consume(struct sim_qp *qp)
 		srq_limit_check(qp->srq);
 }
 
+void recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
+		   uint8_t port_num, uint64_t wr_id, const struct fab_hdr *h,
+		   uint32_t opcode, uint32_t byte_len, uint32_t wc_flags)
+{
+	memset(c, 0, sizeof(*c));
+	c->wr_id = wr_id;
+	c->qp = qp_handle;
+	c->opcode = opcode;
+	c->status = PVRDMA_WC_SUCCESS;
+	c->port_num = port_num;
+	c->byte_len = byte_len;
+	c->imm_data = h->imm;
+	c->src_qp = h->src_qpn;
+	c->wc_flags = wc_flags;
+	if (h->opcode == PVRDMA_WR_SEND_WITH_IMM ||
+	    h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM)
+		c->wc_flags |= PVRDMA_WC_WITH_IMM;
+	else
+		c->imm_data = 0;
+	memcpy(c->smac, h->smac, 6);
+	c->network_hdr_type = network_type(NULL, h->gid_type, h->src_gid);
+	if (wc_flags & PVRDMA_WC_GRH)
+		c->sl = roce_packet_type(c->network_hdr_type);
+}
+
 void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 		   const struct fab_hdr *h, uint32_t opcode,
 		   uint32_t byte_len, uint32_t wc_flags)
 {
 	struct pvrdma_cqe c;
 
-	cqe_init(&c, qp, rwr->wr_id, opcode, PVRDMA_WC_SUCCESS);
-	c.byte_len = byte_len;
-	c.imm_data = h->imm;
-	c.src_qp = h->src_qpn;
-	c.wc_flags = wc_flags;
-	if (h->opcode == PVRDMA_WR_SEND_WITH_IMM ||
-	    h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM)
-		c.wc_flags |= PVRDMA_WC_WITH_IMM;
-	else
-		c.imm_data = 0;
-	memcpy(c.smac, h->smac, 6);
-	c.network_hdr_type = network_type(qp->uctx->dev, h->gid_type,
-					  h->src_gid);
-	if (wc_flags & PVRDMA_WC_GRH)
-		c.sl = roce_packet_type(c.network_hdr_type);
+	recv_cqe_fill(&c, qp->qp_handle,
+		      qp->attr.port_num ? qp->attr.port_num : 1, rwr->wr_id,
+		      h, opcode, byte_len, wc_flags);
 	cqe_write(qp, qp->recv_cq, &c, h->flags & FAB_F_SOLICITED);
 }
 
@@ -351,7 +366,10 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 	switch (h->opcode) {
 	case PVRDMA_WR_SEND:
 	case PVRDMA_WR_SEND_WITH_IMM:
+		/* same-host requesters take receives too (direct_send.c) */
+		direct_own_lock(qp->uctx->dev);
 		rc_recv_message(e, from, h, rx, NULL);
+		direct_own_unlock(qp->uctx->dev);
 		break;
 	case PVRDMA_WR_RDMA_WRITE:
 	case PVRDMA_WR_RDMA_WRITE_WITH_IMM:
@@ -360,7 +378,9 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 			return;
 		}
 		if (h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM) {
+			direct_own_lock(qp->uctx->dev);
 			rc_recv_message(e, from, h, rx, &ri);
+			direct_own_unlock(qp->uctx->dev);
 			return;
 		}
 		if (!fab_rx_read(rx, ri.iov, ri.n)) {

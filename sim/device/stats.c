@@ -44,11 +44,13 @@ void sim_stats_print(int fd)
 
 	for (i = 0; i < sim_global.num_adapters && i < SIM_MAX_ADAPTERS; i++) {
 		struct sim_dev *dev = &sim_devs[i];
-		uint64_t direct_tx, direct_rx;
+		uint64_t direct_tx, direct_rx, direct_recvs, direct_cqes;
 
 		/* Bytes of operations same-host requesters executed against
-		 * this adapter crossed it all the same. */
+		 * this adapter crossed it all the same; the receives their
+		 * SENDs took and the CQEs they wrote are its too. */
 		shared_counts(dev->index, &direct_tx, &direct_rx);
+		shared_recv_counts(dev->index, &direct_recvs, &direct_cqes);
 		for (f = 0; f < sizeof(stat_fields) / sizeof(stat_fields[0]);
 		     f++) {
 			atomic_ulong *c = (atomic_ulong *)((char *)&dev->stats +
@@ -62,6 +64,12 @@ void sim_stats_print(int fd)
 			else if (stat_fields[f].offset ==
 				 offsetof(struct sim_stats, bytes_rx))
 				v += direct_rx;
+			else if (stat_fields[f].offset ==
+				 offsetof(struct sim_stats, recv_wqes))
+				v += direct_recvs;
+			else if (stat_fields[f].offset ==
+				 offsetof(struct sim_stats, cqes))
+				v += direct_cqes;
 			dprintf(fd, "%s.%s %lu\n", dev->cfg.ibdev,
 				stat_fields[f].name, v);
 		}

@@ -42,6 +42,10 @@ enum fab_type {
 	FAB_HELLO,		/* first on a link: the connecting port's
 				 * socket path, so the accepting side sends
 				 * back over the same link (fabric only) */
+	FAB_NOTIFY,		/* same host: a requester wrote a CQE into
+				 * the armed receive CQ of QP dst_qpn; its
+				 * completion event is due (solicited in
+				 * flags) */
 };
 
 enum fab_nak {

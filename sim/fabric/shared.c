@@ -10,7 +10,10 @@
  * owner changes entries only under the segment lock, so a requester holding
  * the lock sees whole entries. MRs sit at their key (keys are 1..65536), QPs
  * at their QPN modulo the table size; a QP whose slot another live QP holds
- * is simply not published (its requesters use the socket fabric).
+ * is simply not published (its requesters use the socket fabric). A QP's
+ * receive side is valid with its QP; CQs and SRQs sit at their number
+ * modulo their table's size (numbers are below it), reached only through
+ * a QP that names them.
  *
  * The device reaches these files through system calls, never through the
  * application's interposed libc.
@@ -31,9 +34,11 @@
 #include "sys.h"
 
 #define SHM_MAGIC	0x4d485350u	/* "PSHM" */
-#define SHM_VERSION	2u
+#define SHM_VERSION	3u
 #define SHM_MR_SLOTS	SHARED_MR_KEYS
 #define SHM_QP_SLOTS	65536u
+#define SHM_CQ_SLOTS	65536u
+#define SHM_SRQ_SLOTS	65536u
 /* A requester that found no segment for a peer tries again after this
  * many operations (the peer creates it with its first object). */
 #define SHM_RETRY_EVERY	256u
@@ -55,7 +60,22 @@ struct shm_qp {
 	uint8_t state;
 	uint8_t type;
 	uint8_t valid;
+	uint8_t recv_valid;	/* recv holds the receive side */
+	struct shared_recv_view recv;
+};
+
+struct shm_cq {
+	uint32_t cqn;
+	uint8_t valid;
+	uint8_t armed;
+	uint8_t overflowed;
 	uint8_t pad;
+};
+
+struct shm_srq {
+	uint32_t srqn;
+	uint32_t limit;
+	uint32_t valid;
 };
 
 struct shared_seg {
@@ -69,10 +89,15 @@ struct shared_seg {
 	 * statistics count them as if they had crossed its link. */
 	_Atomic uint64_t direct_tx;
 	_Atomic uint64_t direct_rx;
+	/* Receives it took and CQEs it wrote for them (SENDs). */
+	_Atomic uint64_t direct_recv_wqes;
+	_Atomic uint64_t direct_cqes;
 	pthread_mutex_t lock;
 	uint8_t align[64];
 	struct shm_qp qp[SHM_QP_SLOTS];
 	struct shm_mr mr[SHM_MR_SLOTS];
+	struct shm_cq cq[SHM_CQ_SLOTS];
+	struct shm_srq srq[SHM_SRQ_SLOTS];
 };
 
 /* ---- the process's start time: a pid and a start time name a process */
@@ -178,6 +203,9 @@ static struct shared_seg *own_seg(unsigned int adapter)
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
 	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	/* The owner publishes a change (a QP in error) from inside the
+	 * lock it holds around a receive. */
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&seg->lock, &a);
 	pthread_mutexattr_destroy(&a);
 	atomic_store_explicit(&seg->magic, SHM_MAGIC, memory_order_release);
@@ -300,8 +328,114 @@ void shared_qp_withdraw(unsigned int adapter, uint32_t qpn)
 		return;
 	q = qp_slot(seg, qpn);
 	if (q->valid && q->qpn == qpn)
-		q->valid = 0;
+		q->valid = q->recv_valid = 0;
 	shared_unlock(seg);
+}
+
+void shared_recv_publish(unsigned int adapter, uint32_t qpn,
+			 const struct shared_recv_view *recv)
+{
+	struct shared_seg *seg = own_seg(adapter);
+	struct shm_qp *q;
+
+	if (!seg || !shared_lock(seg))
+		return;
+	q = qp_slot(seg, qpn);
+	if (q->valid && q->qpn == qpn) {
+		q->recv_valid = 0;
+		if (recv) {
+			q->recv = *recv;
+			q->recv_valid = 1;
+		}
+	}
+	shared_unlock(seg);
+}
+
+static struct shm_cq *cq_slot(struct shared_seg *seg, uint32_t cqn)
+{
+	return &seg->cq[cqn % SHM_CQ_SLOTS];
+}
+
+static struct shm_srq *srq_slot(struct shared_seg *seg, uint32_t srqn)
+{
+	return &seg->srq[srqn % SHM_SRQ_SLOTS];
+}
+
+void shared_cq_publish(unsigned int adapter, uint32_t cqn,
+		       const struct shared_cq_view *cq)
+{
+	struct shared_seg *seg = own_seg(adapter);
+	struct shm_cq *c;
+
+	if (!seg || !shared_lock(seg))
+		return;
+	c = cq_slot(seg, cqn);
+	c->cqn = cqn;
+	c->armed = cq->armed;
+	c->overflowed = cq->overflowed;
+	c->valid = 1;
+	shared_unlock(seg);
+}
+
+int shared_cq_arm_of(unsigned int adapter, uint32_t cqn)
+{
+	struct shared_seg *seg = own_seg(adapter);
+	struct shm_cq *c;
+	int armed = -1;
+
+	if (!seg || !shared_lock(seg))
+		return -1;
+	c = cq_slot(seg, cqn);
+	if (c->valid && c->cqn == cqn)
+		armed = c->armed;
+	shared_unlock(seg);
+	return armed;
+}
+
+void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit)
+{
+	struct shared_seg *seg = own_seg(adapter);
+	struct shm_srq *q;
+
+	if (!seg || !shared_lock(seg))
+		return;
+	q = srq_slot(seg, srqn);
+	q->srqn = srqn;
+	q->limit = limit;
+	q->valid = 1;
+	shared_unlock(seg);
+}
+
+bool shared_own_lock(unsigned int adapter)
+{
+	struct shared_seg *seg = own_seg(adapter);
+
+	return seg && shared_lock(seg);
+}
+
+void shared_own_unlock(unsigned int adapter)
+{
+	struct shared_seg *seg = own_seg(adapter);
+
+	if (seg)
+		shared_unlock(seg);
+}
+
+void shared_recv_counts(unsigned int adapter, uint64_t *recv_wqes,
+			uint64_t *cqes)
+{
+	struct own_seg *o;
+
+	*recv_wqes = *cqes = 0;
+	if (adapter >= SIM_MAX_ADAPTERS)
+		return;
+	o = &own[adapter];
+	if (o->pid != getpid() || !o->seg)
+		return;
+	*recv_wqes = atomic_load_explicit(&o->seg->direct_recv_wqes,
+					  memory_order_relaxed);
+	*cqes = atomic_load_explicit(&o->seg->direct_cqes,
+				     memory_order_relaxed);
 }
 
 void shared_counts(unsigned int adapter, uint64_t *tx, uint64_t *rx)
@@ -440,4 +574,49 @@ bool shared_mr_find(struct shared_seg *seg, uint32_t rkey,
 	out->access = m->access;
 	out->pdn = m->pdn;
 	return true;
+}
+
+bool shared_recv_find(struct shared_seg *seg, uint32_t qpn,
+		      struct shared_recv_view *out)
+{
+	const struct shm_qp *q = qp_slot(seg, qpn);
+
+	if (!q->valid || q->qpn != qpn || !q->recv_valid)
+		return false;
+	*out = q->recv;
+	return true;
+}
+
+bool shared_cq_find(struct shared_seg *seg, uint32_t cqn,
+		    struct shared_cq_view *out)
+{
+	const struct shm_cq *c = cq_slot(seg, cqn);
+
+	if (!c->valid || c->cqn != cqn)
+		return false;
+	out->armed = c->armed;
+	out->overflowed = c->overflowed;
+	return true;
+}
+
+void shared_cq_disarm(struct shared_seg *seg, uint32_t cqn)
+{
+	struct shm_cq *c = cq_slot(seg, cqn);
+
+	if (c->valid && c->cqn == cqn)
+		c->armed = 0;
+}
+
+uint32_t shared_srq_limit(struct shared_seg *seg, uint32_t srqn)
+{
+	const struct shm_srq *q = srq_slot(seg, srqn);
+
+	return q->valid && q->srqn == srqn ? q->limit : 0;
+}
+
+void shared_count_recv(struct shared_seg *seg)
+{
+	atomic_fetch_add_explicit(&seg->direct_recv_wqes, 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&seg->direct_cqes, 1, memory_order_relaxed);
 }

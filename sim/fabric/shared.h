@@ -5,11 +5,17 @@
  * run directory (<rundir>/fabric-<pid>-<index>.mem, beside its socket), what
  * a requester on another adapter needs to execute a one-sided operation
  * against it by itself: its MR table (key, range, access, PD) and its QPs
- * as a responder sees them (QPN, PD, access flags, state). One
+ * as a responder sees them (QPN, PD, access flags, state); and for a SEND,
+ * an RC QP's receive side (where its receive ring, its SRQ's, and its
+ * receive CQ's ring are, in memory files the target keeps open), the
+ * CQ's arm and overflow and the SRQ's limit. One
  * process-shared robust mutex per segment guards the tables and the target's
  * memory behind them: the owner takes it to change an entry, a requester to
  * check and copy, and every atomic through the adapter takes it, so each
- * atomic is atomic with respect to every other one.
+ * atomic is atomic with respect to every other one; the owner's device
+ * takes it around every receive it takes and every CQE it writes to a
+ * published CQ, so that it and the requesters use those rings one at a
+ * time. The owner's thread may take it again while it holds it.
  *
  * The segment is a sparse file: pages are allocated as objects are created
  * in them, not by the device maxima. Owner calls run with the adapter's
@@ -49,6 +55,42 @@ struct shared_qp_view {
 	uint8_t type;		/* enum ibv_qp_type */
 };
 
+/* A ring of the target as a requester maps it: the target keeps the ring's
+ * memory file open as fd (ino names the file, id the ring: never reused
+ * by the owner process); the state page and the elements are at their
+ * offsets in the file's first map_len bytes. */
+struct shared_ring_view {
+	uint64_t id;
+	uint64_t ino;
+	uint64_t map_len;
+	uint64_t state_off;	/* struct pvrdma_ring */
+	uint64_t elems_off;
+	int32_t fd;
+	uint32_t nelems;
+	uint32_t elem_size;
+	uint32_t max_sge;
+};
+
+/* The receive side of a QP, for a requester that executes a SEND: where it
+ * takes a receive (the QP's RQ or its SRQ's ring), the receive CQ, and
+ * what the CQE names. */
+struct shared_recv_view {
+	struct shared_ring_view rq;
+	struct shared_ring_view cq;
+	uint32_t cqn;
+	uint32_t srqn;		/* with srq */
+	uint32_t qp_handle;	/* the CQE's qp */
+	uint8_t port_num;
+	bool srq;
+};
+
+/* What the CQE writer must know of a CQ's arm; and the overflow the target
+ * already saw (its CQ takes no more CQEs). */
+struct shared_cq_view {
+	uint8_t armed;		/* SIM_CQ_ARM_* */
+	bool overflowed;
+};
+
 /* ---- the owner: publishes its adapter's objects ----
  * The adapter is named by its index (dev->index); the device turns its
  * objects into the views below (device/shared_pub.c), the segment knows
@@ -64,6 +106,23 @@ void shared_mr_withdraw(unsigned int adapter, uint32_t rkey);
 void shared_qp_publish(unsigned int adapter, uint32_t qpn,
 		       const struct shared_qp_view *qp);
 void shared_qp_withdraw(unsigned int adapter, uint32_t qpn);
+/* The QP's receive side (NULL: not reachable; shared_qp_withdraw ends it
+ * too). */
+void shared_recv_publish(unsigned int adapter, uint32_t qpn,
+			 const struct shared_recv_view *recv);
+/* A CQ's arm and overflow as requesters see them. A requester that wrote
+ * a CQE clears the arm it answers (and wakes the target); the owner raises
+ * it under the segment lock before an arm returns to the application. */
+void shared_cq_publish(unsigned int adapter, uint32_t cqn,
+		       const struct shared_cq_view *cq);
+/* The arm of a published CQ as requesters left it; -1: not published. */
+int shared_cq_arm_of(unsigned int adapter, uint32_t cqn);
+/* An SRQ's limit (0: disarmed). */
+void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit);
+/* The adapter's own segment lock, around what its device does to rings it
+ * published (false: no segment, nothing published). */
+bool shared_own_lock(unsigned int adapter);
+void shared_own_unlock(unsigned int adapter);
 /* Bytes the adapter sent and received in operations that same-host
  * requesters executed against it (no lock needed). */
 void shared_counts(unsigned int adapter, uint64_t *tx, uint64_t *rx);
@@ -91,5 +150,17 @@ bool shared_qp_find(struct shared_seg *seg, uint32_t qpn,
 		    struct shared_qp_view *out);
 bool shared_mr_find(struct shared_seg *seg, uint32_t rkey,
 		    struct shared_mr_view *out);
+bool shared_recv_find(struct shared_seg *seg, uint32_t qpn,
+		      struct shared_recv_view *out);
+bool shared_cq_find(struct shared_seg *seg, uint32_t cqn,
+		    struct shared_cq_view *out);
+void shared_cq_disarm(struct shared_seg *seg, uint32_t cqn);
+/* The SRQ's limit; 0 when it has none armed. */
+uint32_t shared_srq_limit(struct shared_seg *seg, uint32_t srqn);
+/* Receives and CQEs of operations same-host requesters executed against
+ * the target, for its statistics. */
+void shared_count_recv(struct shared_seg *seg);
+void shared_recv_counts(unsigned int adapter, uint64_t *recv_wqes,
+			uint64_t *cqes);
 
 #endif /* PVRDMA_SIM_SHARED_H */

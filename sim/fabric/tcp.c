@@ -233,6 +233,7 @@ const char *fab_hdr_check(const struct fab_hdr *h)
 		/* fall through */
 	case FAB_ACK:
 	case FAB_ATOMIC_RESP:
+	case FAB_NOTIFY:
 		if (h->len)
 			return "payload on a response that has none";
 		break;

@@ -20,8 +20,16 @@
  *
  * The device's mapping lives until the object is destroyed; the
  * application's mapping is the application's, as a pinned page stays the
- * process's after the kernel unpins it. The memfd holds no fd: its pages
- * live as long as some mapping of them. All mappings are made with raw
+ * process's after the kernel unpins it. The memfd's pages live as long as
+ * some mapping of them. Its fd is kept until the object is destroyed, so
+ * that a same-host requester can map the rings too (pidfd_getfd: the
+ * device serves every process of the host), when the file is the whole
+ * view (no page aliased) and a descriptor is free from PIN_FD_FLOOR (or
+ * half the process's limit, if that is lower) on: the application's own
+ * descriptors, allocated lowest first, keep those below, and a ring
+ * without one is reached only through the fabric. The floor is not
+ * higher: the kernel sizes a process's descriptor table by its highest
+ * descriptor, and copies it at each fork. All mappings are made with raw
  * system calls, so that the sim's own mmap/munmap interposition never
  * sees them. A process-wide lock orders pins of different adapters.
  *
@@ -36,7 +44,11 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -58,6 +70,32 @@ static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 static void sys_munmap(void *addr, size_t len)
 {
 	sim_sys_munmap(addr, len);
+}
+
+#define PIN_FD_FLOOR	4096
+
+static _Atomic uint64_t pin_ids;
+
+/* Keeps fd, the whole view's memory file, at a descriptor from the floor
+ * on; -1 when there is none or the file is not whole. */
+static void pin_keep_fd(struct sim_pin *pin, int fd, bool whole)
+{
+	struct rlimit rl;
+	struct stat st;
+	long kept;
+
+	pin->fd = -1;
+	pin->id = atomic_fetch_add(&pin_ids, 1) + 1;
+	if (!whole || sim_sys(SYS_getrlimit, RLIMIT_NOFILE, &rl, 0) ||
+	    rl.rlim_cur < 64 || sim_sys(SYS_fstat, fd, &st, 0))
+		return;
+	kept = sim_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC,
+		       (long)(rl.rlim_cur / 2 < PIN_FD_FLOOR ? rl.rlim_cur / 2 :
+							       PIN_FD_FLOOR));
+	if (kept < 0)
+		return;
+	pin->fd = (int)kept;
+	pin->ino = st.st_ino;
 }
 
 /* The pages covering a range: [*start, *start + *len). */
@@ -112,10 +150,12 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	bool *shared = NULL;
 	uint8_t *view;
 	unsigned int i, r, order[2] = { 0, 1 };
+	bool whole = true;
 	int fd, ret;
 
 	pin->base = NULL;
 	pin->len = 0;
+	pin->fd = -1;
 	if (nranges < 1 || nranges > 2)
 		return EINVAL;
 	for (i = 0; i < nranges; i++) {
@@ -217,7 +257,10 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	pthread_mutex_unlock(&pin_lock);
 	/* A fork()ed child gets no device. */
 	sim_sys_madvise(view, total, MADV_DONTFORK);
+	for (k = 0; k < npages; k++)
+		whole &= !shared[k];
 	free(shared);
+	pin_keep_fd(pin, fd, whole);
 	sim_sys(SYS_close, fd, 0, 0);
 	pin->base = view;
 	pin->len = total;
@@ -235,10 +278,14 @@ err:
 
 void sim_unpin(struct sim_pin *pin)
 {
+	/* An object that was never pinned (calloc'ed) has no fd. */
+	if (pin->base && pin->fd >= 0)
+		sim_sys(SYS_close, pin->fd, 0, 0);
 	if (pin->base)
 		sys_munmap(pin->base, pin->len);
 	pin->base = NULL;
 	pin->len = 0;
+	pin->fd = -1;
 }
 
 /* ---- registered memory (REG_MR) ---- */

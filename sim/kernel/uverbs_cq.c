@@ -212,5 +212,7 @@ int uverbs_req_notify_cq(struct uverbs_call *c)
 	} else {
 		cq->armed = SIM_CQ_ARM_NEXT;
 	}
+	if (sim_device->cq_armed)
+		sim_device->cq_armed(cq);
 	return 0;
 }

@@ -6,7 +6,14 @@
  *   - an MR is published with its range, access and PD, and withdrawn;
  *     an MR whose pages the device keeps for itself (pinning) is not;
  *   - a QP is published with its PD, remote access flags, state and type,
- *     and withdrawn.
+ *     and withdrawn;
+ *   - an RC QP's receive side (its RQ or its SRQ's ring, its receive CQ's,
+ *     where each is in the memory file its pin keeps) with the CQ's arm,
+ *     which follows the CQ's, and the SRQ's limit; none for a UD QP or a
+ *     ring whose pin kept no file;
+ *   - a requester that took a CQ's arm gets its event raised by the
+ *     target's NOTIFY even when the application armed the CQ again in
+ *     between, and that new arm stays for the next CQE.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -144,10 +151,175 @@ static void test_mr_and_qp(void **unused)
 	shared_unlock(seg);
 }
 
+static void test_recv_side(void **unused)
+{
+	static uint8_t qmem[3 * 4096], cmem[2 * 4096], smem[2 * 4096];
+	struct sim_cq cq = {
+		.cqn = 3, .uctx = &uctx,
+		.ring = { .state = (struct pvrdma_ring *)(cmem + 8),
+			  .elems = cmem + 4096, .nelems = 16,
+			  .elem_size = 64 },
+		.ring_pin = { .base = cmem, .len = sizeof(cmem), .fd = 100,
+			      .ino = 1000, .id = 1 },
+		.armed = SIM_CQ_ARM_SOLICITED,
+	};
+	struct sim_srq srq = {
+		.srqn = 4, .uctx = &uctx, .limit = 2,
+		.ring = { .state = (struct pvrdma_ring *)(smem + 8),
+			  .elems = smem + 4096, .nelems = 8,
+			  .elem_size = 128, .max_sge = 4 },
+		.ring_pin = { .base = smem, .len = sizeof(smem), .fd = 102,
+			      .ino = 1002, .id = 3 },
+	};
+	struct sim_qp qp = {
+		.qpn = 0x55, .qp_handle = 7, .type = IBV_QPT_RC, .pd = &pd,
+		.uctx = &uctx, .recv_cq = &cq,
+		.rq = { .state = (struct pvrdma_ring *)(qmem + 8),
+			.elems = qmem + 2 * 4096, .nelems = 32,
+			.elem_size = 64, .max_sge = 2 },
+		.ring_pin = { .base = qmem, .len = sizeof(qmem), .fd = 101,
+			      .ino = 1001, .id = 2 },
+		.attr = { .state = IBV_QPS_RTR, .port_num = 1 },
+	};
+	struct shared_recv_view r;
+	struct shared_cq_view c;
+	struct shared_seg *seg;
+
+	sim_dev_shared_open(&target);
+	direct_qp_publish(&qp);
+	assert_true(cq.shared);
+	seg = target_seg();
+	assert_true(shared_lock(seg));
+	assert_true(shared_recv_find(seg, 0x55, &r));
+	assert_int_equal(r.rq.fd, 101);
+	assert_int_equal(r.rq.ino, 1001);
+	assert_int_equal(r.rq.id, 2);
+	assert_int_equal(r.rq.map_len, sizeof(qmem));
+	assert_int_equal(r.rq.state_off, 8);
+	assert_int_equal(r.rq.elems_off, 2 * 4096);
+	assert_int_equal(r.rq.nelems, 32);
+	assert_int_equal(r.rq.elem_size, 64);
+	assert_int_equal(r.rq.max_sge, 2);
+	assert_int_equal(r.cq.fd, 100);
+	assert_int_equal(r.cq.elems_off, 4096);
+	assert_int_equal(r.cqn, 3);
+	assert_int_equal(r.qp_handle, 7);
+	assert_int_equal(r.port_num, 1);
+	assert_false(r.srq);
+	assert_true(shared_cq_find(seg, 3, &c));
+	assert_int_equal(c.armed, SIM_CQ_ARM_SOLICITED);
+	shared_unlock(seg);
+
+	/* The CQ's arm follows it. */
+	cq.armed = SIM_CQ_ARM_NEXT;
+	direct_cq_publish(&cq);
+	assert_true(shared_lock(seg));
+	assert_true(shared_cq_find(seg, 3, &c));
+	assert_int_equal(c.armed, SIM_CQ_ARM_NEXT);
+	shared_unlock(seg);
+
+	/* With an SRQ: its ring, and its limit. */
+	qp.srq = &srq;
+	direct_qp_publish(&qp);
+	assert_true(shared_lock(seg));
+	assert_true(shared_recv_find(seg, 0x55, &r));
+	assert_true(r.srq);
+	assert_int_equal(r.srqn, 4);
+	assert_int_equal(r.rq.fd, 102);
+	assert_int_equal(r.rq.nelems, 8);
+	assert_int_equal(r.rq.max_sge, 4);
+	assert_int_equal(shared_srq_limit(seg, 4), 2);
+	shared_unlock(seg);
+	srq.limit = 0;
+	direct_srq_publish(&srq);
+	assert_true(shared_lock(seg));
+	assert_int_equal(shared_srq_limit(seg, 4), 0);
+	shared_unlock(seg);
+
+	/* A ring whose pin kept no file: nothing to reach. */
+	srq.ring_pin.fd = -1;
+	direct_qp_publish(&qp);
+	assert_true(shared_lock(seg));
+	assert_false(shared_recv_find(seg, 0x55, &r));
+	shared_unlock(seg);
+
+	/* UD: no receive side. */
+	qp.srq = NULL;
+	qp.type = IBV_QPT_UD;
+	direct_qp_publish(&qp);
+	assert_true(shared_lock(seg));
+	assert_false(shared_recv_find(seg, 0x55, &r));
+	shared_unlock(seg);
+	direct_qp_withdraw(&qp);
+}
+
+static unsigned int events;
+
+static void count_event(struct sim_cq *cq, bool solicited)
+{
+	(void)solicited;
+	if (cq->armed == SIM_CQ_ARM_NONE)
+		return;
+	cq->armed = SIM_CQ_ARM_NONE;
+	events++;
+}
+
+static void test_notify_after_rearm(void **unused)
+{
+	static uint8_t cmem[2 * 4096], qmem[2 * 4096];
+	struct sim_cq cq = {
+		.cqn = 6, .uctx = &uctx,
+		.ring = { .state = (struct pvrdma_ring *)(cmem + 8),
+			  .elems = cmem + 4096, .nelems = 16,
+			  .elem_size = 64 },
+		.ring_pin = { .base = cmem, .len = sizeof(cmem), .fd = 100,
+			      .ino = 1000, .id = 11 },
+		.armed = SIM_CQ_ARM_NEXT,
+	};
+	struct sim_qp qp = {
+		.qpn = 0x66, .type = IBV_QPT_RC, .pd = &pd, .uctx = &uctx,
+		.recv_cq = &cq,
+		.rq = { .state = (struct pvrdma_ring *)(qmem + 8),
+			.elems = qmem + 4096, .nelems = 16, .elem_size = 64 },
+		.ring_pin = { .base = qmem, .len = sizeof(qmem), .fd = 101,
+			      .ino = 1001, .id = 12 },
+		.attr = { .state = IBV_QPS_RTS },
+	};
+	struct shared_seg *seg;
+
+	sim_device_upcalls.comp_event = count_event;
+	sim_dev_shared_open(&target);
+	direct_qp_publish(&qp);
+	seg = target_seg();
+
+	/* A requester writes a CQE and takes the arm... */
+	assert_true(shared_lock(seg));
+	shared_cq_disarm(seg, 6);
+	shared_unlock(seg);
+	/* ...the application arms again before the NOTIFY arrives... */
+	direct_cq_pull(&cq);
+	cq.armed = SIM_CQ_ARM_NEXT;
+	direct_cq_publish(&cq);
+	/* ...which raises the event of the arm taken, and the new arm
+	 * stays: the next requester's CQE has its event too. */
+	direct_cq_notified(&cq);
+	assert_int_equal(events, 1);
+	assert_int_equal(cq.armed, SIM_CQ_ARM_NEXT);
+	assert_true(shared_lock(seg));
+	shared_cq_disarm(seg, 6);
+	shared_unlock(seg);
+	direct_cq_notified(&cq);
+	assert_int_equal(events, 2);
+	assert_int_equal(cq.armed, SIM_CQ_ARM_NONE);
+	direct_qp_withdraw(&qp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mr_and_qp),
+		cmocka_unit_test(test_recv_side),
+		cmocka_unit_test(test_notify_after_rearm),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

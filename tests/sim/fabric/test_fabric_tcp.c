@@ -84,7 +84,11 @@ static void test_header_check(void **state)
 	assert_non_null(fab_hdr_check(&h));
 	h = good(0);
 	assert_non_null(fab_hdr_check(&h));
-	h = good(FAB_HELLO + 1);
+	h = good(FAB_NOTIFY + 1);
+	assert_non_null(fab_hdr_check(&h));
+	h = good(FAB_NOTIFY);
+	assert_null(fab_hdr_check(&h));
+	h.len = 1;			/* a NOTIFY has no payload */
 	assert_non_null(fab_hdr_check(&h));
 	h = good(FAB_REQ);
 	h.len = (1u << 31) + 1;

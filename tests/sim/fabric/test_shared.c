@@ -13,7 +13,11 @@
  *     published (its requesters use the socket fabric) and leaves the
  *     holder alone;
  *   - the segment names this process and its lock can be taken; a
- *     requester gives up on a lock held too long.
+ *     requester gives up on a lock held too long by another thread; the
+ *     owner may publish from inside the lock it holds (it nests);
+ *   - a QP's receive side is found while the QP is, and not once
+ *     withdrawn (with the QP, or alone); a CQ's arm and overflow and an
+ *     SRQ's limit as published, a requester's disarm clearing the arm.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -48,6 +52,26 @@ static void no_rx(void *owner, struct fab_link *from,
 	(void)h;
 	(void)rx;
 	fail();
+}
+
+static void *trylock_thread(void *seg)
+{
+	bool got = shared_trylock(seg);
+
+	if (got)
+		shared_unlock(seg);
+	return (void *)(uintptr_t)got;
+}
+
+/* shared_trylock() from a thread that holds nothing. */
+static bool trylock_elsewhere(struct shared_seg *seg)
+{
+	pthread_t t;
+	void *got;
+
+	assert_int_equal(pthread_create(&t, NULL, trylock_thread, seg), 0);
+	assert_int_equal(pthread_join(t, &got), 0);
+	return got != NULL;
 }
 
 static void dev_init(unsigned int i)
@@ -175,11 +199,70 @@ static void test_publish_lookup(void **unused)
 	assert_true(shared_lock(seg));
 	shared_unlock(seg);
 
-	/* A requester does not wait for good on a held lock. */
+	/* A requester does not wait for good on a lock another thread
+	 * holds. */
 	shared_atomic_lock(target);
-	assert_false(shared_trylock(seg));
+	assert_false(trylock_elsewhere(seg));
 	shared_atomic_unlock(target);
-	assert_true(shared_trylock(seg));
+	assert_true(trylock_elsewhere(seg));
+
+	/* The owner publishes from inside its own lock. */
+	assert_true(shared_own_lock(target));
+	shared_qp_publish(target, 0x123, &qp);
+	shared_own_unlock(target);
+	assert_true(trylock_elsewhere(seg));
+}
+
+static void test_recv_side(void **state)
+{
+	struct shared_recv_view r = {
+		.rq = { .id = 7, .ino = 70, .map_len = 8192, .state_off = 8,
+			.elems_off = 4096, .fd = 600, .nelems = 16,
+			.elem_size = 64, .max_sge = 2 },
+		.cq = { .id = 8, .ino = 80, .map_len = 8192, .fd = 601,
+			.nelems = 32, .elem_size = 64 },
+		.cqn = 5, .qp_handle = 9, .port_num = 1,
+	}, got;
+	struct shared_qp_view qp = { .pdn = 3, .state = IBV_QPS_RTS,
+				     .type = IBV_QPT_RC };
+	struct shared_cq_view cq = { .armed = 1 }, cqv;
+	unsigned int target = 1;
+	struct shared_seg *seg;
+
+	(void)state;
+	shared_qp_publish(target, 0x456, &qp);
+	seg = shared_peer(link_to_target());
+	assert_non_null(seg);
+	/* No receive side for a QP that is not there. */
+	shared_recv_publish(target, 0x457, &r);
+	shared_recv_publish(target, 0x456, &r);
+	shared_cq_publish(target, 5, &cq);
+	shared_srq_publish(target, 4, 12);
+	assert_true(shared_lock(seg));
+	assert_false(shared_recv_find(seg, 0x457, &got));
+	assert_true(shared_recv_find(seg, 0x456, &got));
+	assert_memory_equal(&got, &r, sizeof(r));
+	assert_true(shared_cq_find(seg, 5, &cqv));
+	assert_int_equal(cqv.armed, 1);
+	assert_false(cqv.overflowed);
+	shared_cq_disarm(seg, 5);
+	assert_true(shared_cq_find(seg, 5, &cqv));
+	assert_int_equal(cqv.armed, 0);
+	assert_false(shared_cq_find(seg, 6, &cqv));
+	assert_int_equal(shared_srq_limit(seg, 4), 12);
+	assert_int_equal(shared_srq_limit(seg, 5), 0);
+	shared_unlock(seg);
+
+	/* Withdrawn alone, then with the QP. */
+	shared_recv_publish(target, 0x456, NULL);
+	assert_true(shared_lock(seg));
+	assert_false(shared_recv_find(seg, 0x456, &got));
+	shared_unlock(seg);
+	shared_recv_publish(target, 0x456, &r);
+	shared_qp_withdraw(target, 0x456);
+	shared_qp_publish(target, 0x456, &qp);
+	assert_true(shared_lock(seg));
+	assert_false(shared_recv_find(seg, 0x456, &got));
 	shared_unlock(seg);
 }
 
@@ -187,6 +270,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_publish_lookup),
+		cmocka_unit_test(test_recv_side),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

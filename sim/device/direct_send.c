@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * SEND, SEND_WITH_IMM and RDMA_WRITE_WITH_IMM against a target adapter of
+ * this host, executed by the requester on the thread that rang the
+ * doorbell (direct.c does the one-sided operations the same way): it takes
+ * the target QP's posted receive from the RQ or SRQ ring, places the data
+ * with one process_vm_writev, and writes the target's CQE into its receive
+ * CQ exactly as the target's responder would (resp.c), advancing the ring
+ * indices with atomic stores. No thread of the target runs, unless its CQ
+ * is armed: then the requester takes the arm (as the device disarms a CQ
+ * when it writes a CQE the arm covers) and a NOTIFY frame on the link has
+ * the target's device raise that arm's event with its own code.
+ *
+ * The rings are the target's pinned ring pages (sim/kernel/pin.c): the
+ * target keeps each ring's memory file open and publishes where the rings
+ * are in it (publish.c); the requester takes the file with pidfd_getfd
+ * (the same ptrace access check as process_vm_writev) and maps it. The
+ * mappings are cached per adapter, by the ring's id, which the target
+ * never reuses: a destroyed and recreated object is a new id, and a slot
+ * that is reused unmaps what it held, so the cache holds at most
+ * MAP_SETS * MAP_WAYS mappings per adapter whatever the targets create.
+ * Two ways a set: the receive ring and the CQ of one SEND may fall in one
+ * set, and neither may unmap the other.
+ *
+ * Every consumer of those receive rings and producer of those CQs on the
+ * device side (the target's own responder too) works under the target
+ * segment's lock; a published CQ's arm lives in the segment too, set by
+ * the target's arm doorbell under the same lock. So a CQE is either
+ * written before an arm (the application's poll after arming finds it)
+ * or after it (its writer takes the arm and has the event raised), and an
+ * arm the application makes before the NOTIFY arrives is a new one.
+ *
+ * Only success is decided here, as in direct.c. A QP that is not ready,
+ * no receive posted (the RNR NAK and its retries), a receive too short or
+ * with a bad key, a full or overflowed CQ, a receive that would cross the
+ * SRQ's limit (the target's device raises that event with its one code
+ * path, rare enough to cost nothing), a copy refused or cut short: the WR
+ * takes the fabric unchanged, where the target's responder gives it its
+ * exact IB semantics. A receive is consumed only after its data is in
+ * place: a copy that fails has consumed nothing, and the fabric places
+ * the data again.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "direct.h"
+#include "engine.h"
+#include "shared.h"
+#include "sys.h"
+
+/* Ring mappings an adapter keeps of its peers' rings. */
+#define MAP_SETS	32u
+#define MAP_WAYS	2u
+
+struct ring_map {
+	const struct shared_seg *seg;
+	uint64_t id;
+	uint64_t ino;
+	uint8_t *base;
+	size_t len;
+};
+
+/* Per adapter, used under its dev->lock. */
+static struct ring_map maps[SIM_MAX_ADAPTERS][MAP_SETS][MAP_WAYS];
+static struct sim_send_wr done[SIM_MAX_ADAPTERS];
+
+static atomic_bool no_getfd;
+
+/* The target's ring file, mapped here (NULL: unreachable). */
+static uint8_t *ring_file(pid_t pid, const struct shared_ring_view *v)
+{
+	struct stat st;
+	long pidfd, fd;
+	void *base;
+
+	if (atomic_load_explicit(&no_getfd, memory_order_relaxed))
+		return NULL;
+	pidfd = sim_sys(SYS_pidfd_open, pid, 0, 0);
+	if (pidfd < 0) {
+		if (pidfd == -ENOSYS && !atomic_exchange(&no_getfd, true))
+			fprintf(stderr, "pvrdma-sim: no pidfd_open: same-host "
+				"SENDs take the socket fabric\n");
+		return NULL;
+	}
+	fd = sim_sys(SYS_pidfd_getfd, pidfd, v->fd, 0);
+	sim_sys(SYS_close, pidfd, 0, 0);
+	if (fd < 0) {
+		if (fd == -EPERM)
+			direct_refuse("refused by the system (EPERM)");
+		else if (fd == -ENOSYS && !atomic_exchange(&no_getfd, true))
+			fprintf(stderr, "pvrdma-sim: no pidfd_getfd: "
+				"same-host SENDs take the socket fabric\n");
+		return NULL;
+	}
+	base = MAP_FAILED;
+	/* The descriptor may be another file by now (the target closed
+	 * the ring's, or the application closed it behind the sim). */
+	if (!sim_sys(SYS_fstat, fd, &st, 0) && (uint64_t)st.st_ino == v->ino &&
+	    (uint64_t)st.st_size >= v->map_len)
+		base = sim_sys_mmap(NULL, v->map_len, PROT_READ | PROT_WRITE,
+				    MAP_SHARED, (int)fd, 0);
+	sim_sys(SYS_close, fd, 0, 0);
+	return base == MAP_FAILED ? NULL : base;
+}
+
+static bool map_is(const struct ring_map *m, const struct shared_seg *seg,
+		   const struct shared_ring_view *v)
+{
+	return m->base && m->seg == seg && m->id == v->id &&
+	       m->ino == v->ino && m->len == v->map_len;
+}
+
+/* The target ring of v as a struct sim_ring of this process, by a mapping
+ * other than keep (which stays mapped); *used: the mapping. */
+static bool ring_get(unsigned int adapter, struct shared_seg *seg,
+		     const struct shared_ring_view *v, struct sim_ring *r,
+		     const struct ring_map *keep, const struct ring_map **used)
+{
+	struct ring_map *set = maps[adapter][(v->id ^ v->ino) % MAP_SETS];
+	struct ring_map *m;
+	unsigned int w;
+
+	if (v->state_off + sizeof(struct pvrdma_ring) > v->map_len ||
+	    !v->nelems || (v->nelems & (v->nelems - 1)) ||
+	    v->elems_off > v->map_len ||
+	    (uint64_t)v->nelems * v->elem_size > v->map_len - v->elems_off)
+		return false;
+	for (w = 0; w < MAP_WAYS && !map_is(&set[w], seg, v); w++)
+		;
+	if (w == MAP_WAYS) {
+		/* a free way, else the one that is not keep */
+		for (w = 0; w < MAP_WAYS && set[w].base; w++)
+			;
+		if (w == MAP_WAYS)
+			w = &set[0] == keep ? 1 : 0;
+	}
+	m = &set[w];
+	*used = m;
+	if (m->base && !map_is(m, seg, v)) {
+		sim_sys_munmap(m->base, m->len);
+		m->base = NULL;
+	}
+	if (!m->base) {
+		m->base = ring_file(shared_pid(seg), v);
+		if (!m->base)
+			return false;
+		m->seg = seg;
+		m->id = v->id;
+		m->ino = v->ino;
+		m->len = v->map_len;
+	}
+	r->state = (struct pvrdma_ring *)(m->base + v->state_off);
+	r->elems = m->base + v->elems_off;
+	r->nelems = v->nelems;
+	r->elem_size = v->elem_size;
+	r->max_sge = v->max_sge;
+	return true;
+}
+
+/* [addr, addr + len) of an MR of the target: by its rkey at an I/O
+ * virtual address, or by its lkey at a process address (the device gives
+ * an MR one key for both, uverbs_device.c). */
+static bool target_mr(struct shared_seg *seg, uint32_t pdn, uint32_t key,
+		      bool remote, uint64_t addr, uint64_t len, int need,
+		      struct iovec *iov)
+{
+	struct shared_mr_view m;
+	uint64_t start, off;
+
+	if (!shared_mr_find(seg, key, &m) || m.pdn != pdn ||
+	    (m.access & need) != need)
+		return false;
+	start = remote ? m.iova : m.addr;
+	if (addr < start)
+		return false;
+	off = addr - start;
+	if (off > m.length || len > m.length - off)
+		return false;
+	iov->iov_base = (void *)(uintptr_t)(m.addr + off);
+	iov->iov_len = len;
+	return true;
+}
+
+/* Where the message goes in the target: the receive's SGEs (each checked
+ * as the responder's map_sges checks them), or the WRITE's range. */
+static bool target_dst(struct shared_seg *seg,
+		       const struct shared_qp_view *q,
+		       const struct sim_send_wr *wr,
+		       const struct sim_recv_wr *rwr, struct iovec *iov,
+		       unsigned int *n)
+{
+	uint32_t i;
+
+	*n = 0;
+	if (wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM) {
+		if (!wr->total_len)
+			return true;	/* no key checked, nothing moved */
+		*n = 1;
+		return target_mr(seg, q->pdn, wr->rkey, true, wr->remote_addr,
+				 wr->total_len, IBV_ACCESS_REMOTE_WRITE, iov);
+	}
+	if (wr->total_len > rwr->total_len)
+		return false;	/* the responder's INV_REQ */
+	for (i = 0; i < rwr->num_sge; i++) {
+		if (!rwr->sge[i].length)
+			continue;
+		if (!target_mr(seg, q->pdn, rwr->sge[i].lkey, false,
+			       rwr->sge[i].addr, rwr->sge[i].length,
+			       IBV_ACCESS_LOCAL_WRITE, &iov[(*n)++]))
+			return false;
+	}
+	return true;
+}
+
+static bool copied(ssize_t got, uint64_t want)
+{
+	if (got >= 0 && (uint64_t)got == want)
+		return true;
+	if (got < 0 && errno == EPERM)
+		direct_refuse("refused by the system (EPERM)");
+	return false;
+}
+
+/*
+ * The message, with the target's lock held: true if it was delivered
+ * whole (*notify: the target's CQ was armed for it).
+ */
+static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
+			const struct sim_send_wr *wr, const struct fab_hdr *h,
+			const struct local_iov *li, bool *notify)
+{
+	unsigned int adapter = qp->uctx->dev->index, n;
+	uint32_t qpn = qp->attr.dest_qp_num & 0xffffff, limit;
+	bool write = wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
+	struct iovec dst[SIM_MAX_SGE > 1 ? SIM_MAX_SGE : 1];
+	struct shared_recv_view r;
+	struct shared_qp_view q;
+	struct shared_cq_view cqv;
+	const struct ring_map *used;
+	struct sim_ring rq, cq;
+	struct sim_recv_wr rwr;
+	struct pvrdma_cqe c;
+	void *elem, *slot;
+	ssize_t got;
+
+	if (!shared_qp_find(seg, qpn, &q) || q.type != IBV_QPT_RC ||
+	    (q.state != IBV_QPS_RTR && q.state != IBV_QPS_RTS &&
+	     q.state != IBV_QPS_SQD && q.state != IBV_QPS_SQE))
+		return false;
+	if (write && !(q.access & IBV_ACCESS_REMOTE_WRITE))
+		return false;
+	if (!shared_recv_find(seg, qpn, &r) ||
+	    !shared_cq_find(seg, r.cqn, &cqv) || cqv.overflowed)
+		return false;
+	if (!ring_get(adapter, seg, &r.rq, &rq, NULL, &used) ||
+	    !ring_get(adapter, seg, &r.cq, &cq, used, &used))
+		return false;
+	if (sim_ring_peek(&rq, &elem) != SIM_RING_READY)
+		return false;	/* RNR, or a ring the target must fail */
+	if (r.srq) {
+		limit = shared_srq_limit(seg, r.srqn);
+		if (limit && sim_ring_count(&rq) - 1 < (int64_t)limit)
+			return false;	/* the target raises the event */
+	}
+	if (sim_wqe_decode_recv(&rq, elem, &rwr) != PVRDMA_WC_SUCCESS ||
+	    !target_dst(seg, &q, wr, &rwr, dst, &n))
+		return false;
+	if (sim_ring_reserve(&cq, &slot) != SIM_RING_READY)
+		return false;	/* the target's overflow semantics */
+	if (wr->total_len) {
+		do {
+			got = process_vm_writev(shared_pid(seg), li->iov,
+						li->n, dst, n, 0);
+		} while (got < 0 && errno == EINTR);
+		if (!copied(got, wr->total_len))
+			return false;
+	} else if (sim_sys(SYS_kill, shared_pid(seg), 0, 0) == -ESRCH) {
+		/* No copy to tell that the target is gone: its rings may
+		 * still be mapped here, its retry count must run out. */
+		return false;
+	}
+	recv_cqe_fill(&c, r.qp_handle, r.port_num, rwr.wr_id, h,
+		      write ? PVRDMA_WC_RECV_RDMA_WITH_IMM : PVRDMA_WC_RECV,
+		      (uint32_t)wr->total_len, 0);
+	memcpy(slot, &c, sizeof(c));
+	sim_ring_consume(&rq);
+	sim_ring_produce(&cq);	/* release: the CQE is complete */
+	shared_count_recv(seg);
+	shared_count(seg, 0, wr->total_len);
+	*notify = cqv.armed == SIM_CQ_ARM_NEXT ||
+		  (cqv.armed == SIM_CQ_ARM_SOLICITED &&
+		   (h->flags & FAB_F_SOLICITED));
+	if (*notify)
+		shared_cq_disarm(seg, r.cqn);	/* one event an arm */
+	return true;
+}
+
+unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
+				 const struct sim_send_wr *wr,
+				 const struct sim_send_wr **done_wrs)
+{
+	struct sim_dev *dev = qp->uctx->dev;
+	struct engine *eng = engine_of(dev);
+	struct shared_seg *seg;
+	struct local_iov li;
+	struct fab_hdr h, n;
+	bool ok, notify = false;
+
+	if (qp->type != IBV_QPT_RC || !eng || !direct_enabled())
+		return 0;
+	seg = shared_peer(link);
+	if (!seg)
+		return 0;
+	/* Local memory the device cannot read fails on the fabric path. */
+	if (map_sges(qp, wr->sge, wr->num_sge, 0, &li))
+		return 0;
+	/* The message as the fabric would carry it: what the CQE says of
+	 * its sender. */
+	hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
+	h.opcode = wr->opcode;
+	h.dst_qpn = qp->attr.dest_qp_num;
+	h.imm = wr->imm_data;
+	h.len = wr->total_len;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		h.flags |= FAB_F_SOLICITED;
+	if (!shared_trylock(seg))
+		return 0;
+	ok = send_locked(qp, seg, wr, &h, &li, &notify);
+	shared_unlock(seg);
+	if (!ok)
+		return 0;
+	if (notify) {
+		hdr_init(&n, qp, FAB_NOTIFY, qp->attr.ah_attr.grh.sgid_index);
+		n.dst_qpn = qp->attr.dest_qp_num;
+		n.flags = h.flags;
+		fabric_send(eng->port, link, &n, NULL, 0);
+	}
+	atomic_fetch_add_explicit(&dev->stats.bytes_tx, wr->total_len,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&dev->stats.single_copy, 1,
+				  memory_order_relaxed);
+	done[dev->index] = *wr;
+	*done_wrs = &done[dev->index];
+	return 1;
+}
