@@ -239,7 +239,7 @@ static int link_receive(struct fab_port *port, struct fab_link *link,
 	int count = 0;
 	ssize_t n;
 
-	while (count < FAB_BURST && !link->dead) {
+	while (count < FAB_BURST && !link->dead && !fab_link_held(link)) {
 		if (link->ahead_len < sizeof(link->ahead)) {
 			n = recv(link->fd,
 				 (uint8_t *)&link->ahead + link->ahead_len,

@@ -139,6 +139,21 @@ static inline ssize_t fab_sys_write(int fd, const void *buf, size_t len)
 	return ret;
 }
 
+/*
+ * Whether the link's requests wait unread: a TCP link a peer connected
+ * carries its requests in and our responses out (tcp.c), so while our
+ * responses do not fit in the socket, its requests stay in the socket
+ * (and then in the peer's, whose requesters wait for their link): a peer
+ * that stops reading makes us hold one response beyond the socket
+ * buffers, not one per request it sent. The peer reads its own
+ * connections always, so the responses drain and the link is read again.
+ * A Unix link carries both ports' requests both ways: never held.
+ */
+static inline bool fab_link_held(const struct fab_link *link)
+{
+	return link->tcp && !link->outgoing && link->out_head;
+}
+
 /* A socket link of port on fd, to the port named path. */
 struct fab_link *fab_link_new(struct fab_port *port, int fd,
 				  const char *path, bool tcp);
