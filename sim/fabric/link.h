@@ -67,6 +67,9 @@ struct fab_link {
 					 * named the address it came from */
 	bool exposed;			/* the engine may hold a pointer */
 	uint32_t lowat;			/* SO_RCVLOWAT raised for a frame */
+	uint64_t rx_known;		/* TCP: bytes the socket holds at
+					 * least (FIONREAD less what was read
+					 * since): frames within need no ask */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct fab_out *out_head, *out_tail;
 	struct fab_link *next;		/* port's list */
