@@ -239,22 +239,27 @@ mh_rss_kb() {
 
 # ib_read_bw, and the client stops (SIGSTOP) with its READs outstanding:
 # its adapter reads no responses. The server's adapter must hold further
-# requests unread rather than queue a response for each (tcp.c): its
-# memory grows by about one response, not by the READs outstanding. Then
-# the client goes on and the run completes.
+# requests unread rather than queue a response for each (tcp.c): from
+# before the client came, its memory grows by its buffer and about one
+# response, not by the READs outstanding (not in the ASan tree, whose
+# allocator keeps freed memory). Then the client goes on and the
+# run completes.
 read_held() {
 	local size=$((8 << 20)) spid cpid before after
-	local args="-x 1 -d vmw_pvrdma0 -F -p $PORT -s $size -n 300"
+	# -u 20: a 4 s ACK timeout outlasts the stop, so the stream goes on
+	# with no resend of READs the server is still answering.
+	local args="-x 1 -d vmw_pvrdma0 -F -p $PORT -s $size -n 300 -u 20"
 	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" ib_read_bw $args
 	spid=$bg_pid
 	mh_wait_listen "$NS_A" "$PORT" "$spid" ||
 		e2e_fail "ib_read_bw server never listened"
+	before=$(mh_rss_kb "$spid" ib_read_bw)
+	e2e_log "server RSS ${before} KiB before the client"
 	mh_start client "$NS_B" "$ADDR_B" "$cprov" "" ib_read_bw $args "$ADDR_A"
 	cpid=$bg_pid
 	mh_wait_adapter_link "$cpid"
 	sleep 0.5
-	before=$(mh_rss_kb "$spid" ib_read_bw)
-	e2e_log "stopping the client (server RSS ${before} KiB)"
+	e2e_log "stopping the client"
 	kill -STOP "-$cpid"
 	sleep 2
 	after=$(mh_rss_kb "$spid" ib_read_bw)
@@ -262,7 +267,7 @@ read_held() {
 	e2e_log "server RSS ${after} KiB with the client stopped"
 	[ -n "$before" ] && [ -n "$after" ] ||
 		e2e_fail "no resident set of the server"
-	[ $((after - before)) -lt $((4 * size / 1024)) ] ||
+	[ $((after - before)) -lt $((6 * size / 1024)) ] ||
 		e2e_fail "the server grew by $((after - before)) KiB for a peer that reads nothing"
 	sim_wait "$cpid"
 	client_rc=$rc
@@ -309,9 +314,6 @@ fuzz_hello() {
 fuzz() {
 	local args="-x 1 -d vmw_pvrdma0 -F -p $PORT -s 65536 -D 5" spid cpid
 	local fuzz="$E2E_BIN/fabric_fuzz $ADDR_A 4791 $ADDR_B"
-	# In the ASan tree: perftest's own leaks are not the sim's.
-	[ -n "${ASAN_OPTIONS:-}" ] &&
-		export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
 	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" ib_write_bw $args
 	spid=$bg_pid
 	mh_wait_listen "$NS_A" "$PORT" "$spid" ||
