@@ -185,6 +185,7 @@ struct eqp {
 	bool nak_sent;
 	struct fab_link *ack_link;
 	uint32_t ack_psn;
+	uint64_t ack_bytes;		/* covered by the queued ACK */
 	/* The results of the last atomics executed, for their resends. */
 	struct atomic_result atomics[ATOMIC_RESULTS];
 	uint32_t atomic_next;
@@ -234,6 +235,8 @@ extern struct engine engines[SIM_MAX_ADAPTERS];
  * trapping thread does the receive work, the device thread stays off the
  * sockets (a wake-up per packet would take a CPU from a poller). */
 #define POLLING_NS	30000ull
+/* A queued ACK goes out once it covers this many bytes (resp.c). */
+#define ACK_COALESCE_MAX	(1ull << 20)
 
 static inline uint64_t now_ns(void)
 {

@@ -35,13 +35,26 @@ static void ack_flush_one(struct eqp *e)
 		  e->qp->attr.dest_qp_num);
 }
 
-static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn)
+/*
+ * Queues the ACK of the request at psn, which carried len bytes. ACKs are
+ * coalesced until the end of the device's round, but never over more than
+ * ACK_COALESCE_MAX bytes: a round that reads a long stream of large
+ * messages must not leave their requester without an ACK until its timer
+ * runs out.
+ */
+static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
+		      uint64_t len)
 {
 	if (qlink_linked(&e->ack) && e->ack_link != to)
 		ack_flush_one(e);
+	if (!qlink_linked(&e->ack))
+		e->ack_bytes = 0;
 	e->ack_link = to;
 	e->ack_psn = psn;
+	e->ack_bytes += len;
 	qlist_push(&e->eng->acks, &e->ack);
+	if (e->ack_bytes >= ACK_COALESCE_MAX)
+		ack_flush_one(e);
 }
 
 void acks_flush(struct engine *eng)
@@ -215,7 +228,7 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	e->epsn = (h->psn + 1) & PSN_MASK;
 	e->nak_sent = false;
-	ack_queue(e, from, h->psn);
+	ack_queue(e, from, h->psn, h->len);
 }
 
 /* Checks an incoming RDMA/atomic against the QP's rights and the rkey;
@@ -355,7 +368,8 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 			else if (sim_wqe_is_read_or_atomic(h->opcode))
 				rc_atomic(e, from, h);
 			else
-				ack_queue(e, from, (e->epsn - 1) & PSN_MASK);
+				ack_queue(e, from, (e->epsn - 1) & PSN_MASK,
+					  0);
 		} else if (!e->nak_sent) {
 			e->nak_sent = true;
 			nak(e, from, FAB_NAK_SEQ, e->epsn, h->src_qpn);
@@ -392,7 +406,7 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 		e->epsn = (h->psn + 1) & PSN_MASK;
 		e->nak_sent = false;
-		ack_queue(e, from, h->psn);
+		ack_queue(e, from, h->psn, h->len);
 		break;
 	case PVRDMA_WR_RDMA_READ:
 		rc_read(e, from, h);

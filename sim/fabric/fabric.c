@@ -460,16 +460,19 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
 	return link;
 }
 
+/* EPOLLOUT while the out-queue holds bytes; EPOLLIN unless the link is
+ * held meanwhile (fab_link_held: level-triggered readiness of a link
+ * nobody reads would spin the device thread). */
 static void link_want_out(struct fab_link *link, bool want)
 {
-	struct epoll_event ev = {
-		.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0),
-		.data.ptr = link,
-	};
+	struct epoll_event ev = { .data.ptr = link };
 
 	if (link->want_out == want)
 		return;
 	link->want_out = want;
+	ev.events = want ? EPOLLOUT : 0;
+	if (!fab_link_held(link))
+		ev.events |= EPOLLIN | EPOLLRDHUP;
 	epoll_ctl(link->port->epfd, EPOLL_CTL_MOD, link->fd, &ev);
 }
 

@@ -7,6 +7,12 @@
  */
 #include "link.h"
 
+/* n bytes were read from the link's socket. */
+static void link_took(struct fab_link *link, size_t n)
+{
+	link->rx_known = link->rx_known > n ? link->rx_known - n : 0;
+}
+
 /* Waits until fd is readable, flushing every out-queue of the port
  * meanwhile. False when the peer stalls for FAB_STALL_MS. */
 static bool wait_readable(struct fab_port *port, struct fab_link *link)
@@ -74,6 +80,7 @@ static enum link_read link_read_full(struct fab_port *port,
 		}
 		n = readv(link->fd, v, nv);
 		if (n > 0) {
+			link_took(link, (size_t)n);
 			while (n > 0 && iovcnt > 0) {
 				size_t k = (size_t)n < iov->iov_len ?
 					   (size_t)n : iov->iov_len;
@@ -197,17 +204,24 @@ static void link_hello_rx(struct fab_link *link, struct fab_rx *rx)
  * the device sleeps until it is (or the link breaks) instead of waiting
  * inside the payload with dev->lock held while the network is down. With
  * hup (epoll saw the peer close or the link fail), a frame that is not
- * whole never will be: the link is dead (false, with link->dead).
+ * whole never will be: the link is dead (false, with link->dead). The
+ * socket is asked (FIONREAD) only when what it was known to hold does not
+ * cover the frame: a stream of frames costs one ask per burst, not one
+ * per frame.
  */
 static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr,
 			  bool hup)
 {
 	int avail = 0, lowat;
 
-	if (!link->tcp || !hdr->len || hdr->len > FAB_TCP_WHOLE) {
+	if (!link->tcp || !hdr->len || hdr->len > FAB_TCP_WHOLE ||
+	    link->rx_known >= hdr->len) {
 		avail = (int)hdr->len;
 	} else if (ioctl(link->fd, FIONREAD, &avail)) {
 		return true;	/* the read will tell what is wrong */
+	} else {
+		/* One ask covers every frame that arrived with this one. */
+		link->rx_known = avail > 0 ? (uint64_t)avail : 0;
 	}
 	if ((uint32_t)avail >= hdr->len) {
 		if (link->lowat) {
@@ -239,7 +253,7 @@ static int link_receive(struct fab_port *port, struct fab_link *link,
 	int count = 0;
 	ssize_t n;
 
-	while (count < FAB_BURST && !link->dead) {
+	while (count < FAB_BURST && !link->dead && !fab_link_held(link)) {
 		if (link->ahead_len < sizeof(link->ahead)) {
 			n = recv(link->fd,
 				 (uint8_t *)&link->ahead + link->ahead_len,
@@ -253,6 +267,7 @@ static int link_receive(struct fab_port *port, struct fab_link *link,
 			}
 			/* A header that arrived in part waits for the rest
 			 * in the link, nobody waits for it. */
+			link_took(link, (size_t)n);
 			link->ahead_len += n;
 			if (link->ahead_len < sizeof(link->ahead))
 				break;

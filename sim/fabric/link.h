@@ -67,6 +67,9 @@ struct fab_link {
 					 * named the address it came from */
 	bool exposed;			/* the engine may hold a pointer */
 	uint32_t lowat;			/* SO_RCVLOWAT raised for a frame */
+	uint64_t rx_known;		/* TCP: bytes the socket holds at
+					 * least (FIONREAD less what was read
+					 * since): frames within need no ask */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct fab_out *out_head, *out_tail;
 	struct fab_link *next;		/* port's list */
@@ -137,6 +140,21 @@ static inline ssize_t fab_sys_write(int fd, const void *buf, size_t len)
 		return -1;
 	}
 	return ret;
+}
+
+/*
+ * Whether the link's requests wait unread: a TCP link a peer connected
+ * carries its requests in and our responses out (tcp.c), so while our
+ * responses do not fit in the socket, its requests stay in the socket
+ * (and then in the peer's, whose requesters wait for their link): a peer
+ * that stops reading makes us hold one response beyond the socket
+ * buffers, not one per request it sent. The peer reads its own
+ * connections always, so the responses drain and the link is read again.
+ * A Unix link carries both ports' requests both ways: never held.
+ */
+static inline bool fab_link_held(const struct fab_link *link)
+{
+	return link->tcp && !link->outgoing && link->out_head;
 }
 
 /* A socket link of port on fd, to the port named path. */

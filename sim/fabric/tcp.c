@@ -20,7 +20,11 @@
  * unsent bytes waits for it to drain (the engine's link_wait), so a peer
  * that stops reading stalls its requesters, whose ACK timers then decide
  * (retries, RETRY_EXC_ERR), and the sim buffers no more than the socket
- * buffers and the packet that did not fit.
+ * buffers and the packet that did not fit. Responses are held the same
+ * way: while a connection the peer made holds a response the socket did
+ * not take, its further requests are left unread (fab_link_held), so a
+ * peer that sends READs and stops reading gets one response queued, not
+ * one per READ it has outstanding.
  *
  * The connecting side opens with a HELLO naming itself ("tcp:A.B.C.D:PORT",
  * the frame version in its opcode); the accepting side takes nothing else

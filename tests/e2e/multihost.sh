@@ -12,7 +12,8 @@
 # link_flap (the veth goes down and up within the retry budget: the
 # stream completes intact) | link_down (down for good: RETRY_EXC_ERR) |
 # peer_killed (the server is killed mid-transfer: error completions, no
-# hang) | fuzz (random and mutated frames at the server's TCP port, and
+# hang) | read_held (a READ client stops: the server holds its requests,
+# not a response for each) | fuzz (random and mutated frames at the server's TCP port, and
 # frames half sent: it drops them and keeps working) | fuzz_hello (HELLOs
 # in the client's name: requests still go to the client) | rping |
 # perftest_cm PROGRAM [ARGS...] (perftest -R: rdma_cm across the hosts) |
@@ -228,6 +229,56 @@ peer_killed() {
 	e2e_pass "peer killed: the client fails, no hang: $cprov client"
 }
 
+# mh_rss_kb PGID PROGRAM: the resident set of PROGRAM in process group
+# PGID (mh_start's pid leads it), in KiB.
+mh_rss_kb() {
+	local pid
+	pid=$(pgrep -g "$1" -x "$2" | head -n 1)
+	[ -n "$pid" ] && awk '$1 == "VmRSS:" { print $2 }' "/proc/$pid/status"
+}
+
+# ib_read_bw, and the client stops (SIGSTOP) with its READs outstanding:
+# its adapter reads no responses. The server's adapter must hold further
+# requests unread rather than queue a response for each (tcp.c): from
+# before the client came, its memory grows by its buffer and about one
+# response, not by the READs outstanding (not in the ASan tree, whose
+# allocator keeps freed memory). Then the client goes on and the
+# run completes.
+read_held() {
+	local size=$((8 << 20)) spid cpid before after
+	# -u 20: a 4 s ACK timeout outlasts the stop, so the stream goes on
+	# with no resend of READs the server is still answering.
+	local args="-x 1 -d vmw_pvrdma0 -F -p $PORT -s $size -n 300 -u 20"
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" ib_read_bw $args
+	spid=$bg_pid
+	mh_wait_listen "$NS_A" "$PORT" "$spid" ||
+		e2e_fail "ib_read_bw server never listened"
+	before=$(mh_rss_kb "$spid" ib_read_bw)
+	e2e_log "server RSS ${before} KiB before the client"
+	mh_start client "$NS_B" "$ADDR_B" "$cprov" "" ib_read_bw $args "$ADDR_A"
+	cpid=$bg_pid
+	mh_wait_adapter_link "$cpid"
+	sleep 0.5
+	e2e_log "stopping the client"
+	kill -STOP "-$cpid"
+	sleep 2
+	after=$(mh_rss_kb "$spid" ib_read_bw)
+	kill -CONT "-$cpid"
+	e2e_log "server RSS ${after} KiB with the client stopped"
+	[ -n "$before" ] && [ -n "$after" ] ||
+		e2e_fail "no resident set of the server"
+	[ $((after - before)) -lt $((6 * size / 1024)) ] ||
+		e2e_fail "the server grew by $((after - before)) KiB for a peer that reads nothing"
+	sim_wait "$cpid"
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	expect_rc "ib_read_bw server" "$server_rc" 0
+	expect_rc "ib_read_bw client" "$client_rc" 0
+	expect_out client "^ *$size +300 +[0-9]+\.[0-9]+" "result line"
+	e2e_pass "READ responses held for a stopped reader: $sprov server, $cprov client"
+}
+
 # While a pingpong server waits, connections from the client's host say
 # HELLO in the client adapter's name, as any process there may: the server
 # must still send its messages over a connection of its own.
@@ -423,6 +474,7 @@ perftest) perftest "$@" ;;
 link_flap) link_fault sigstop ;;
 link_down) link_fault sigstop-beyond ;;
 peer_killed) peer_killed ;;
+read_held) read_held ;;
 fuzz) fuzz ;;
 fuzz_hello) fuzz_hello ;;
 rping) rping_hosts ;;

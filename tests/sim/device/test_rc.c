@@ -453,11 +453,78 @@ static void test_duplicates_execute_once(void **unused)
 	assert_true(cq_empty(&H.b.cq));
 }
 
+/* A port that only watches what the responder sends it. */
+static unsigned int watched_acks;
+
+static void watch_rx(void *owner, struct fab_link *from,
+		     const struct fab_hdr *hdr, struct fab_rx *rx)
+{
+	if (hdr->type == FAB_ACK)
+		watched_acks++;
+}
+
+/*
+ * A round that reads a long stream of WRITEs (as a TCP link delivers up to
+ * a burst of large frames in one round) acknowledges them on the way, not
+ * only at its end: the requester's ACK timer must not run out while the
+ * responder is still reading.
+ */
+static void test_long_round_acks_on_the_way(void **unused)
+{
+	static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+	static const union ibv_gid watch_gid = {
+		.raw = { 0xfe, 0x80, [15] = 5 } };
+	static const unsigned int watch_gid_count = 1;
+	static struct fab_port *watch;
+	struct fab_link *to;
+	struct pvrdma_cqe c;
+	uint32_t i, n = 40;
+
+	/* the adapter's engine is running: its port sends the ACKs */
+	post_recv(&H.b, 1, H.buf_b, 64, H.mr_b.lkey);
+	post_send(&H.a, &(struct send_args){
+		.wr_id = 1, .opcode = PVRDMA_WR_SEND, .addr = H.buf_a,
+		.len = 8, .lkey = H.mr_a.lkey, .flags = IBV_SEND_SIGNALED });
+	poll_one(&H.a.cq, &c);
+	poll_one(&H.b.cq, &c);
+
+	if (!watch)
+		watch = fabric_open(&(struct fab_adapter){
+			.index = 5, .gid = &watch_gid,
+			.gid_count = &watch_gid_count, .lock = &watch_lock,
+			.rx = watch_rx, .name = "watch" });
+	assert_non_null(watch);
+	to = fabric_resolve(watch, watch_gid.raw);
+	assert_non_null(to);
+
+	/* a's next PSN after the SEND, as the responder expects it */
+	harness_lock(&H);
+	for (i = 0; i < n; i++) {
+		struct fab_hdr h = {
+			.magic = FAB_MAGIC, .type = FAB_REQ,
+			.opcode = PVRDMA_WR_RDMA_WRITE,
+			.src_qpn = H.a.qp.qpn, .dst_qpn = H.b.qp.qpn,
+			.psn = 1001 + i, .rkey = H.mr_b.rkey, .len = H_BUF,
+			.remote_addr = (uintptr_t)H.buf_b,
+		};
+		struct fab_rx rx = { .mem = H.buf_a, .left = H_BUF };
+
+		engine_rx(H.dev, to, &h, &rx);
+	}
+	/* before the round ends: ACKs every ACK_COALESCE_MAX bytes */
+	watched_acks = 0;
+	while (fabric_poll(watch, 0))
+		;
+	harness_unlock(&H);
+	assert_int_equal(watched_acks, n * H_BUF / (1u << 20));
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_send_recv_imm),
+		T(test_long_round_acks_on_the_way),
 		T(test_unsignaled_has_no_cqe),
 		T(test_rdma_write_and_write_imm),
 		T(test_rdma_read),
