@@ -197,6 +197,10 @@ struct engine {
 	atomic_bool stop;
 	atomic_bool kick_pending;
 	_Atomic uint64_t last_poll_ns;	/* the last POLL doorbell */
+	/* The last same-host batch moved BULK_BYTES or more: send
+	 * doorbells go to the device thread (dispatch.c). */
+	atomic_bool bulk;
+	atomic_uint handed;		/* doorbells handed since the last drain */
 	atomic_bool dev_set;		/* dev is known (before the start) */
 	struct qlist all;
 	struct qlist kicks;
@@ -228,6 +232,12 @@ extern struct engine engines[SIM_MAX_ADAPTERS];
  * trapping thread does the receive work, the device thread stays off the
  * sockets (a wake-up per packet would take a CPU from a poller). */
 #define POLLING_NS	30000ull
+
+/* A same-host batch this large costs its copy far more than the trap that
+ * started it: the doorbells of such a stream are handed to the device
+ * thread, which copies while the application posts (dispatch.c). */
+#define BULK_BYTES	(32u << 10)
+#define BULK_HANDED	8u
 
 static inline uint64_t now_ns(void)
 {
