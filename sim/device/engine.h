@@ -238,6 +238,7 @@ extern struct engine engines[SIM_MAX_ADAPTERS];
  * thread, which copies while the application posts (dispatch.c). */
 #define BULK_BYTES	(32u << 10)
 #define BULK_HANDED	8u
+#define BULK_LINGER_NS	20000ull
 
 static inline uint64_t now_ns(void)
 {

@@ -24,6 +24,27 @@ static int sleep_timeout_ms(struct engine *eng)
 }
 
 /*
+ * Before it sleeps, a device thread the application hands large transfers
+ * to (eng->bulk) waits a little for the next doorbell of the stream: the
+ * application posts its next WQE within a trap or two, and a sleeping
+ * thread costs it a wake-up (a system call, a context switch) per doorbell.
+ */
+static bool bulk_linger(struct engine *eng)
+{
+	uint64_t until;
+
+	if (!atomic_load_explicit(&eng->bulk, memory_order_relaxed))
+		return false;
+	until = now_ns() + BULK_LINGER_NS;
+	while (dbq_empty(&eng->dbq)) {
+		if (now_ns() >= until)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+/*
  * The device thread: receives (packets, EPOLLOUT of full links), timers,
  * kicks of the control path. Doorbells run on the threads that ring them.
  *
@@ -52,6 +73,10 @@ static void *engine_main(void *arg)
 	sim_libc.pthread_sigmask(SIG_BLOCK, &all, NULL);
 
 	while (!atomic_load(&eng->stop)) {
+		if ((timeout || quiet_ns) && bulk_linger(eng)) {
+			timeout = 0;
+			quiet_ns = 0;
+		}
 		if (timeout || quiet_ns) {
 			if (!fabric_sleep_prepare(eng->port)) {
 				timeout = 0;
