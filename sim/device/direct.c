@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * One-sided operations against a target adapter on this host, executed by
- * the requester on the thread that rang the doorbell, the way the
+ * the requester on the thread that rang the doorbell (for a stream of
+ * large transfers, on its device thread: dispatch.c), the way the
  * hypervisor's device places data between two VMs of one host with a
  * memcpy: the target's published state (sim/fabric/shared.c) is checked as
  * its responder would check a request (QP type and state, the QP's remote

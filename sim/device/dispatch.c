@@ -147,7 +147,8 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	 * hand-off to the device thread, no wake-up.
 	 *
 	 * A QP or SRQ doorbell only says "look at the ring": it is queued,
-	 * and executed by whoever holds dev->lock, this thread if it is free.
+	 * and executed by whoever holds dev->lock, this thread if it is free
+	 * (and the stream is not one bulk_handoff() gives the device thread).
 	 * A holder drains the queue before it lets the lock go and again
 	 * after (dev_unlock()); the device thread drains it every round and
 	 * is woken if it sleeps: a queued doorbell is never stranded, and a

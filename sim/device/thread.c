@@ -46,7 +46,9 @@ static bool bulk_linger(struct engine *eng)
 
 /*
  * The device thread: receives (packets, EPOLLOUT of full links), timers,
- * kicks of the control path. Doorbells run on the threads that ring them.
+ * kicks of the control path. Doorbells run on the threads that ring them,
+ * except those a busy device queued and the send doorbells of a stream of
+ * large same-host transfers, which the trap hands to it (dispatch.c).
  *
  * While the application polls its CQ (POLL doorbells keep coming), its own
  * traps do the receive work, and a device thread woken by every packet
