@@ -76,23 +76,33 @@ bool dbq_empty(struct db_queue *q)
 }
 
 /*
- * A send doorbell while the adapter streams large same-host transfers
- * (eng->bulk, set by the requester after each batch): the trap leaves it
- * queued for the device thread, as a hypervisor hands a doorbell to its
- * device backend, and returns. The copy of a 64 KiB WRITE or READ costs
- * several traps; done on the trapping thread it serialises with the
- * application's posting, done by the device thread it overlaps with it,
- * and the WQEs the application posts meanwhile go in the device's next
- * batch. Only the trap defers, never the device's own work (a round that
- * runs sq_progress executes what it finds, whoever runs it): a deferred
- * doorbell is executed by the next holder of dev->lock, so it can neither
- * come back nor be stranded (dev_unlock(), engine_main()).
+ * A send doorbell while the adapter streams large same-host transfers (a
+ * batch of BULK_BYTES or more, or the trap that ran one, ended less than
+ * BULK_GAP_NS ago: eng->bulk_ns; or the device thread, which ran the last
+ * one, waits for the next: eng->bulk_linger): the trap leaves it queued
+ * for the device thread, as a hypervisor hands a doorbell to its device
+ * backend, and returns. The copy of a 64 KiB WRITE or READ costs several
+ * traps; done on the trapping thread it serialises with the application's
+ * posting, done by the device thread it overlaps with it, and the WQEs the
+ * application posts meanwhile go in the device's next batch. A ping-pong
+ * of large messages posts its next one a round trip later: its trap
+ * executes it, with no wake-up in its latency. Only the trap defers,
+ * never the device's own work (a round that runs sq_progress executes
+ * what it finds, whoever runs it): a deferred doorbell is executed by the
+ * next holder of dev->lock, so it can neither come back nor be stranded
+ * (dev_unlock(), engine_main()).
  */
 static bool bulk_handoff(struct engine *eng, uint32_t offset, uint32_t value)
 {
-	return offset == PVRDMA_UAR_QP_OFFSET && (value & SIM_UAR_QP_SEND) &&
-	       eng->started &&
-	       atomic_load_explicit(&eng->bulk, memory_order_relaxed) &&
+	uint64_t t;
+
+	if (offset != PVRDMA_UAR_QP_OFFSET || !(value & SIM_UAR_QP_SEND) ||
+	    !eng->started)
+		return false;
+	t = atomic_load_explicit(&eng->bulk_ns, memory_order_relaxed);
+	return t && (atomic_load_explicit(&eng->bulk_linger,
+					  memory_order_relaxed) ||
+		     now_ns() - t < BULK_GAP_NS) &&
 	       atomic_fetch_add_explicit(&eng->handed, 1,
 					 memory_order_relaxed) < BULK_HANDED;
 }
@@ -167,6 +177,11 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		rx_inline(eng);
 		acks_flush(eng);
 		dev_unlock(eng, dev);
+		/* A stream's next doorbell follows this trap's return at
+		 * once, a ping-pong's a round trip later. */
+		if (atomic_load_explicit(&eng->bulk_ns, memory_order_relaxed))
+			atomic_store_explicit(&eng->bulk_ns, now_ns(),
+					      memory_order_relaxed);
 		return;
 	}
 	/*

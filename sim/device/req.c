@@ -285,8 +285,9 @@ void sq_progress(struct eqp *e)
 			taken += ndirect;
 			for (i = 0, moved = 0; i < ndirect; i++)
 				moved += direct_wrs[i].total_len;
-			atomic_store_explicit(&e->eng->bulk,
-					      moved >= BULK_BYTES,
+			atomic_store_explicit(&e->eng->bulk_ns,
+					      moved >= BULK_BYTES ?
+					      now_ns() : 0,
 					      memory_order_relaxed);
 			for (i = 0; i < ndirect; i++) {
 				sim_ring_consume(&qp->sq);

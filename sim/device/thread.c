@@ -25,20 +25,25 @@ static int sleep_timeout_ms(struct engine *eng)
 
 /*
  * Before it sleeps, a device thread the application hands large transfers
- * to (eng->bulk) waits a little for the next doorbell of the stream: the
- * application posts its next WQE within a trap or two, and a sleeping
- * thread costs it a wake-up (a system call, a context switch) per doorbell.
+ * to (eng->bulk_ns is recent) waits a little for the next doorbell of the
+ * stream: the application posts its next WQE within a trap or two, and a
+ * sleeping thread costs it a wake-up (a system call, a context switch) per
+ * doorbell.
  */
 static bool bulk_linger(struct engine *eng)
 {
+	uint64_t t = atomic_load_explicit(&eng->bulk_ns, memory_order_relaxed);
 	uint64_t until;
 
-	if (!atomic_load_explicit(&eng->bulk, memory_order_relaxed))
+	if (!t || now_ns() - t >= BULK_LINGER_NS)
 		return false;
+	atomic_store(&eng->bulk_linger, true);
 	until = now_ns() + BULK_LINGER_NS;
 	while (dbq_empty(&eng->dbq)) {
-		if (now_ns() >= until)
+		if (now_ns() >= until) {
+			atomic_store(&eng->bulk_linger, false);
 			return false;
+		}
 		sched_yield();
 	}
 	return true;
