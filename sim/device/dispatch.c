@@ -170,6 +170,10 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		atomic_thread_fence(memory_order_seq_cst);
 		if (handoff || pthread_mutex_trylock(&dev->lock)) {
 			fabric_wake(eng->port);
+			/* the stream goes on while the device thread wakes */
+			if (handoff)
+				atomic_store_explicit(&eng->bulk_ns, now_ns(),
+						      memory_order_relaxed);
 			return;
 		}
 		eng->now = now_ns();
