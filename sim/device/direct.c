@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * One-sided operations against a target adapter on this host, executed by
- * the requester on the thread that rang the doorbell, the way the
+ * the requester on the thread that rang the doorbell (for a stream of
+ * large transfers, on its device thread: dispatch.c), the way the
  * hypervisor's device places data between two VMs of one host with a
  * memcpy: the target's published state (sim/fabric/shared.c) is checked as
  * its responder would check a request (QP type and state, the QP's remote
@@ -21,7 +22,8 @@
  * RDMA WRITEs that follow one another in the send ring (a post list) go
  * in one process_vm_writev: one system call for up to DIRECT_BATCH of
  * them, each still checked on its own; those the kernel copied whole are
- * done, the first one it did not and everything after it are not.
+ * done, the first one it did not and everything after it are not. READs
+ * that follow one another go likewise in one process_vm_readv.
  *
  * Where the system refuses single-copy access between processes (EPERM: a
  * container without ptrace rights, or --no-single-copy, which makes the
@@ -194,34 +196,66 @@ static bool read_or_atomic(struct sim_qp *qp, struct shared_seg *seg,
 	return copied(pvm(false, shared_pid(seg), local, *n, &remote), len);
 }
 
-/* Adds WRITE wr to the batch: false if it cannot go in it. */
+/*
+ * Appends n pieces at add (which may be iov + len itself) to the len of
+ * iov, each one that starts where the last one ends merged into it;
+ * returns the new length. The kernel pins and walks the pages of every
+ * remote piece on its own: a post list of small WRITEs to consecutive
+ * addresses, as perftest and most streaming code post them, costs one
+ * piece instead of one per WR (16 x 64 B: 1.4 instead of 7.4 us here).
+ */
+static int iov_append(struct iovec *iov, int len, const struct iovec *add,
+		      int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!add[i].iov_len)
+			continue;
+		if (len && (char *)iov[len - 1].iov_base +
+			   iov[len - 1].iov_len == add[i].iov_base)
+			iov[len - 1].iov_len += add[i].iov_len;
+		else
+			iov[len++] = add[i];
+	}
+	return len;
+}
+
+/* Adds wr, a WRITE or a READ as the batch's first, to the batch: false
+ * if it cannot go in it. */
 static bool batch_add(struct sim_qp *qp, struct shared_seg *seg,
 		      const struct shared_qp_view *q, struct write_batch *b,
 		      unsigned int k, int *nl, uint64_t *total)
 {
 	const struct sim_send_wr *wr = &b->wr[k];
 	struct iovec *rem = &b->remote[k];
+	bool read = b->wr[0].opcode == PVRDMA_WR_RDMA_READ;
 	int n;
 
-	if (wr->opcode != PVRDMA_WR_RDMA_WRITE ||
+	if (wr->opcode != b->wr[0].opcode ||
 	    *nl + (int)SIM_MAX_IOV > DIRECT_MAX_IOV ||
-	    !local_map(qp, wr, 0, b->local + *nl, &n))
+	    !local_map(qp, wr, read ? IBV_ACCESS_LOCAL_WRITE : 0,
+		       b->local + *nl, &n))
 		return false;
 	if (!wr->total_len) {
 		rem->iov_base = NULL;	/* no key checked, nothing moved */
 		rem->iov_len = 0;
 	} else if (!target_range(seg, q, wr->rkey, wr->remote_addr,
-				 wr->total_len, IBV_ACCESS_REMOTE_WRITE, rem)) {
+				 wr->total_len, read ? IBV_ACCESS_REMOTE_READ :
+						       IBV_ACCESS_REMOTE_WRITE,
+				 rem)) {
 		return false;
 	}
-	*nl += n;
+	*nl = iov_append(b->local, *nl, b->local + *nl, n);
 	*total += wr->total_len;
 	return true;
 }
 
 /*
  * The WRITE at the head of the send ring and the WRITEs behind it, in one
- * copy. Returns how many are done (0: none, the first takes the fabric).
+ * copy; or the READs, likewise (a stream of large READs handed to the
+ * device thread finds several in the ring). Returns how many are done (0:
+ * none, the first takes the fabric).
  */
 static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
 				const struct shared_qp_view *q,
@@ -231,19 +265,20 @@ static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
 	struct iovec remote[DIRECT_BATCH];
 	unsigned int k = 0, done, nr = 0;
 	uint64_t total = 0, upto;
+	bool read = b->wr[0].opcode == PVRDMA_WR_RDMA_READ;
 	ssize_t got;
 	void *elem;
 	int nl = 0;
 
-	if (!target_qp_ok(q, IBV_ACCESS_REMOTE_WRITE))
+	if (!target_qp_ok(q, read ? IBV_ACCESS_REMOTE_READ :
+				    IBV_ACCESS_REMOTE_WRITE))
 		return 0;
 	for (;;) {
 		if (!batch_add(qp, seg, q, b, k, &nl, &total))
 			break;
-		if (b->remote[k].iov_len)
-			remote[nr++] = b->remote[k];
+		nr = iov_append(remote, nr, &b->remote[k], 1);
 		k++;
-		/* WRITEs already posted behind it, decoded as the fetch
+		/* WRs already posted behind it, decoded as the fetch
 		 * loop decodes them. */
 		if (k == DIRECT_BATCH ||
 		    sim_ring_peek_at(&qp->sq, k, &elem) != SIM_RING_READY ||
@@ -255,13 +290,17 @@ static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
 	got = 0;
 	if (total) {
 		do {
-			got = process_vm_writev(shared_pid(seg), b->local, nl,
-						remote, nr, 0);
+			got = read ? process_vm_readv(shared_pid(seg),
+						      b->local, nl, remote,
+						      nr, 0) :
+				     process_vm_writev(shared_pid(seg),
+						       b->local, nl, remote,
+						       nr, 0);
 		} while (got < 0 && errno == EINTR);
 		if (!copied(got, total) && got < 0)
 			got = 0;
 	}
-	/* WRITEs the kernel copied whole, in order. */
+	/* WRs the kernel copied whole, in order. */
 	for (done = 0, upto = 0; done < k; done++) {
 		upto += b->wr[done].total_len;
 		if (upto > (uint64_t)got)
@@ -308,7 +347,8 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	b = &batches[dev->index];
 	b->wr[0] = *wr;
 	if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff, &q)) {
-		if (wr->opcode == PVRDMA_WR_RDMA_WRITE)
+		if (wr->opcode == PVRDMA_WR_RDMA_WRITE ||
+		    wr->opcode == PVRDMA_WR_RDMA_READ)
 			n_done = write_batch(qp, seg, &q, b);
 		else if (read_or_atomic(qp, seg, &q, wr, &orig, local, &n))
 			n_done = 1;

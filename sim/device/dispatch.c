@@ -76,12 +76,45 @@ bool dbq_empty(struct db_queue *q)
 	return atomic_load(&q->slot[idx].seq_rel) + idx != q->head + 1;
 }
 
+/*
+ * A send doorbell while the adapter streams large same-host transfers (a
+ * batch of BULK_BYTES or more, or the trap that ran one, ended less than
+ * BULK_GAP_NS ago: eng->bulk_ns; or the device thread, which ran the last
+ * one, waits for the next: eng->bulk_linger): the trap leaves it queued
+ * for the device thread, as a hypervisor hands a doorbell to its device
+ * backend, and returns. The copy of a 64 KiB WRITE or READ costs several
+ * traps; done on the trapping thread it serialises with the application's
+ * posting, done by the device thread it overlaps with it, and the WQEs the
+ * application posts meanwhile go in the device's next batch. A ping-pong
+ * of large messages posts its next one a round trip later: its trap
+ * executes it, with no wake-up in its latency. Only the trap defers,
+ * never the device's own work (a round that runs sq_progress executes
+ * what it finds, whoever runs it): a deferred doorbell is executed by the
+ * next holder of dev->lock, so it can neither come back nor be stranded
+ * (dev_unlock(), engine_main()).
+ */
+static bool bulk_handoff(struct engine *eng, uint32_t offset, uint32_t value)
+{
+	uint64_t t;
+
+	if (offset != PVRDMA_UAR_QP_OFFSET || !(value & SIM_UAR_QP_SEND) ||
+	    !eng->started)
+		return false;
+	t = atomic_load_explicit(&eng->bulk_ns, memory_order_relaxed);
+	return t && (atomic_load_explicit(&eng->bulk_linger,
+					  memory_order_relaxed) ||
+		     now_ns() - t < BULK_GAP_NS) &&
+	       atomic_fetch_add_explicit(&eng->handed, 1,
+					 memory_order_relaxed) < BULK_HANDED;
+}
+
 void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		     uint32_t value)
 {
 	struct sim_dev *dev = uctx->dev;
 	struct sim_stats *st = &dev->stats;
 	struct engine *eng = engine_of(dev);
+	bool handoff;
 
 	switch (offset) {
 	case PVRDMA_UAR_QP_OFFSET:
@@ -125,17 +158,23 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	 * hand-off to the device thread, no wake-up.
 	 *
 	 * A QP or SRQ doorbell only says "look at the ring": it is queued,
-	 * and executed by whoever holds dev->lock, this thread if it is free.
+	 * and executed by whoever holds dev->lock, this thread if it is free
+	 * (and the stream is not one bulk_handoff() gives the device thread).
 	 * A holder drains the queue before it lets the lock go and again
 	 * after (dev_unlock()); the device thread drains it every round and
 	 * is woken if it sleeps: a queued doorbell is never stranded, and a
 	 * sender never sleeps on the lock while the device is busy.
 	 */
 	if (offset != PVRDMA_UAR_CQ_OFFSET) {
+		handoff = bulk_handoff(eng, offset, value);
 		dbq_push(&eng->dbq, uctx, offset, value);
 		atomic_thread_fence(memory_order_seq_cst);
-		if (pthread_mutex_trylock(&dev->lock)) {
+		if (handoff || pthread_mutex_trylock(&dev->lock)) {
 			fabric_wake(eng->port);
+			/* the stream goes on while the device thread wakes */
+			if (handoff)
+				atomic_store_explicit(&eng->bulk_ns, now_ns(),
+						      memory_order_relaxed);
 			return;
 		}
 		eng->now = now_ns();
@@ -143,6 +182,11 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		rx_inline(eng);
 		acks_flush(eng);
 		dev_unlock(eng, dev);
+		/* A stream's next doorbell follows this trap's return at
+		 * once, a ping-pong's a round trip later. */
+		if (atomic_load_explicit(&eng->bulk_ns, memory_order_relaxed))
+			atomic_store_explicit(&eng->bulk_ns, now_ns(),
+					      memory_order_relaxed);
 		return;
 	}
 	/*
@@ -264,17 +308,47 @@ void dev_unlock(struct engine *eng, struct sim_dev *dev)
 	}
 }
 
-/* Doorbells queued by traps that could not run them (dev->lock held). */
+/* Doorbells popped before any of them runs: a small array, the trap may
+ * run on a small signal stack. */
+#define DRAIN_CHUNK	32
+
+struct db_popped {
+	struct sim_ucontext *uctx;
+	uint32_t offset;
+	uint32_t value;
+};
+
+/*
+ * Doorbells queued by traps that could not run them (dev->lock held, or
+ * handed to the device thread). They are popped a chunk at a time, and a
+ * doorbell equal to the one popped just before it is dropped: the run of
+ * that one comes after both pops, so it sees every WQE either of them
+ * announced. An application that posts while the device executes its
+ * previous posts (a stream handed to the device thread) queues one
+ * doorbell per WQE, and one run executes them all: without this the queue
+ * grew by the WQEs of each run until it was full.
+ */
 static int drain_queued(struct engine *eng)
 {
-	struct sim_ucontext *uctx;
-	uint32_t offset, value;
-	int n = 0;
+	struct db_popped p[DRAIN_CHUNK];
+	int n = 0, k, i;
 
-	while (dbq_pop(&eng->dbq, &uctx, &offset, &value)) {
-		doorbell_run(eng->dev, uctx, offset, value, true);
-		n++;
-	}
+	do {
+		for (k = 0; k < DRAIN_CHUNK &&
+		     dbq_pop(&eng->dbq, &p[k].uctx, &p[k].offset,
+			     &p[k].value);
+		     n++) {
+			if (!k || p[k].uctx != p[k - 1].uctx ||
+			    p[k].offset != p[k - 1].offset ||
+			    p[k].value != p[k - 1].value)
+				k++;
+		}
+		for (i = 0; i < k; i++)
+			doorbell_run(eng->dev, p[i].uctx, p[i].offset,
+				     p[i].value, true);
+	} while (k);
+	if (n)
+		atomic_store_explicit(&eng->handed, 0, memory_order_relaxed);
 	return n;
 }
 

@@ -200,6 +200,12 @@ struct engine {
 	atomic_bool stop;
 	atomic_bool kick_pending;
 	_Atomic uint64_t last_poll_ns;	/* the last POLL doorbell */
+	/* When the last same-host batch that moved BULK_BYTES or more
+	 * ended (ns; 0: the last one moved less). A send doorbell soon
+	 * after it goes to the device thread (dispatch.c). */
+	_Atomic uint64_t bulk_ns;
+	atomic_bool bulk_linger;	/* the device thread waits for one */
+	atomic_uint handed;		/* doorbells handed since the last drain */
 	atomic_bool dev_set;		/* dev is known (before the start) */
 	struct qlist all;
 	struct qlist kicks;
@@ -237,6 +243,15 @@ extern struct engine engines[SIM_MAX_ADAPTERS];
 #define POLLING_NS	30000ull
 /* A queued ACK goes out once it covers this many bytes (resp.c). */
 #define ACK_COALESCE_MAX	(1ull << 20)
+
+/* A same-host batch this large costs its copy far more than the trap that
+ * started it: the doorbells of such a stream (the next one comes within
+ * BULK_GAP_NS) are handed to the device thread, which copies while the
+ * application posts (dispatch.c). */
+#define BULK_BYTES	(32u << 10)
+#define BULK_GAP_NS	5000ull
+#define BULK_HANDED	8u
+#define BULK_LINGER_NS	20000ull
 
 static inline uint64_t now_ns(void)
 {

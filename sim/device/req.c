@@ -224,7 +224,9 @@ void sq_progress(struct eqp *e)
 	enum ibv_qp_state state = qp->attr.state;
 	enum sim_ring_status rs;
 	const struct sim_send_wr *direct_wrs;
-	unsigned int ndirect, i;
+	unsigned int ndirect, i, taken = 0;
+	uint64_t moved;
+	int64_t ready;
 	struct out_wqe *o;
 	void *elem;
 	uint32_t st;
@@ -240,7 +242,15 @@ void sq_progress(struct eqp *e)
 	if (e->need_resolve)
 		rc_resolve(e);
 
-	while (state == IBV_QPS_RTS && e->out_count < e->out_cap) {
+	/*
+	 * Only what the ring holds now: a WQE posted while this runs comes
+	 * with a doorbell of its own, run after it. Chasing them would keep
+	 * the device on one QP, and its doorbells piling up in the queue, for
+	 * as long as the application posts as fast as the device executes.
+	 */
+	ready = sim_ring_count(&qp->sq);
+	while (state == IBV_QPS_RTS && e->out_count < e->out_cap &&
+	       (ready < 0 || e->out_count + taken < ready)) {
 		/* past the WQEs in flight, which stay in the ring (out_pop) */
 		rs = sim_ring_peek_at(&qp->sq, e->out_count, &elem);
 		if (rs == SIM_RING_INVALID) {
@@ -257,6 +267,7 @@ void sq_progress(struct eqp *e)
 		if (qp->type == IBV_QPT_UD) {
 			/* a datagram leaves at once: nothing to keep */
 			sim_ring_consume(&qp->sq);
+			taken++;
 			if (!st)
 				st = ud_send(e, &o->wr);
 			complete_send(e, &o->wr, st);
@@ -271,6 +282,13 @@ void sq_progress(struct eqp *e)
 		if (!st && !e->out_count && !e->rnr_until &&
 		    (ndirect = direct_execute(qp, e->link, &o->wr, &st,
 					      &direct_wrs))) {
+			taken += ndirect;
+			for (i = 0, moved = 0; i < ndirect; i++)
+				moved += direct_wrs[i].total_len;
+			atomic_store_explicit(&e->eng->bulk_ns,
+					      moved >= BULK_BYTES ?
+					      now_ns() : 0,
+					      memory_order_relaxed);
 			for (i = 0; i < ndirect; i++) {
 				sim_ring_consume(&qp->sq);
 				complete_send(e, &direct_wrs[i],

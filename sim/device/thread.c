@@ -24,8 +24,36 @@ static int sleep_timeout_ms(struct engine *eng)
 }
 
 /*
+ * Before it sleeps, a device thread the application hands large transfers
+ * to (eng->bulk_ns is recent) waits a little for the next doorbell of the
+ * stream: the application posts its next WQE within a trap or two, and a
+ * sleeping thread costs it a wake-up (a system call, a context switch) per
+ * doorbell.
+ */
+static bool bulk_linger(struct engine *eng)
+{
+	uint64_t t = atomic_load_explicit(&eng->bulk_ns, memory_order_relaxed);
+	uint64_t until;
+
+	if (!t || now_ns() - t >= BULK_LINGER_NS)
+		return false;
+	atomic_store(&eng->bulk_linger, true);
+	until = now_ns() + BULK_LINGER_NS;
+	while (dbq_empty(&eng->dbq)) {
+		if (now_ns() >= until) {
+			atomic_store(&eng->bulk_linger, false);
+			return false;
+		}
+		sched_yield();
+	}
+	return true;
+}
+
+/*
  * The device thread: receives (packets, EPOLLOUT of full links), timers,
- * kicks of the control path. Doorbells run on the threads that ring them.
+ * kicks of the control path. Doorbells run on the threads that ring them,
+ * except those a busy device queued and the send doorbells of a stream of
+ * large same-host transfers, which the trap hands to it (dispatch.c).
  *
  * While the application polls its CQ (POLL doorbells keep coming), its own
  * traps do the receive work, and a device thread woken by every packet
@@ -52,6 +80,10 @@ static void *engine_main(void *arg)
 	sim_libc.pthread_sigmask(SIG_BLOCK, &all, NULL);
 
 	while (!atomic_load(&eng->stop)) {
+		if ((timeout || quiet_ns) && bulk_linger(eng)) {
+			timeout = 0;
+			quiet_ns = 0;
+		}
 		if (timeout || quiet_ns) {
 			if (!fabric_sleep_prepare(eng->port)) {
 				timeout = 0;

@@ -21,9 +21,9 @@
  * the QP is in the error state, whichever path the WRITEs take.
  *
  * Mode post-list: one post list of WRITE, READ, WRITE, WRITE completes in
- * order with the right data; then a list of a WRITE, a WRITE with a bad
- * rkey and a WRITE: the first succeeds (its data lands), the second ends
- * in IBV_WC_REM_ACCESS_ERR, the third is flushed.
+ * order with the right data, so does one of four READs; then a list of a
+ * WRITE, a WRITE with a bad rkey and a WRITE: the first succeeds (its data
+ * lands), the second ends in IBV_WC_REM_ACCESS_ERR, the third is flushed.
  *
  *   same_host --server|--client --port P
  *             --mode stopped-target[-fallback]|cq-overflow|post-list
@@ -299,6 +299,31 @@ static void post_list(struct ibv_qp *qp, struct ibv_cq *cq,
 		e2e_pattern(want, sizeof(want), READ_SEED);
 		E2E_CHECK(!memcmp(buf + WRITE_OFF + 4096, want + 4096, 4096),
 			  "READ in a post list: wrong data");
+	}
+
+	/* READs one after the other (one copy on one host): each brings
+	 * its own piece, in order. */
+	for (i = 0; i < 4; i++) {
+		wr[i].wr_id = 20 + i;
+		wr[i].opcode = IBV_WR_RDMA_READ;
+		wr[i].next = i < 3 ? &wr[i + 1] : NULL;
+		sge[i].addr = (uintptr_t)buf + WRITE_OFF + i * 4096;
+		wr[i].wr.rdma.remote_addr = peer->addr + READ_OFF +
+					    (3 - i) * 4096;
+		memset(buf + WRITE_OFF + i * 4096, 0, 4096);
+	}
+	ret = ibv_post_send(qp, wr, &bad);
+	E2E_CHECK(!ret, "ibv_post_send: %s", strerror(ret));
+	for (i = 0; i < 4; i++)
+		expect_wc(cq, 20 + i, IBV_WC_SUCCESS, "READs in a post list");
+	{
+		uint8_t want[4 * 4096];
+
+		e2e_pattern(want, sizeof(want), READ_SEED);
+		for (i = 0; i < 4; i++)
+			E2E_CHECK(!memcmp(buf + WRITE_OFF + i * 4096,
+					  want + (3 - i) * 4096, 4096),
+				  "READ %u of a post list: wrong data", i);
 	}
 
 	/* WRITE, WRITE with a bad rkey, WRITE. */

@@ -391,6 +391,50 @@ static void test_many_in_flight_in_order(void **unused)
 }
 
 /*
+ * Doorbells rung while the device is busy (dev->lock held) are queued and
+ * run by the holder when it lets the lock go; runs of the same doorbell
+ * popped together are one run. Every WQE they announced executes once, in
+ * order, whatever other doorbells are queued between them.
+ */
+static void test_queued_doorbells_run_every_wqe(void **unused)
+{
+	struct pvrdma_cqe c;
+	uint32_t i;
+
+	harness_lock(&H);
+	for (i = 0; i < 12; i++) {
+		if (i % 4 == 0)
+			post_recv(&H.b, 100 + i / 4, H.buf_b + 256 * (i / 4),
+				  256, H.mr_b.lkey);
+		H.buf_a[64 * i] = i;
+		post_send(&H.a, &(struct send_args){
+			.wr_id = 200 + i, .opcode = PVRDMA_WR_RDMA_WRITE,
+			.addr = H.buf_a + 64 * i, .len = 64,
+			.lkey = H.mr_a.lkey, .flags = IBV_SEND_SIGNALED,
+			.raddr = (uintptr_t)H.buf_b + 4096 + 64 * i,
+			.rkey = H.mr_b.rkey });
+	}
+	post_send(&H.a, &(struct send_args){
+		.wr_id = 300, .opcode = PVRDMA_WR_SEND, .addr = H.buf_a,
+		.len = 8, .lkey = H.mr_a.lkey, .flags = IBV_SEND_SIGNALED });
+	assert_true(cq_empty(&H.a.cq));
+	harness_unlock(&H);
+
+	for (i = 0; i < 12; i++) {
+		poll_one(&H.a.cq, &c);
+		assert_int_equal(c.wr_id, 200 + i);
+		assert_int_equal(c.status, PVRDMA_WC_SUCCESS);
+		assert_int_equal(H.buf_b[4096 + 64 * i], i);
+	}
+	poll_one(&H.a.cq, &c);
+	assert_int_equal(c.wr_id, 300);
+	assert_int_equal(c.status, PVRDMA_WC_SUCCESS);
+	poll_one(&H.b.cq, &c);
+	assert_int_equal(c.wr_id, 100);
+	assert_true(cq_empty(&H.a.cq));
+}
+
+/*
  * Requests arriving as a requester's resend would bring them, straight
  * into the responder (QP b, expecting PSN 1000 from a). Responses go to no
  * link: only the responder's side effects are checked.
@@ -540,6 +584,7 @@ int main(void)
 		T(test_lost_request_times_out_asleep),
 		T(test_many_in_flight_in_order),
 		T(test_duplicates_execute_once),
+		T(test_queued_doorbells_run_every_wqe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
