@@ -170,30 +170,24 @@ static bool atomic_exec(pid_t pid, const struct sim_send_wr *wr,
 	return copied(pvm(true, pid, &v, 1, remote), 8);
 }
 
-/* One READ or atomic (the caller holds the target's lock). */
-static bool read_or_atomic(struct sim_qp *qp, struct shared_seg *seg,
-			   const struct shared_qp_view *q,
-			   const struct sim_send_wr *wr, uint64_t *orig,
-			   struct iovec *local, int *n)
+/* One atomic (the caller holds the target's lock); READs go in batches
+ * with the WRITEs (write_batch). */
+static bool atomic_direct(struct sim_qp *qp, struct shared_seg *seg,
+			  const struct shared_qp_view *q,
+			  const struct sim_send_wr *wr, uint64_t *orig,
+			  struct iovec *local, int *n)
 {
-	bool atomic = wr->opcode != PVRDMA_WR_RDMA_READ;
-	int need = atomic ? IBV_ACCESS_REMOTE_ATOMIC : IBV_ACCESS_REMOTE_READ;
-	uint64_t len = atomic ? 8 : wr->total_len;
 	struct iovec remote;
 
-	if (atomic && (wr->remote_addr & 7))
+	if (wr->remote_addr & 7)
 		return false;	/* the responder's INV_REQ */
-	if (!target_qp_ok(q, need) ||
+	if (!target_qp_ok(q, IBV_ACCESS_REMOTE_ATOMIC) ||
 	    !local_map(qp, wr, IBV_ACCESS_LOCAL_WRITE, local, n))
 		return false;
-	if (!len)
-		return true;	/* IB lets it through without its key */
-	if (!target_range(seg, q, wr->rkey, wr->remote_addr, len, need,
-			  &remote))
+	if (!target_range(seg, q, wr->rkey, wr->remote_addr, 8,
+			  IBV_ACCESS_REMOTE_ATOMIC, &remote))
 		return false;
-	if (atomic)
-		return atomic_exec(shared_pid(seg), wr, &remote, orig);
-	return copied(pvm(false, shared_pid(seg), local, *n, &remote), len);
+	return atomic_exec(shared_pid(seg), wr, &remote, orig);
 }
 
 /*
@@ -350,7 +344,7 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 		if (wr->opcode == PVRDMA_WR_RDMA_WRITE ||
 		    wr->opcode == PVRDMA_WR_RDMA_READ)
 			n_done = write_batch(qp, seg, &q, b);
-		else if (read_or_atomic(qp, seg, &q, wr, &orig, local, &n))
+		else if (atomic_direct(qp, seg, &q, wr, &orig, local, &n))
 			n_done = 1;
 	}
 	shared_unlock(seg);
