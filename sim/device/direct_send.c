@@ -232,7 +232,8 @@ static bool copied(ssize_t got, uint64_t want)
  */
 static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 			const struct sim_send_wr *wr, const struct fab_hdr *h,
-			const struct local_iov *li, bool *notify)
+			const struct local_iov *li, bool *notify,
+			uint32_t *notify_cqn)
 {
 	unsigned int adapter = qp->uctx->dev->index, n;
 	uint32_t qpn = qp->attr.dest_qp_num & 0xffffff, limit;
@@ -295,8 +296,10 @@ static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 	*notify = cqv.armed == SIM_CQ_ARM_NEXT ||
 		  (cqv.armed == SIM_CQ_ARM_SOLICITED &&
 		   (h->flags & FAB_F_SOLICITED));
-	if (*notify)
+	if (*notify) {
 		shared_cq_disarm(seg, r.cqn);	/* one event an arm */
+		*notify_cqn = r.cqn;
+	}
 	return true;
 }
 
@@ -310,6 +313,7 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	struct local_iov li;
 	struct fab_hdr h, n;
 	bool ok, notify = false;
+	uint32_t notify_cqn = 0;
 
 	if (qp->type != IBV_QPT_RC || !eng || !direct_enabled())
 		return 0;
@@ -330,15 +334,21 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 		h.flags |= FAB_F_SOLICITED;
 	if (!shared_trylock(seg))
 		return 0;
-	ok = send_locked(qp, seg, wr, &h, &li, &notify);
+	ok = send_locked(qp, seg, wr, &h, &li, &notify, &notify_cqn);
 	shared_unlock(seg);
 	if (!ok)
 		return 0;
 	if (notify) {
+		/* The CQ by its number: the QP may be gone by the time the
+		 * target reads this, the CQ (shared by others) not. */
 		hdr_init(&n, qp, FAB_NOTIFY, qp->attr.ah_attr.grh.sgid_index);
 		n.dst_qpn = qp->attr.dest_qp_num;
+		n.rkey = notify_cqn;
 		n.flags = h.flags;
-		fabric_send(eng->port, link, &n, NULL, 0);
+		if (!fabric_send(eng->port, link, &n, NULL, 0))
+			/* No way to tell the target: give the arm back, so
+			 * that its own next CQE raises the event. */
+			shared_cq_rearm(seg, notify_cqn, SIM_CQ_ARM_NEXT);
 	}
 	atomic_fetch_add_explicit(&dev->stats.bytes_tx, wr->total_len,
 				  memory_order_relaxed);

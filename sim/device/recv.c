@@ -185,8 +185,18 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 	       struct fab_rx *rx)
 {
 	struct engine *eng = engine_of(owner);
+	struct sim_cq *cq;
 	struct eqp *e;
 
+	if (h->type == FAB_NOTIFY) {
+		/* A same-host requester wrote a CQE into this receive CQ and
+		 * took its arm (direct_send.c). The CQ goes by its number:
+		 * the QP may be gone by now, the CQ not. */
+		cq = sim_table_get(&eng->dev->cqs, h->rkey);
+		if (cq)
+			direct_cq_notified(cq);
+		return;
+	}
 	e = eqp_by_qpn(eng, h->dst_qpn & 0xffffff);
 	if (!e)
 		return;		/* no such QP: dropped, as on the wire */
@@ -199,12 +209,6 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 		direct_own_lock(eng->dev);
 		ud_rx(e, h, rx);
 		direct_own_unlock(eng->dev);
-		break;
-	case FAB_NOTIFY:
-		/* A same-host requester wrote a CQE for the QP into its
-		 * receive CQ and took the CQ's arm (direct_send.c). */
-		if (e->qp->recv_cq)
-			direct_cq_notified(e->qp->recv_cq);
 		break;
 	case FAB_ACK:
 	case FAB_NAK:

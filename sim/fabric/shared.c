@@ -607,6 +607,18 @@ void shared_cq_disarm(struct shared_seg *seg, uint32_t cqn)
 		c->armed = 0;
 }
 
+void shared_cq_rearm(struct shared_seg *seg, uint32_t cqn, uint8_t armed)
+{
+	struct shm_cq *c;
+
+	if (!shared_lock(seg))
+		return;
+	c = cq_slot(seg, cqn);
+	if (c->valid && c->cqn == cqn && !c->armed)
+		c->armed = armed;
+	shared_unlock(seg);
+}
+
 uint32_t shared_srq_limit(struct shared_seg *seg, uint32_t srqn)
 {
 	const struct shm_srq *q = srq_slot(seg, srqn);

@@ -155,6 +155,9 @@ bool shared_recv_find(struct shared_seg *seg, uint32_t qpn,
 bool shared_cq_find(struct shared_seg *seg, uint32_t cqn,
 		    struct shared_cq_view *out);
 void shared_cq_disarm(struct shared_seg *seg, uint32_t cqn);
+/* Gives back an arm a requester took but could not notify (takes the
+ * lock): the owner's next CQE raises the event. */
+void shared_cq_rearm(struct shared_seg *seg, uint32_t cqn, uint8_t armed);
 /* The SRQ's limit; 0 when it has none armed. */
 uint32_t shared_srq_limit(struct shared_seg *seg, uint32_t srqn);
 /* Receives and CQEs of operations same-host requesters executed against

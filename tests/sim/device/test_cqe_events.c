@@ -11,7 +11,10 @@
  *   - retry_cnt 7 is seven retries: a vanished peer ends in RETRY_EXC_ERR;
  *   - waiting out RNR NAKs does not spend the ACK-timeout retry count;
  *   - a send doorbell never waits for a busy device: it is queued and run
- *     by whoever holds dev->lock.
+ *     by whoever holds dev->lock;
+ *   - the NOTIFY of a same-host requester that wrote a CQE and took the
+ *     CQ's arm raises the event by the CQ's number, also when the QP it
+ *     wrote for is gone by then (the CQ outlives it).
  */
 #include <poll.h>
 #include <pthread.h>
@@ -26,6 +29,7 @@
 #include <cmocka.h>
 
 #define H_REAL_EVENTS
+#include "fabric.h"
 #include "ring.h"
 #include "engine_harness.h"
 
@@ -290,6 +294,21 @@ static void test_send_doorbell_never_waits_for_the_device(void **unused)
 	assert_int_equal(c.status, PVRDMA_WC_SUCCESS);
 }
 
+static void test_notify_raises_the_event_of_its_cq(void **unused)
+{
+	struct fab_hdr h = {
+		.type = FAB_NOTIFY,
+		.dst_qpn = 0xfffff0,	/* no such QP (any more) */
+		.rkey = H.b.cq.cq.cqn,
+	};
+
+	harness_lock(&H);
+	engine_rx(H.dev, NULL, &h, NULL);
+	harness_unlock(&H);
+	wait_event(user_b, 0xbbbb);
+	assert_int_equal(events_pending(user_a), 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -301,6 +320,7 @@ int main(void)
 		T(test_retry_cnt_7_is_not_infinite),
 		T(test_rnr_waits_spend_no_ack_retries),
 		T(test_send_doorbell_never_waits_for_the_device),
+		T(test_notify_raises_the_event_of_its_cq),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
