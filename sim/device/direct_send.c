@@ -118,16 +118,21 @@ static bool map_is(const struct ring_map *m, const struct shared_seg *seg,
 /* The target ring of v as a struct sim_ring of this process, by a mapping
  * other than keep (which stays mapped); *used: the mapping. */
 static bool ring_get(unsigned int adapter, struct shared_seg *seg,
-		     const struct shared_ring_view *v, struct sim_ring *r,
-		     const struct ring_map *keep, const struct ring_map **used)
+		     const struct shared_ring_view *v, size_t min_elem,
+		     struct sim_ring *r, const struct ring_map *keep,
+		     const struct ring_map **used)
 {
 	struct ring_map *set = maps[adapter][(v->id ^ v->ino) % MAP_SETS];
 	struct ring_map *m;
 	unsigned int w;
 
-	if (v->state_off + sizeof(struct pvrdma_ring) > v->map_len ||
+	/* The view is the target's to write: nothing in it may place a
+	 * ring, an index or an element outside the mapping. */
+	if (v->state_off > v->map_len ||
+	    v->map_len - v->state_off < sizeof(struct pvrdma_ring) ||
+	    (v->state_off & 3) || (v->elems_off & 7) ||
 	    !v->nelems || (v->nelems & (v->nelems - 1)) ||
-	    v->elems_off > v->map_len ||
+	    v->elem_size < min_elem || v->elems_off > v->map_len ||
 	    (uint64_t)v->nelems * v->elem_size > v->map_len - v->elems_off)
 		return false;
 	for (w = 0; w < MAP_WAYS && !map_is(&set[w], seg, v); w++)
@@ -258,8 +263,10 @@ static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 	if (!shared_recv_find(seg, qpn, &r) ||
 	    !shared_cq_find(seg, r.cqn, &cqv) || cqv.overflowed)
 		return false;
-	if (!ring_get(adapter, seg, &r.rq, &rq, NULL, &used) ||
-	    !ring_get(adapter, seg, &r.cq, &cq, used, &used))
+	if (!ring_get(adapter, seg, &r.rq, sizeof(struct pvrdma_rq_wqe_hdr),
+		      &rq, NULL, &used) ||
+	    !ring_get(adapter, seg, &r.cq, sizeof(struct pvrdma_cqe), &cq,
+		      used, &used))
 		return false;
 	if (sim_ring_peek(&rq, &elem) != SIM_RING_READY)
 		return false;	/* RNR, or a ring the target must fail */
