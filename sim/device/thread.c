@@ -39,14 +39,12 @@ static bool bulk_linger(struct engine *eng)
 		return false;
 	atomic_store(&eng->bulk_linger, true);
 	until = now_ns() + BULK_LINGER_NS;
-	while (dbq_empty(&eng->dbq)) {
-		if (now_ns() >= until) {
-			atomic_store(&eng->bulk_linger, false);
-			return false;
-		}
+	while (dbq_empty(&eng->dbq) && now_ns() < until)
 		sched_yield();
-	}
-	return true;
+	/* Waiting no more, whatever came: a flag left set would hand every
+	 * later doorbell of the adapter to this thread, asleep or not. */
+	atomic_store(&eng->bulk_linger, false);
+	return !dbq_empty(&eng->dbq);
 }
 
 /*
