@@ -273,7 +273,7 @@ static int link_receive(struct fab_port *port, struct fab_link *link,
 				break;
 		}
 		hdr = link->ahead;
-		why = fab_hdr_check(&hdr);
+		why = fab_hdr_check_link(&hdr, link->tcp);
 		if (!why && !link->verified && hdr.type != FAB_HELLO)
 			why = "no HELLO first";
 		if (why) {

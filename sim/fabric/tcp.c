@@ -205,6 +205,15 @@ void fab_tcp_peer_text(int fd, char *buf, size_t len)
 	}
 }
 
+const char *fab_hdr_check_link(const struct fab_hdr *h, bool tcp)
+{
+	const char *why = fab_hdr_check(h);
+
+	if (!why && tcp && h->type == FAB_NOTIFY)
+		why = "NOTIFY from another host";
+	return why;
+}
+
 const char *fab_hdr_check(const struct fab_hdr *h)
 {
 	if (h->magic != FAB_MAGIC)

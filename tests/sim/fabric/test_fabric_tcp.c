@@ -88,6 +88,9 @@ static void test_header_check(void **state)
 	assert_non_null(fab_hdr_check(&h));
 	h = good(FAB_NOTIFY);
 	assert_null(fab_hdr_check(&h));
+	assert_null(fab_hdr_check_link(&h, false));
+	/* same host only: from another host it could raise any CQ's event */
+	assert_non_null(fab_hdr_check_link(&h, true));
 	h.len = 1;			/* a NOTIFY has no payload */
 	assert_non_null(fab_hdr_check(&h));
 	h = good(FAB_REQ);
