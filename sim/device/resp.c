@@ -319,7 +319,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			return;
 		}
 		/* atomic with the same-host requesters' atomics too */
-		shared_atomic_lock(e->qp->uctx->dev->index);
+		direct_own_lock(e->qp->uctx->dev);
 		if (h->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP) {
 			orig = h->atomic_a;
 			__atomic_compare_exchange_n(p, &orig, h->atomic_b,
@@ -329,7 +329,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			orig = __atomic_fetch_add(p, h->atomic_a,
 						  __ATOMIC_SEQ_CST);
 		}
-		shared_atomic_unlock(e->qp->uctx->dev->index);
+		direct_own_unlock(e->qp->uctx->dev);
 		e->atomics[e->atomic_next] = (struct atomic_result){
 			.valid = true, .psn = h->psn, .orig = orig,
 		};

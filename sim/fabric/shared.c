@@ -213,6 +213,15 @@ static struct shared_seg *own_seg(unsigned int adapter)
 	return seg;
 }
 
+/* The adapter's own segment if this process opened it (statistics must
+ * not create one). */
+static const struct shared_seg *own_seg_opened(unsigned int adapter)
+{
+	if (adapter >= SIM_MAX_ADAPTERS || own[adapter].pid != getpid())
+		return NULL;
+	return own[adapter].seg;
+}
+
 void shared_open(unsigned int adapter)
 {
 	own_seg(adapter);
@@ -258,6 +267,14 @@ void shared_unlock(struct shared_seg *seg)
 	pthread_mutex_unlock(&seg->lock);
 }
 
+/* The adapter's own segment, locked; NULL when it has none. */
+static struct shared_seg *own_locked(unsigned int adapter)
+{
+	struct shared_seg *seg = own_seg(adapter);
+
+	return seg && shared_lock(seg) ? seg : NULL;
+}
+
 static struct shm_mr *mr_slot(struct shared_seg *seg, uint32_t key)
 {
 	return &seg->mr[key % SHM_MR_SLOTS];
@@ -271,10 +288,10 @@ static struct shm_qp *qp_slot(struct shared_seg *seg, uint32_t qpn)
 void shared_mr_publish(unsigned int adapter, uint32_t rkey,
 		       const struct shared_mr_view *mr)
 {
-	struct shared_seg *seg = own_seg(adapter);
 	struct shm_mr *m;
+	struct shared_seg *seg;
 
-	if (!rkey || !seg || !shared_lock(seg))
+	if (!rkey || !(seg = own_locked(adapter)))
 		return;
 	m = mr_slot(seg, rkey);
 	m->pdn = mr->pdn;
@@ -288,10 +305,10 @@ void shared_mr_publish(unsigned int adapter, uint32_t rkey,
 
 void shared_mr_withdraw(unsigned int adapter, uint32_t rkey)
 {
-	struct shared_seg *seg = own_seg(adapter);
+	struct shared_seg *seg = own_locked(adapter);
 	struct shm_mr *m;
 
-	if (!seg || !shared_lock(seg))
+	if (!seg)
 		return;
 	m = mr_slot(seg, rkey);
 	if (m->key == rkey)
@@ -302,10 +319,10 @@ void shared_mr_withdraw(unsigned int adapter, uint32_t rkey)
 void shared_qp_publish(unsigned int adapter, uint32_t qpn,
 		       const struct shared_qp_view *qp)
 {
-	struct shared_seg *seg = own_seg(adapter);
+	struct shared_seg *seg = own_locked(adapter);
 	struct shm_qp *q;
 
-	if (!seg || !shared_lock(seg))
+	if (!seg)
 		return;
 	q = qp_slot(seg, qpn);
 	if (!q->valid || q->qpn == qpn) {
@@ -321,10 +338,10 @@ void shared_qp_publish(unsigned int adapter, uint32_t qpn,
 
 void shared_qp_withdraw(unsigned int adapter, uint32_t qpn)
 {
-	struct shared_seg *seg = own_seg(adapter);
+	struct shared_seg *seg = own_locked(adapter);
 	struct shm_qp *q;
 
-	if (!seg || !shared_lock(seg))
+	if (!seg)
 		return;
 	q = qp_slot(seg, qpn);
 	if (q->valid && q->qpn == qpn)
@@ -335,10 +352,10 @@ void shared_qp_withdraw(unsigned int adapter, uint32_t qpn)
 void shared_recv_publish(unsigned int adapter, uint32_t qpn,
 			 const struct shared_recv_view *recv)
 {
-	struct shared_seg *seg = own_seg(adapter);
+	struct shared_seg *seg = own_locked(adapter);
 	struct shm_qp *q;
 
-	if (!seg || !shared_lock(seg))
+	if (!seg)
 		return;
 	q = qp_slot(seg, qpn);
 	if (q->valid && q->qpn == qpn) {
@@ -364,10 +381,10 @@ static struct shm_srq *srq_slot(struct shared_seg *seg, uint32_t srqn)
 void shared_cq_publish(unsigned int adapter, uint32_t cqn,
 		       const struct shared_cq_view *cq)
 {
-	struct shared_seg *seg = own_seg(adapter);
+	struct shared_seg *seg = own_locked(adapter);
 	struct shm_cq *c;
 
-	if (!seg || !shared_lock(seg))
+	if (!seg)
 		return;
 	c = cq_slot(seg, cqn);
 	c->cqn = cqn;
@@ -379,11 +396,11 @@ void shared_cq_publish(unsigned int adapter, uint32_t cqn,
 
 int shared_cq_arm_of(unsigned int adapter, uint32_t cqn)
 {
-	struct shared_seg *seg = own_seg(adapter);
+	struct shared_seg *seg = own_locked(adapter);
 	struct shm_cq *c;
 	int armed = -1;
 
-	if (!seg || !shared_lock(seg))
+	if (!seg)
 		return -1;
 	c = cq_slot(seg, cqn);
 	if (c->valid && c->cqn == cqn)
@@ -394,10 +411,10 @@ int shared_cq_arm_of(unsigned int adapter, uint32_t cqn)
 
 void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit)
 {
-	struct shared_seg *seg = own_seg(adapter);
+	struct shared_seg *seg = own_locked(adapter);
 	struct shm_srq *q;
 
-	if (!seg || !shared_lock(seg))
+	if (!seg)
 		return;
 	q = srq_slot(seg, srqn);
 	q->srqn = srqn;
@@ -408,9 +425,7 @@ void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit)
 
 bool shared_own_lock(unsigned int adapter)
 {
-	struct shared_seg *seg = own_seg(adapter);
-
-	return seg && shared_lock(seg);
+	return own_locked(adapter) != NULL;
 }
 
 void shared_own_unlock(unsigned int adapter)
@@ -424,32 +439,25 @@ void shared_own_unlock(unsigned int adapter)
 void shared_recv_counts(unsigned int adapter, uint64_t *recv_wqes,
 			uint64_t *cqes)
 {
-	struct own_seg *o;
+	const struct shared_seg *seg = own_seg_opened(adapter);
 
 	*recv_wqes = *cqes = 0;
-	if (adapter >= SIM_MAX_ADAPTERS)
+	if (!seg)
 		return;
-	o = &own[adapter];
-	if (o->pid != getpid() || !o->seg)
-		return;
-	*recv_wqes = atomic_load_explicit(&o->seg->direct_recv_wqes,
+	*recv_wqes = atomic_load_explicit(&seg->direct_recv_wqes,
 					  memory_order_relaxed);
-	*cqes = atomic_load_explicit(&o->seg->direct_cqes,
-				     memory_order_relaxed);
+	*cqes = atomic_load_explicit(&seg->direct_cqes, memory_order_relaxed);
 }
 
 void shared_counts(unsigned int adapter, uint64_t *tx, uint64_t *rx)
 {
-	struct own_seg *o;
+	const struct shared_seg *seg = own_seg_opened(adapter);
 
 	*tx = *rx = 0;
-	if (adapter >= SIM_MAX_ADAPTERS)
+	if (!seg)
 		return;
-	o = &own[adapter];
-	if (o->pid != getpid() || !o->seg)
-		return;
-	*tx = atomic_load_explicit(&o->seg->direct_tx, memory_order_relaxed);
-	*rx = atomic_load_explicit(&o->seg->direct_rx, memory_order_relaxed);
+	*tx = atomic_load_explicit(&seg->direct_tx, memory_order_relaxed);
+	*rx = atomic_load_explicit(&seg->direct_rx, memory_order_relaxed);
 }
 
 void shared_count(struct shared_seg *seg, uint64_t tx, uint64_t rx)
@@ -460,22 +468,6 @@ void shared_count(struct shared_seg *seg, uint64_t tx, uint64_t rx)
 	if (rx)
 		atomic_fetch_add_explicit(&seg->direct_rx, rx,
 					  memory_order_relaxed);
-}
-
-void shared_atomic_lock(unsigned int adapter)
-{
-	struct shared_seg *seg = own_seg(adapter);
-
-	if (seg)
-		shared_lock(seg);
-}
-
-void shared_atomic_unlock(unsigned int adapter)
-{
-	struct shared_seg *seg = own_seg(adapter);
-
-	if (seg)
-		shared_unlock(seg);
 }
 
 /* ---- a requester ---- */

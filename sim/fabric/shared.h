@@ -120,15 +120,14 @@ int shared_cq_arm_of(unsigned int adapter, uint32_t cqn);
 /* An SRQ's limit (0: disarmed). */
 void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit);
 /* The adapter's own segment lock, around what its device does to rings it
- * published (false: no segment, nothing published). */
+ * published and around the atomics its own responder executes, so that
+ * each is atomic with respect to same-host requesters' atomics (false: no
+ * segment, nothing published). */
 bool shared_own_lock(unsigned int adapter);
 void shared_own_unlock(unsigned int adapter);
 /* Bytes the adapter sent and received in operations that same-host
  * requesters executed against it (no lock needed). */
 void shared_counts(unsigned int adapter, uint64_t *tx, uint64_t *rx);
-/* Around an atomic the adapter's own responder executes. */
-void shared_atomic_lock(unsigned int adapter);
-void shared_atomic_unlock(unsigned int adapter);
 
 /* ---- a requester: the target's published view ---- */
 /* The segment of the adapter at the other end of link, mapped and

@@ -194,16 +194,16 @@ static void test_publish_lookup(void **unused)
 	shared_unlock(seg);
 
 	/* Atomics of the target's own responder take the same lock. */
-	shared_atomic_lock(target);
-	shared_atomic_unlock(target);
+	assert_true(shared_own_lock(target));
+	shared_own_unlock(target);
 	assert_true(shared_lock(seg));
 	shared_unlock(seg);
 
 	/* A requester does not wait for good on a lock another thread
 	 * holds. */
-	shared_atomic_lock(target);
+	assert_true(shared_own_lock(target));
 	assert_false(trylock_elsewhere(seg));
-	shared_atomic_unlock(target);
+	shared_own_unlock(target);
 	assert_true(trylock_elsewhere(seg));
 
 	/* The owner publishes from inside its own lock. */
