@@ -28,62 +28,22 @@
 #include "direct.h"
 #include "fabric.h"
 #include "shared.h"
+#include "../fabric/two_adapters.h"
 
 static struct sim_dev target;
 static struct sim_ucontext uctx = { .dev = &target };
 static struct sim_pd pd = { .pdn = 9 };
-static struct fab_port *port[2];
-static struct {
-	pthread_mutex_t lock;
-	union ibv_gid gid[SIM_GID_TABLE_LEN];
-	unsigned int gid_count;
-} adapter[2];
-
-static void no_rx(void *owner, struct fab_link *from,
-		  const struct fab_hdr *h, struct fab_rx *rx)
-{
-	(void)owner;
-	(void)from;
-	(void)h;
-	(void)rx;
-	fail();
-}
-
-/* The fabric ports of adapter 0 (the requester) and 1 (the target). */
-static void port_open(unsigned int i)
-{
-	pthread_mutex_init(&adapter[i].lock, NULL);
-	adapter[i].gid_count = 1;
-	adapter[i].gid[0].raw[0] = 0xfe;
-	adapter[i].gid[0].raw[1] = 0x80;
-	adapter[i].gid[0].raw[15] = (uint8_t)(i + 1);
-	port[i] = fabric_open(&(struct fab_adapter){
-		.index = i, .gid = adapter[i].gid,
-		.gid_count = &adapter[i].gid_count, .lock = &adapter[i].lock,
-		.rx = no_rx, .owner = &adapter[i] });
-	assert_non_null(port[i]);
-}
 
 static int setup(void **unused)
 {
-	snprintf(sim_global.rundir, sizeof(sim_global.rundir),
-		 "/tmp/pvrdma-test-publish.XXXXXX");
-	assert_non_null(mkdtemp(sim_global.rundir));
-	sim_global.num_adapters = 2;
 	target.index = 1;
-	port_open(0);
-	port_open(1);
+	two_adapters_open("/tmp/pvrdma-test-publish.XXXXXX");
 	return 0;
 }
 
 static int teardown(void **unused)
 {
-	char cmd[300];
-
-	fabric_close(port[0]);
-	fabric_close(port[1]);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", sim_global.rundir);
-	return system(cmd) ? -1 : 0;
+	return two_adapters_close();
 }
 
 /* The target's segment, as a requester on adapter 0 finds it. */

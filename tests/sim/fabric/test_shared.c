@@ -34,25 +34,8 @@
 
 #include "fabric.h"
 #include "shared.h"
+#include "two_adapters.h"
 
-/* The two adapters, as the fabric sees them. */
-static struct {
-	pthread_mutex_t lock;
-	union ibv_gid gid[SIM_GID_TABLE_LEN];
-	unsigned int gid_count;
-} devs[2];
-static struct fab_port *port[2];
-
-/* No packet is sent here. */
-static void no_rx(void *owner, struct fab_link *from,
-		  const struct fab_hdr *h, struct fab_rx *rx)
-{
-	(void)owner;
-	(void)from;
-	(void)h;
-	(void)rx;
-	fail();
-}
 
 static void *trylock_thread(void *seg)
 {
@@ -74,44 +57,20 @@ static bool trylock_elsewhere(struct shared_seg *seg)
 	return got != NULL;
 }
 
-static void dev_init(unsigned int i)
-{
-	pthread_mutex_init(&devs[i].lock, NULL);
-	devs[i].gid_count = 1;
-	devs[i].gid[0].raw[0] = 0xfe;
-	devs[i].gid[0].raw[1] = 0x80;
-	devs[i].gid[0].raw[15] = (uint8_t)(i + 1);
-	port[i] = fabric_open(&(struct fab_adapter){
-		.index = i, .gid = devs[i].gid,
-		.gid_count = &devs[i].gid_count, .lock = &devs[i].lock,
-		.rx = no_rx, .owner = &devs[i] });
-	assert_non_null(port[i]);
-}
-
 static int setup(void **unused)
 {
-	snprintf(sim_global.rundir, sizeof(sim_global.rundir),
-		 "/tmp/pvrdma-test-shared.XXXXXX");
-	assert_non_null(mkdtemp(sim_global.rundir));
-	sim_global.num_adapters = 2;
-	dev_init(0);
-	dev_init(1);
+	two_adapters_open("/tmp/pvrdma-test-shared.XXXXXX");
 	return 0;
 }
 
 static int teardown(void **unused)
 {
-	char cmd[300];
-
-	fabric_close(port[0]);
-	fabric_close(port[1]);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", sim_global.rundir);
-	return system(cmd) ? -1 : 0;
+	return two_adapters_close();
 }
 
 static struct fab_link *link_to_target(void)
 {
-	struct fab_link *l = fabric_resolve(port[0], devs[1].gid[0].raw);
+	struct fab_link *l = fabric_resolve(port[0], adapter[1].gid[0].raw);
 
 	assert_non_null(l);
 	return l;
