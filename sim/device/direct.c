@@ -96,7 +96,7 @@ static bool local_map(struct sim_qp *qp, const struct sim_send_wr *wr,
 }
 
 /* A responder takes requests in RTR, RTS, SQD and SQE (resp.c). */
-static bool target_qp_ok(const struct shared_qp_view *q, int need)
+bool direct_target_qp_ok(const struct shared_qp_view *q, int need)
 {
 	if (q->type != IBV_QPT_RC)
 		return false;
@@ -106,32 +106,34 @@ static bool target_qp_ok(const struct shared_qp_view *q, int need)
 	return (q->access & need) == need;
 }
 
-/* Where [addr, addr + len) of the rkey's MR is in the target. */
-static bool target_range(struct shared_seg *seg,
-			 const struct shared_qp_view *q, uint32_t rkey,
-			 uint64_t addr, uint64_t len, int need,
-			 struct iovec *remote)
+/* [addr, addr + len) of an MR of the target: by its rkey at an I/O
+ * virtual address, or by its lkey at a process address (the device gives
+ * an MR one key for both, uverbs_device.c); the MR in the QP's PD, with
+ * the access asked for. */
+bool direct_target_mr(struct shared_seg *seg, uint32_t pdn, uint32_t key,
+		      bool remote, uint64_t addr, uint64_t len, int need,
+		      struct iovec *iov)
 {
 	struct shared_mr_view m;
-	uint64_t off;
+	uint64_t start, off;
 
-	if (!shared_mr_find(seg, rkey, &m) || m.pdn != q->pdn)
+	if (!shared_mr_find(seg, key, &m) || m.pdn != pdn ||
+	    (m.access & need) != need)
 		return false;
-	if (addr < m.iova)
+	start = remote ? m.iova : m.addr;
+	if (addr < start)
 		return false;
-	off = addr - m.iova;
+	off = addr - start;
 	if (off > m.length || len > m.length - off)
 		return false;
-	if ((m.access & need) != need)
-		return false;
-	remote->iov_base = (void *)(uintptr_t)(m.addr + off);
-	remote->iov_len = len;
+	iov->iov_base = (void *)(uintptr_t)(m.addr + off);
+	iov->iov_len = len;
 	return true;
 }
 
 /* A copy that moved less than asked, or an error: EPERM turns the path
  * off for good; anything else leaves this WR to the fabric. */
-static bool copied(ssize_t got, uint64_t want)
+bool direct_copied(ssize_t got, uint64_t want)
 {
 	if (got >= 0 && (uint64_t)got == want)
 		return true;
@@ -158,7 +160,7 @@ static bool atomic_exec(pid_t pid, const struct sim_send_wr *wr,
 	struct iovec v = { .iov_base = orig, .iov_len = 8 };
 	uint64_t val;
 
-	if (!copied(pvm(false, pid, &v, 1, remote), 8))
+	if (!direct_copied(pvm(false, pid, &v, 1, remote), 8))
 		return false;
 	if (wr->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP)
 		val = *orig == wr->compare_add ? wr->swap : *orig;
@@ -167,7 +169,7 @@ static bool atomic_exec(pid_t pid, const struct sim_send_wr *wr,
 	if (val == *orig && wr->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP)
 		return true;	/* compare failed: nothing to write */
 	v.iov_base = &val;
-	return copied(pvm(true, pid, &v, 1, remote), 8);
+	return direct_copied(pvm(true, pid, &v, 1, remote), 8);
 }
 
 /* One atomic (the caller holds the target's lock); READs go in batches
@@ -181,11 +183,11 @@ static bool atomic_direct(struct sim_qp *qp, struct shared_seg *seg,
 
 	if (wr->remote_addr & 7)
 		return false;	/* the responder's INV_REQ */
-	if (!target_qp_ok(q, IBV_ACCESS_REMOTE_ATOMIC) ||
+	if (!direct_target_qp_ok(q, IBV_ACCESS_REMOTE_ATOMIC) ||
 	    !local_map(qp, wr, IBV_ACCESS_LOCAL_WRITE, local, n))
 		return false;
-	if (!target_range(seg, q, wr->rkey, wr->remote_addr, 8,
-			  IBV_ACCESS_REMOTE_ATOMIC, &remote))
+	if (!direct_target_mr(seg, q->pdn, wr->rkey, true, wr->remote_addr,
+			      8, IBV_ACCESS_REMOTE_ATOMIC, &remote))
 		return false;
 	return atomic_exec(shared_pid(seg), wr, &remote, orig);
 }
@@ -234,10 +236,10 @@ static bool batch_add(struct sim_qp *qp, struct shared_seg *seg,
 	if (!wr->total_len) {
 		rem->iov_base = NULL;	/* no key checked, nothing moved */
 		rem->iov_len = 0;
-	} else if (!target_range(seg, q, wr->rkey, wr->remote_addr,
-				 wr->total_len, read ? IBV_ACCESS_REMOTE_READ :
-						       IBV_ACCESS_REMOTE_WRITE,
-				 rem)) {
+	} else if (!direct_target_mr(seg, q->pdn, wr->rkey, true,
+				     wr->remote_addr, wr->total_len,
+				     read ? IBV_ACCESS_REMOTE_READ :
+					    IBV_ACCESS_REMOTE_WRITE, rem)) {
 		return false;
 	}
 	*nl = iov_append(b->local, *nl, b->local + *nl, n);
@@ -264,7 +266,7 @@ static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
 	void *elem;
 	int nl = 0;
 
-	if (!target_qp_ok(q, read ? IBV_ACCESS_REMOTE_READ :
+	if (!direct_target_qp_ok(q, read ? IBV_ACCESS_REMOTE_READ :
 				    IBV_ACCESS_REMOTE_WRITE))
 		return 0;
 	for (;;) {
@@ -291,7 +293,7 @@ static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
 						       b->local, nl, remote,
 						       nr, 0);
 		} while (got < 0 && errno == EINTR);
-		if (!copied(got, total) && got < 0)
+		if (!direct_copied(got, total) && got < 0)
 			got = 0;
 	}
 	/* WRs the kernel copied whole, in order. */

@@ -9,11 +9,15 @@
 #define PVRDMA_SIM_DIRECT_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "device.h"
 #include "wqe.h"
 
 struct fab_link;
+struct iovec;
+struct shared_qp_view;
+struct shared_seg;
 
 /*
  * Executes wr, the WQE at the head of the send ring of the RC qp, against
@@ -65,5 +69,14 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
  * the path is refused by the system. */
 bool direct_enabled(void);
 void direct_refuse(const char *why);
+/* The checks and the copy both paths share (direct.c): a target QP a
+ * responder would take requests on, with the remote access asked for; an
+ * MR of the target by rkey (remote) or lkey; and a copy that moved all it
+ * was asked to (EPERM turns the path off). */
+bool direct_target_qp_ok(const struct shared_qp_view *q, int need);
+bool direct_target_mr(struct shared_seg *seg, uint32_t pdn, uint32_t key,
+		      bool remote, uint64_t addr, uint64_t len, int need,
+		      struct iovec *iov);
+bool direct_copied(ssize_t got, uint64_t want);
 
 #endif /* PVRDMA_SIM_DIRECT_H */

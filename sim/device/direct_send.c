@@ -167,30 +167,6 @@ static bool ring_get(unsigned int adapter, struct shared_seg *seg,
 	return true;
 }
 
-/* [addr, addr + len) of an MR of the target: by its rkey at an I/O
- * virtual address, or by its lkey at a process address (the device gives
- * an MR one key for both, uverbs_device.c). */
-static bool target_mr(struct shared_seg *seg, uint32_t pdn, uint32_t key,
-		      bool remote, uint64_t addr, uint64_t len, int need,
-		      struct iovec *iov)
-{
-	struct shared_mr_view m;
-	uint64_t start, off;
-
-	if (!shared_mr_find(seg, key, &m) || m.pdn != pdn ||
-	    (m.access & need) != need)
-		return false;
-	start = remote ? m.iova : m.addr;
-	if (addr < start)
-		return false;
-	off = addr - start;
-	if (off > m.length || len > m.length - off)
-		return false;
-	iov->iov_base = (void *)(uintptr_t)(m.addr + off);
-	iov->iov_len = len;
-	return true;
-}
-
 /* Where the message goes in the target: the receive's SGEs (each checked
  * as the responder's map_sges checks them), or the WRITE's range. */
 static bool target_dst(struct shared_seg *seg,
@@ -206,7 +182,7 @@ static bool target_dst(struct shared_seg *seg,
 		if (!wr->total_len)
 			return true;	/* no key checked, nothing moved */
 		*n = 1;
-		return target_mr(seg, q->pdn, wr->rkey, true, wr->remote_addr,
+		return direct_target_mr(seg, q->pdn, wr->rkey, true, wr->remote_addr,
 				 wr->total_len, IBV_ACCESS_REMOTE_WRITE, iov);
 	}
 	if (wr->total_len > rwr->total_len)
@@ -214,21 +190,12 @@ static bool target_dst(struct shared_seg *seg,
 	for (i = 0; i < rwr->num_sge; i++) {
 		if (!rwr->sge[i].length)
 			continue;
-		if (!target_mr(seg, q->pdn, rwr->sge[i].lkey, false,
+		if (!direct_target_mr(seg, q->pdn, rwr->sge[i].lkey, false,
 			       rwr->sge[i].addr, rwr->sge[i].length,
 			       IBV_ACCESS_LOCAL_WRITE, &iov[(*n)++]))
 			return false;
 	}
 	return true;
-}
-
-static bool copied(ssize_t got, uint64_t want)
-{
-	if (got >= 0 && (uint64_t)got == want)
-		return true;
-	if (got < 0 && errno == EPERM)
-		direct_refuse("refused by the system (EPERM)");
-	return false;
 }
 
 /*
@@ -254,11 +221,8 @@ static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 	void *elem, *slot;
 	ssize_t got;
 
-	if (!shared_qp_find(seg, qpn, &q) || q.type != IBV_QPT_RC ||
-	    (q.state != IBV_QPS_RTR && q.state != IBV_QPS_RTS &&
-	     q.state != IBV_QPS_SQD && q.state != IBV_QPS_SQE))
-		return false;
-	if (write && !(q.access & IBV_ACCESS_REMOTE_WRITE))
+	if (!shared_qp_find(seg, qpn, &q) ||
+	    !direct_target_qp_ok(&q, write ? IBV_ACCESS_REMOTE_WRITE : 0))
 		return false;
 	if (!shared_recv_find(seg, qpn, &r) ||
 	    !shared_cq_find(seg, r.cqn, &cqv) || cqv.overflowed)
@@ -285,7 +249,7 @@ static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 			got = process_vm_writev(shared_pid(seg), li->iov,
 						li->n, dst, n, 0);
 		} while (got < 0 && errno == EINTR);
-		if (!copied(got, wr->total_len))
+		if (!direct_copied(got, wr->total_len))
 			return false;
 	} else if (sim_sys(SYS_kill, shared_pid(seg), 0, 0) == -ESRCH) {
 		/* No copy to tell that the target is gone: its rings may
