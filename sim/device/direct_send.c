@@ -14,11 +14,13 @@
  * The rings are the target's pinned ring pages (sim/kernel/pin.c): the
  * target keeps each ring's memory file open and publishes where the rings
  * are in it (publish.c); the requester takes the file with pidfd_getfd
- * (the same ptrace access check as process_vm_writev) and maps it. The
- * mappings are cached per adapter, by the ring's id, which the target
- * never reuses: a destroyed and recreated object is a new id, and a slot
- * that is reused unmaps what it held, so the cache holds at most
- * MAP_SETS * MAP_WAYS mappings per adapter whatever the targets create.
+ * (the same ptrace access check as process_vm_writev) and maps it, only
+ * if the file is sealed against shrinking (the target's application holds
+ * it and could truncate it under the mapping). The mappings are cached
+ * per adapter, by the ring's id, which the target never reuses: a
+ * destroyed and recreated object is a new id, and a slot that is reused
+ * unmaps what it held, so the cache holds at most MAP_SETS * MAP_WAYS
+ * mappings per adapter whatever the targets create.
  * Two ways a set: the receive ring and the CQ of one SEND may fall in one
  * set, and neither may unmap the other.
  *
@@ -41,6 +43,7 @@
  * the data again.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -71,6 +74,14 @@ static struct sim_send_wr done[SIM_MAX_ADAPTERS];
 
 static atomic_bool no_getfd;
 
+/* The file can never be shorter than it is now. */
+static bool size_sealed(long fd)
+{
+	long seals = sim_sys(SYS_fcntl, fd, F_GET_SEALS, 0);
+
+	return seals >= 0 && (seals & F_SEAL_SHRINK);
+}
+
 /* The target's ring file, mapped here (NULL: unreachable). */
 static uint8_t *ring_file(pid_t pid, const struct shared_ring_view *v)
 {
@@ -99,9 +110,11 @@ static uint8_t *ring_file(pid_t pid, const struct shared_ring_view *v)
 	}
 	base = MAP_FAILED;
 	/* The descriptor may be another file by now (the target closed
-	 * the ring's, or the application closed it behind the sim). */
+	 * the ring's, or the application closed it behind the sim); and a
+	 * file its holder can still shrink would fault here, in a process
+	 * that did nothing wrong. */
 	if (!sim_sys(SYS_fstat, fd, &st, 0) && (uint64_t)st.st_ino == v->ino &&
-	    (uint64_t)st.st_size >= v->map_len)
+	    (uint64_t)st.st_size >= v->map_len && size_sealed(fd))
 		base = sim_sys_mmap(NULL, v->map_len, PROT_READ | PROT_WRITE,
 				    MAP_SHARED, (int)fd, 0);
 	sim_sys(SYS_close, fd, 0, 0);

@@ -29,9 +29,11 @@
  * descriptors, allocated lowest first, keep those below, and a ring
  * without one is reached only through the fabric. The floor is not
  * higher: the kernel sizes a process's descriptor table by its highest
- * descriptor, and copies it at each fork. All mappings are made with raw
- * system calls, so that the sim's own mmap/munmap interposition never
- * sees them. A process-wide lock orders pins of different adapters.
+ * descriptor, and copies it at each fork. The file is sealed at its
+ * size, so that no one can shrink it under a requester's mapping. All
+ * mappings are made with raw system calls, so that the sim's own
+ * mmap/munmap interposition never sees them. A process-wide lock orders
+ * pins of different adapters.
  *
  * Between reading a private page and mapping its copy back, a store to it
  * by another thread would be lost: rings are the application's to set up
@@ -185,13 +187,20 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 		if (sim_app_pin((void *)(uintptr_t)start[i], len[i], true))
 			return EFAULT;
 
-	fd = (int)sim_sys(SYS_memfd_create, "pvrdma-ring", MFD_CLOEXEC, 0);
+	fd = (int)sim_sys(SYS_memfd_create, "pvrdma-ring",
+			  MFD_CLOEXEC | MFD_ALLOW_SEALING, 0);
 	if (fd < 0)
 		return ENOMEM;
 	if (sim_sys(SYS_ftruncate, fd, total, 0)) {
 		sim_sys(SYS_close, fd, 0, 0);
 		return ENOMEM;
 	}
+	/* Its size for good: whoever holds the file (the application finds
+	 * it in its fd table) cannot shrink it under a mapping, where a
+	 * same-host requester would fault. Unsealed, it is not kept. */
+	if (sim_sys(SYS_fcntl, fd, F_ADD_SEALS,
+		    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		whole = false;
 	view = sys_mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	shared = calloc(npages, sizeof(*shared));
 	if (view == MAP_FAILED || !shared) {

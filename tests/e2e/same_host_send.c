@@ -36,7 +36,15 @@
  * IBV_WC_RETRY_EXC_ERR: no copy tells that the target is gone, yet a SEND
  * to it must not succeed.
  *
- *   same_host_send --server|--client --port P --mode rq|srq|churn|gone
+ * Mode truncate: after a first SEND (the server's rings are mapped in the
+ * client from then on), the server truncates every ring memory file it
+ * finds in its fd table (ftruncate to 0, as any program may do to a
+ * descriptor it holds); the client's second SEND must still complete, and
+ * the server's receive with it: the files cannot shrink under the
+ * mappings, and a client never faults on the server's rings.
+ *
+ *   same_host_send --server|--client --port P
+ *                  --mode rq|srq|churn|gone|truncate
  */
 #include "e2e_common.h"
 
@@ -440,6 +448,69 @@ static void gone(struct ctx *c, bool is_server)
 	exit(0);
 }
 
+/* ftruncate(0) on every ring file in the fd table: how many shrank. */
+static unsigned int truncate_ring_files(unsigned int *found)
+{
+	DIR *d = opendir("/proc/self/fd");
+	char path[300], target[300];
+	struct dirent *de;
+	unsigned int n = 0;
+	ssize_t len;
+
+	E2E_CHECK(d, "/proc/self/fd: %s", strerror(errno));
+	*found = 0;
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		if (!strstr(target, "pvrdma-ring"))
+			continue;
+		(*found)++;
+		n += !ftruncate(atoi(de->d_name), 0);
+	}
+	closedir(d);
+	return n;
+}
+
+static void truncate_mode(struct ctx *c, bool is_server)
+{
+	unsigned int found, shrunk, i;
+	struct ibv_wc wc;
+
+	if (is_server) {
+		post_recv(c, 0, SLOT);
+		post_recv(c, 1, SLOT);
+		e2e_sync(c->sock, "posted");
+		for (i = 0; i < 2; i++) {
+			if (i) {
+				shrunk = truncate_ring_files(&found);
+				printf("ring files: %u found, %u shrank\n",
+				       found, shrunk);
+				e2e_sync(c->sock, "truncated");
+			}
+			e2e_poll_one(c->rcq, &wc, "a SEND");
+			E2E_CHECK(wc.status == IBV_WC_SUCCESS &&
+				  wc.wr_id == 100 + i && wc.byte_len == 100 &&
+				  e2e_pattern_ok(c->buf + i * SLOT, 100, 70 + i),
+				  "SEND %u: status %s", i,
+				  ibv_wc_status_str(wc.status));
+			e2e_sync(c->sock, "received");
+		}
+		return;
+	}
+	e2e_sync(c->sock, "posted");
+	for (i = 0; i < 2; i++) {
+		if (i)
+			e2e_sync(c->sock, "truncated");
+		send_one(c, i, IBV_WR_SEND, 100, 0, false, 70 + i);
+		sent(c, i, IBV_WC_SUCCESS, "a SEND");
+		e2e_sync(c->sock, "received");
+	}
+	printf("client: both SENDs completed\n");
+}
+
 int main(int argc, char **argv)
 {
 	struct e2e_args args;
@@ -457,8 +528,9 @@ int main(int argc, char **argv)
 	E2E_CHECK(args.mode && (!strcmp(args.mode, "rq") ||
 				!strcmp(args.mode, "srq") ||
 				!strcmp(args.mode, "churn") ||
-				!strcmp(args.mode, "gone")),
-		  "--mode rq, srq, churn or gone");
+				!strcmp(args.mode, "gone") ||
+				!strcmp(args.mode, "truncate")),
+		  "--mode rq, srq, churn, gone or truncate");
 	srq = !strcmp(args.mode, "srq");
 	if (!strcmp(args.mode, "gone")) {
 		/* ~17 ms a try, 2 retries: a target that is gone fails the
@@ -512,6 +584,8 @@ int main(int argc, char **argv)
 		churn(&c, &opts, args.server);
 	else if (!strcmp(args.mode, "gone"))
 		gone(&c, args.server);
+	else if (!strcmp(args.mode, "truncate"))
+		truncate_mode(&c, args.server);
 	else if (args.server)
 		server(&c);
 	else

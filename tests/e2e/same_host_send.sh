@@ -39,6 +39,7 @@ copies=$(stat client single_copy)
 want=4
 [ "$mode" != churn ] || want=150
 [ "$mode" != gone ] || want=1
+[ "$mode" != truncate ] || want=1
 case " ${E2E_SIM_OPTS:-} " in
 *" --no-single-copy "*)
 	[ "$copies" = 0 ] ||
@@ -48,7 +49,7 @@ case " ${E2E_SIM_OPTS:-} " in
 		e2e_fail "single_copy ${copies:-none}: SENDs took the fabric" ;;
 esac
 # Counters of the server that is still there at the end.
-if [ "$mode" = churn ] || [ "$mode" = gone ]; then
+if [ "$mode" = churn ] || [ "$mode" = gone ] || [ "$mode" = truncate ]; then
 	e2e_pass "same_host_send $mode: $prov (single_copy ${copies:-0})"
 fi
 # The server's adapter took 9 receives and wrote 9 CQEs; 74136 bytes
