@@ -14,6 +14,10 @@
  *    with EBUSY (as the kernel answers a dup2 that races with an open of
  *    the same number).
  *
+ * Most move themselves (sim_fd_own()); a few the sim places where it wants
+ * them (the ring files kept from the middle of the fd space up, see
+ * kernel/pin.c) and marks there (sim_fd_adopt()).
+ *
  * The sim closes them with sim_fd_close() only. The set is a bitmap read
  * without locks; fds at or above SIM_FD_BITMAP_FDS are never the sim's
  * (an fd that cannot move below it stays where it was, still marked).
@@ -99,6 +103,19 @@ int sim_fd_own(int fd)
 	if (fd < SIM_FD_BITMAP_FDS)
 		mark(fd, true);
 	return fd;
+}
+
+int sim_fd_adopt(int fd)
+{
+	if (fd >= 0 && fd < SIM_FD_BITMAP_FDS)
+		mark(fd, true);
+	return fd;
+}
+
+void sim_fd_abandon(int fd)
+{
+	if (fd >= 0 && fd < SIM_FD_BITMAP_FDS)
+		mark(fd, false);
 }
 
 int sim_fd_close(int fd)

@@ -89,9 +89,10 @@ struct sim_pin {
 	/* The memory file behind base, kept open so that same-host
 	 * requesters can map the rings too (publish.c): -1 when the view is
 	 * not all of that file's (a shared page aliased) or no fd was left
-	 * for it. ino names the file; id, never reused in the process,
-	 * names the pin. */
+	 * for it. dev and ino name the file; id, never reused in the
+	 * process, names the pin. */
 	int fd;
+	uint64_t dev;
 	uint64_t ino;
 	uint64_t id;
 };

@@ -29,11 +29,17 @@
  * descriptors, allocated lowest first, keep those below, and a ring
  * without one is reached only through the fabric. The floor is not
  * higher: the kernel sizes a process's descriptor table by its highest
- * descriptor, and copies it at each fork. The file is sealed at its
- * size, so that no one can shrink it under a requester's mapping. All
- * mappings are made with raw system calls, so that the sim's own
- * mmap/munmap interposition never sees them. A process-wide lock orders
- * pins of different adapters.
+ * descriptor, and copies it at each fork. The kernel takes none of the
+ * application's descriptors for a ring, so the kept files are bounded:
+ * only numbers below the floor plus an eighth of the limit (at most
+ * PIN_FD_MAX) are taken, and the application keeps the rest of its limit
+ * whatever it creates. A kept file is the sim's own descriptor (fds.h),
+ * out of reach of the application's close() and dup2(), and closed only
+ * while its number still names it. The file is sealed at its size, so
+ * that no one can shrink it under a requester's mapping. All mappings
+ * are made with raw system calls, so that the sim's own mmap/munmap
+ * interposition never sees them. A process-wide lock orders pins of
+ * different adapters.
  *
  * Between reading a private page and mapping its copy back, a store to it
  * by another thread would be lost: rings are the application's to set up
@@ -54,6 +60,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fds.h"
 #include "kernel.h"
 #include "pin.h"
 #include "sys.h"
@@ -75,15 +82,18 @@ static void sys_munmap(void *addr, size_t len)
 }
 
 #define PIN_FD_FLOOR	4096
+/* At most this many kept files, and at most an eighth of the limit. */
+#define PIN_FD_MAX	4096
 
 static _Atomic uint64_t pin_ids;
 
 /* Keeps fd, the whole view's memory file, at a descriptor from the floor
- * on; -1 when there is none or the file is not whole. */
+ * on, within the bound; -1 when there is none or the file is not whole. */
 static void pin_keep_fd(struct sim_pin *pin, int fd, bool whole)
 {
 	struct rlimit rl;
 	struct stat st;
+	rlim_t floor, span;
 	long kept;
 
 	pin->fd = -1;
@@ -91,13 +101,37 @@ static void pin_keep_fd(struct sim_pin *pin, int fd, bool whole)
 	if (!whole || sim_sys(SYS_getrlimit, RLIMIT_NOFILE, &rl, 0) ||
 	    rl.rlim_cur < 64 || sim_sys(SYS_fstat, fd, &st, 0))
 		return;
-	kept = sim_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC,
-		       (long)(rl.rlim_cur / 2 < PIN_FD_FLOOR ? rl.rlim_cur / 2 :
-							       PIN_FD_FLOOR));
+	floor = rl.rlim_cur / 2 < PIN_FD_FLOOR ? rl.rlim_cur / 2 :
+						 PIN_FD_FLOOR;
+	span = rl.rlim_cur / 8 < PIN_FD_MAX ? rl.rlim_cur / 8 : PIN_FD_MAX;
+	kept = sim_sys(SYS_fcntl, fd, F_DUPFD_CLOEXEC, (long)floor);
 	if (kept < 0)
 		return;
-	pin->fd = (int)kept;
+	/* The lowest free number from the floor: past the bound, the kept
+	 * files (and the application's own up there) have their share. */
+	if ((rlim_t)kept >= floor + span) {
+		sim_sys(SYS_close, kept, 0, 0);
+		return;
+	}
+	/* The sim's from now on: the application's close() and dup2()
+	 * cannot take the number from under it. */
+	pin->fd = sim_fd_adopt((int)kept);
+	pin->dev = st.st_dev;
 	pin->ino = st.st_ino;
+}
+
+/* The kept file, if its number still names it: one closed by an inline
+ * system call and reused is the application's file now. */
+static void pin_drop_fd(struct sim_pin *pin)
+{
+	struct stat st;
+
+	if (!sim_sys(SYS_fstat, pin->fd, &st, 0) &&
+	    (uint64_t)st.st_dev == pin->dev &&
+	    (uint64_t)st.st_ino == pin->ino)
+		sim_fd_close(pin->fd);
+	else
+		sim_fd_abandon(pin->fd);
 }
 
 /* The pages covering a range: [*start, *start + *len). */
@@ -289,7 +323,7 @@ void sim_unpin(struct sim_pin *pin)
 {
 	/* An object that was never pinned (calloc'ed) has no fd. */
 	if (pin->base && pin->fd >= 0)
-		sim_sys(SYS_close, pin->fd, 0, 0);
+		pin_drop_fd(pin);
 	if (pin->base)
 		sys_munmap(pin->base, pin->len);
 	pin->base = NULL;

@@ -38,6 +38,12 @@
  *                   closed by an inline system call nothing can see: the
  *                   file opened next at the number is that file, writes go
  *                   to it
+ *   ring-fds        the ring memory files the device keeps in the fd
+ *                   table: closed and replaced (dup2) by the program, half
+ *                   through libc (EBADF, EBUSY: they are the device's),
+ *                   half by inline system calls (they succeed); traffic
+ *                   carries on, and the files the program put at those
+ *                   numbers stay open when the device lets go of its rings
  *   uar-map         the program maps the UAR itself, with mmap and with
  *                   syscall(SYS_mmap): pvrdma_mmap's rules (one page), a
  *                   store traps, mremap cannot grow it but moves it
@@ -54,6 +60,7 @@
  */
 #include "e2e_common.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -703,6 +710,84 @@ static void mode_fd_reuse(struct loop *l)
 	loop_traffic(l, 6000);
 }
 
+static long inline_dup2(int oldfd, int newfd)
+{
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "a"((long)SYS_dup2),
+			 "D"((long)oldfd), "S"((long)newfd)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+#define MAX_RING_FDS	16
+
+/* The ring memory files in the fd table. */
+static unsigned int ring_fds(int *fds)
+{
+	DIR *d = opendir("/proc/self/fd");
+	char path[300], target[300];
+	struct dirent *de;
+	unsigned int n = 0;
+	ssize_t len;
+
+	E2E_CHECK(d, "/proc/self/fd: %s", strerror(errno));
+	while ((de = readdir(d)) && n < MAX_RING_FDS) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		if (strstr(target, "pvrdma-ring"))
+			fds[n++] = atoi(de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+static void mode_ring_fds(struct loop *l)
+{
+	int fds[MAX_RING_FDS], mine[MAX_RING_FDS], null;
+	unsigned int i, n, taken = 0;
+	struct stat st;
+
+	n = ring_fds(fds);
+	E2E_CHECK(n >= 2, "%u ring files in the fd table", n);
+	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	E2E_CHECK(null >= 0, "open /dev/null: %s", strerror(errno));
+	for (i = 0; i < n; i++) {
+		bool ok;
+
+		if (i & 1) {
+			inline_close(fds[i]);
+			ok = inline_dup2(null, fds[i]) == fds[i];
+		} else {
+			/* the device's, as the sim's other descriptors */
+			E2E_CHECK(close(fds[i]) == -1 && errno == EBADF,
+				  "close(%d) of a ring file: %s", fds[i],
+				  strerror(errno));
+			ok = dup2(null, fds[i]) == fds[i];
+			E2E_CHECK(!ok && errno == EBUSY, "dup2 onto ring "
+				  "file %d: %s", fds[i], strerror(errno));
+		}
+		if (ok)
+			mine[taken++] = fds[i];
+	}
+	printf("%u ring files, %u numbers taken by the program\n", n, taken);
+	loop_traffic(l, 7000);
+	loop_close(l);
+	for (i = 0; i < taken; i++) {
+		E2E_CHECK(!fstat(mine[i], &st) && S_ISCHR(st.st_mode) &&
+			  st.st_rdev == makedev(1, 3),
+			  "fd %d is no longer the program's /dev/null",
+			  mine[i]);
+		E2E_CHECK(write(mine[i], "y", 1) == 1, "write to fd %d: %s",
+			  mine[i], strerror(errno));
+		close(mine[i]);
+	}
+	close(null);
+}
+
 /* ---- mappings ---- */
 
 /* A store no doorbell decodes into work: QP handle 0, no SEND/RECV. */
@@ -888,6 +973,8 @@ int main(int argc, char **argv)
 		mode_close_all(&l, args.mode);
 	else if (!strcmp(args.mode, "fd-reuse"))
 		mode_fd_reuse(&l);
+	else if (!strcmp(args.mode, "ring-fds"))
+		mode_ring_fds(&l);
 	else if (!strcmp(args.mode, "uar-map"))
 		mode_uar_map(&l);
 	else if (!strcmp(args.mode, "fork-uar"))
@@ -897,7 +984,8 @@ int main(int argc, char **argv)
 	/* Everything the modes closed, the device still tears down. */
 	if (strcmp(args.mode, "close-range") &&
 	    strcmp(args.mode, "closefrom") &&
-	    strcmp(args.mode, "raw-close-range"))
+	    strcmp(args.mode, "raw-close-range") &&
+	    strcmp(args.mode, "ring-fds"))
 		loop_close(&l);
 	printf("%s: passed\n", args.mode);
 	return 0;

@@ -16,15 +16,24 @@
  *              largest power of two within it: the driver rounds a CQ up
  *              before it checks) and an SRQ of max_srq_wr WRs are created;
  *              one more of each is refused with EINVAL
+ *   fd-limit   under RLIMIT_NOFILE 256 (set by the program), 200 RC QPs
+ *              with a CQ each: none is refused, the device keeps at most
+ *              an eighth of the limit in descriptors, and the program
+ *              still opens files up to its limit but that; with them
+ *              closed again, one more QP is created
  *
  *   qp_limits --mode M [--expect N] [--dev D]
  */
 #include "e2e_common.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
 
 #define MAX_UD_TRY	16
 
@@ -237,6 +246,97 @@ static void mode_queue_limits(struct e2e_dev *d, long expect)
 		       EINVAL);
 }
 
+#define FD_LIMIT	256u
+#define FD_LIMIT_QPS	200u
+
+/* Open descriptors, and how many of them are ring memory. */
+static unsigned int count_fds(unsigned int *rings)
+{
+	DIR *d = opendir("/proc/self/fd");
+	char path[300], target[300];
+	struct dirent *de;
+	unsigned int n = 0;
+	ssize_t len;
+
+	E2E_CHECK(d, "/proc/self/fd: %s", strerror(errno));
+	*rings = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		n++;
+		*rings += strstr(target, "pvrdma-ring") != NULL;
+	}
+	closedir(d);
+	return n - 1;	/* the directory's own */
+}
+
+static void lower_fd_limit(void)
+{
+	struct rlimit rl;
+
+	E2E_CHECK(!getrlimit(RLIMIT_NOFILE, &rl), "getrlimit");
+	E2E_CHECK(rl.rlim_max >= FD_LIMIT, "hard fd limit below %u", FD_LIMIT);
+	rl.rlim_cur = FD_LIMIT;
+	E2E_CHECK(!setrlimit(RLIMIT_NOFILE, &rl), "setrlimit: %s",
+		  strerror(errno));
+}
+
+/* One more RC QP with its own CQ, created and destroyed. */
+static void one_more_qp(struct e2e_dev *d, const char *when)
+{
+	struct ibv_cq *qcq = ibv_create_cq(d->ctx, 4, NULL, NULL, 0);
+	struct ibv_qp *qp;
+
+	E2E_CHECK(qcq, "ibv_create_cq %s: %s", when, strerror(errno));
+	qp = e2e_create_qp(d, IBV_QPT_RC, qcq, qcq, 4, 1);
+	E2E_CHECK(qp, "ibv_create_qp %s: %s", when, strerror(errno));
+	E2E_CHECK(!ibv_destroy_qp(qp) && !ibv_destroy_cq(qcq),
+		  "destroy %s", when);
+}
+
+static void mode_fd_limit(struct e2e_dev *d)
+{
+	static struct ibv_qp *qps[FD_LIMIT_QPS];
+	static struct ibv_cq *cqs[FD_LIMIT_QPS];
+	static int files[FD_LIMIT];
+	unsigned int i, opened = 0, rings, rings_before, used;
+	int fd;
+
+	count_fds(&rings_before);	/* main's CQ */
+	for (i = 0; i < FD_LIMIT_QPS; i++) {
+		cqs[i] = ibv_create_cq(d->ctx, 4, NULL, NULL, 0);
+		E2E_CHECK(cqs[i], "CQ %u: ibv_create_cq: %s", i,
+			  strerror(errno));
+		qps[i] = e2e_create_qp(d, IBV_QPT_RC, cqs[i], cqs[i], 4, 1);
+		E2E_CHECK(qps[i], "QP %u: ibv_create_qp: %s", i,
+			  strerror(errno));
+	}
+	used = count_fds(&rings);
+	printf("%u RC QPs and CQs: %u descriptors open, %u of ring memory\n",
+	       FD_LIMIT_QPS, used, rings);
+	E2E_CHECK(rings <= FD_LIMIT / 8, "%u descriptors of ring memory "
+		  "under a limit of %u", rings, FD_LIMIT);
+	/* Every number the device does not hold is the program's. */
+	while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		files[opened++] = fd;
+	E2E_CHECK(errno == EMFILE, "open: %s", strerror(errno));
+	E2E_CHECK(opened == FD_LIMIT - used, "%u files opened, %u free",
+		  opened, FD_LIMIT - used);
+	while (opened)
+		close(files[--opened]);
+	one_more_qp(d, "after");
+	for (i = 0; i < FD_LIMIT_QPS; i++)
+		E2E_CHECK(!ibv_destroy_qp(qps[i]) && !ibv_destroy_cq(cqs[i]),
+			  "destroy QP %u", i);
+	E2E_CHECK(count_fds(&rings) < used && rings == rings_before,
+		  "ring descriptors: %u left, %u before", rings, rings_before);
+}
+
 int main(int argc, char **argv)
 {
 	struct e2e_args args;
@@ -244,6 +344,8 @@ int main(int argc, char **argv)
 
 	e2e_parse_args(argc, argv, &args);
 	E2E_CHECK(args.single && args.mode, "needs --mode and no role");
+	if (!strcmp(args.mode, "fd-limit"))
+		lower_fd_limit();
 	e2e_open(&d, args.dev, args.gid_index);
 	cq = ibv_create_cq(d.ctx, 64, NULL, NULL, 0);
 	E2E_CHECK(cq, "ibv_create_cq: %s", strerror(errno));
@@ -258,6 +360,8 @@ int main(int argc, char **argv)
 		mode_srq(&d, args.expect);
 	else if (!strcmp(args.mode, "queue-limits"))
 		mode_queue_limits(&d, args.expect);
+	else if (!strcmp(args.mode, "fd-limit"))
+		mode_fd_limit(&d);
 	else
 		E2E_CHECK(0, "unknown mode %s", args.mode);
 

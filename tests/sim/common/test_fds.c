@@ -3,7 +3,8 @@
  * The sim's own fds (fds.c): each is moved to the top of the fd space,
  * close-on-exec, and known as the sim's until sim_fd_close(); the search
  * the application's close_range() goes around them with finds each one in
- * a range and no other.
+ * a range and no other. One the sim placed itself is taken where it is,
+ * and one abandoned is forgotten and left open.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -75,11 +76,30 @@ static void test_next_own(void **state)
 	assert_int_equal(sim_fd_next_own(0, ~0U), -1);
 }
 
+static void test_adopt_abandon(void **unused)
+{
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(sim_fd_adopt(p[0]), p[0]);
+	assert_true(sim_fd_is_own(p[0]));
+	assert_int_equal(sim_fd_next_own(p[0], p[0]), p[0]);
+	sim_fd_abandon(p[0]);
+	assert_false(sim_fd_is_own(p[0]));
+	assert_true(fcntl(p[0], F_GETFD) >= 0);	/* still open */
+	assert_int_equal(sim_fd_adopt(p[1]), p[1]);
+	assert_int_equal(sim_fd_close(p[1]), 0);
+	assert_false(sim_fd_is_own(p[1]));
+	assert_int_equal(fcntl(p[1], F_GETFD), -1);
+	close(p[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_moved_high),
 		cmocka_unit_test(test_next_own),
+		cmocka_unit_test(test_adopt_abandon),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
