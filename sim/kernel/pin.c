@@ -17,6 +17,8 @@
  * lies in a CQ's buffer, or the application's own shared memory) are not
  * moved: the device's mapping gets a second view of them (mremap with an
  * old size of 0), so both rings see the one page as hardware would.
+ * With no descriptor free for the memory file (the kernel needs none to
+ * pin), the memory is shared memory of no file, mapped the same two ways.
  *
  * The device's mapping lives until the object is destroyed; the
  * application's mapping is the application's, as a pinned page stays the
@@ -178,6 +180,24 @@ static bool alias_shared_page(uint64_t page, uint8_t *dst, int *err)
 	return true;
 }
 
+/* Pages [off, off + len) of the device's view, mapped at addr in place
+ * of what was there: from the file fd, or from the view itself when
+ * there is no file. 0 or -1. */
+static int map_back(uint64_t addr, size_t len, int fd, uint8_t *view,
+		    size_t off)
+{
+	void *at = (void *)(uintptr_t)addr;
+
+	if (fd >= 0)
+		return sys_mmap(at, len, PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_FIXED, fd, (off_t)off) ==
+		       MAP_FAILED ? -1 : 0;
+	/* An old size of 0: a second mapping of the same shared pages. */
+	return sim_sys_mremap(view + off, 0, len,
+			      MREMAP_MAYMOVE | MREMAP_FIXED, at) ==
+	       MAP_FAILED ? -1 : 0;
+}
+
 int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 		  unsigned int nranges)
 {
@@ -223,19 +243,24 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 
 	fd = (int)sim_sys(SYS_memfd_create, "pvrdma-ring",
 			  MFD_CLOEXEC | MFD_ALLOW_SEALING, 0);
-	if (fd < 0)
-		return ENOMEM;
-	if (sim_sys(SYS_ftruncate, fd, total, 0)) {
+	if (fd >= 0 && sim_sys(SYS_ftruncate, fd, total, 0)) {
 		sim_sys(SYS_close, fd, 0, 0);
 		return ENOMEM;
 	}
 	/* Its size for good: whoever holds the file (the application finds
 	 * it in its fd table) cannot shrink it under a mapping, where a
 	 * same-host requester would fault. Unsealed, it is not kept. */
-	if (sim_sys(SYS_fcntl, fd, F_ADD_SEALS,
-		    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+	if (fd >= 0 && sim_sys(SYS_fcntl, fd, F_ADD_SEALS,
+			       F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		whole = false;
-	view = sys_mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* No descriptor free (the kernel needs none for a ring): shared
+	 * memory of no file, which only this process reaches. */
+	if (fd < 0)
+		view = sys_mmap(NULL, total, PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	else
+		view = sys_mmap(NULL, total, PROT_READ | PROT_WRITE,
+				MAP_SHARED, fd, 0);
 	shared = calloc(npages, sizeof(*shared));
 	if (view == MAP_FAILED || !shared) {
 		ret = ENOMEM;
@@ -283,13 +308,9 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 				run = 1;	/* a shared page stays */
 				continue;
 			}
-			if (sys_mmap((void *)(uintptr_t)(start[i] +
-							 k * SIM_PAGE_SIZE),
-				     run * SIM_PAGE_SIZE,
-				     PROT_READ | PROT_WRITE,
-				     MAP_SHARED | MAP_FIXED, fd,
-				     (off_t)(pg * SIM_PAGE_SIZE)) ==
-			    MAP_FAILED) {
+			if (map_back(start[i] + k * SIM_PAGE_SIZE,
+				     run * SIM_PAGE_SIZE, fd, view,
+				     pg * SIM_PAGE_SIZE)) {
 				/* The pages already replaced hold what they
 				 * held: the application sees no change. */
 				ret = ENOMEM;
@@ -303,8 +324,9 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	for (k = 0; k < npages; k++)
 		whole &= !shared[k];
 	free(shared);
-	pin_keep_fd(pin, fd, whole);
-	sim_sys(SYS_close, fd, 0, 0);
+	pin_keep_fd(pin, fd, whole && fd >= 0);
+	if (fd >= 0)
+		sim_sys(SYS_close, fd, 0, 0);
 	pin->base = view;
 	pin->len = total;
 	return 0;
@@ -315,7 +337,8 @@ err:
 	if (view != MAP_FAILED)
 		sys_munmap(view, total);
 	free(shared);
-	sim_sys(SYS_close, fd, 0, 0);
+	if (fd >= 0)
+		sim_sys(SYS_close, fd, 0, 0);
 	return ret;
 }
 

@@ -19,8 +19,8 @@
  *   fd-limit   under RLIMIT_NOFILE 256 (set by the program), 200 RC QPs
  *              with a CQ each: none is refused, the device keeps at most
  *              an eighth of the limit in descriptors, and the program
- *              still opens files up to its limit but that; with them
- *              closed again, one more QP is created
+ *              still opens files up to its limit but that; with them all
+ *              open, and again with them closed, one more QP is created
  *
  *   qp_limits --mode M [--expect N] [--dev D]
  */
@@ -327,6 +327,7 @@ static void mode_fd_limit(struct e2e_dev *d)
 	E2E_CHECK(errno == EMFILE, "open: %s", strerror(errno));
 	E2E_CHECK(opened == FD_LIMIT - used, "%u files opened, %u free",
 		  opened, FD_LIMIT - used);
+	one_more_qp(d, "with every descriptor taken");
 	while (opened)
 		close(files[--opened]);
 	one_more_qp(d, "after");

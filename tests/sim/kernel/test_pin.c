@@ -9,6 +9,9 @@
  *     RLIMIT_NOFILE, far more rings than the limit are pinned, at most an
  *     eighth of the limit keep a file, and the process still opens files
  *     up to the rest of its limit;
+ *   - with no descriptor free at all, a ring is still pinned (the kernel
+ *     needs none): the device's view and the program's pages are one
+ *     memory, and no file is kept;
  *   - the kept file is the sim's own descriptor, and unpinning closes its
  *     number only while the number still names it: a number closed behind
  *     the sim and given to another file keeps that file open.
@@ -126,6 +129,38 @@ static void test_bounded_under_low_limit(void **unused)
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
 }
 
+static void test_no_descriptor_free(void **unused)
+{
+	struct sim_pin_range r = ring_buffer();
+	uint8_t *app = (uint8_t *)(uintptr_t)r.addr;
+	struct rlimit old, rl;
+	unsigned int opened = 0;
+	int fds[LOW_LIMIT], fd;
+	struct sim_pin pin;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	rl = old;
+	rl.rlim_cur = LOW_LIMIT;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		fds[opened++] = fd;
+	assert_int_equal(errno, EMFILE);
+	assert_int_equal(sim_pin_rings(&pin, &r, 1), 0);
+	assert_int_equal(pin.fd, -1);
+	assert_int_equal(pin.base[PAGE + 7], 0x5a);
+	/* one memory: the program's stores are the device's */
+	app[PAGE + 7] = 0x11;
+	assert_int_equal(pin.base[PAGE + 7], 0x11);
+	pin.base[3] = 0x22;
+	assert_int_equal(app[3], 0x22);
+	sim_unpin(&pin);
+	assert_int_equal(app[PAGE + 7], 0x11);
+	while (opened)
+		close(fds[--opened]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	ring_free(&r);
+}
+
 static void test_unpin_spares_a_reused_number(void **unused)
 {
 	struct sim_pin_range r = ring_buffer();
@@ -166,6 +201,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sealed),
 		cmocka_unit_test(test_bounded_under_low_limit),
+		cmocka_unit_test(test_no_descriptor_free),
 		cmocka_unit_test(test_unpin_spares_a_reused_number),
 	};
 
