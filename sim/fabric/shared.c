@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -482,6 +483,7 @@ static struct shared_seg *peer_map(const char *sock_path)
 {
 	char path[320];
 	struct shared_seg *seg;
+	struct stat st;
 	size_t n = strlen(sock_path);
 	long fd;
 
@@ -493,8 +495,13 @@ static struct shared_seg *peer_map(const char *sock_path)
 	fd = sim_sys(SYS_openat, AT_FDCWD, path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	seg = sim_sys_mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE,
-			   MAP_SHARED, (int)fd, 0);
+	/* Mapped past its end, the segment would fault here: one its owner
+	 * has just created is sized a moment later. */
+	seg = MAP_FAILED;
+	if (!sim_sys(SYS_fstat, fd, &st, 0) &&
+	    (uint64_t)st.st_size >= sizeof(*seg))
+		seg = sim_sys_mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE,
+				   MAP_SHARED, (int)fd, 0);
 	sim_sys(SYS_close, fd, 0, 0);
 	if (seg == MAP_FAILED)
 		return NULL;

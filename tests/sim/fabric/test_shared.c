@@ -4,7 +4,9 @@
  * two adapters of this process, the second publishing, the first looking at
  * it through the fabric link between them.
  *
- *   - no segment before the target published anything;
+ *   - no segment before the target published anything, nor while its
+ *     file is not sized yet (as its owner has just created it: mapped,
+ *     it would fault);
  *   - an MR is found with its range, access and PD, and is gone once
  *     withdrawn (what of an MR is published is the device's choice:
  *     tests/sim/device/test_publish.c);
@@ -19,6 +21,7 @@
  *     withdrawn (with the QP, or alone); a CQ's arm and overflow and an
  *     SRQ's limit as published, a requester's disarm clearing the arm.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,6 +77,20 @@ static struct fab_link *link_to_target(void)
 
 	assert_non_null(l);
 	return l;
+}
+
+static void test_unsized_segment(void **unused)
+{
+	char path[400];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/fabric-%d-1.mem", sim_global.rundir,
+		 (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_null(shared_peer(link_to_target()));
+	assert_int_equal(unlink(path), 0);
 }
 
 static void test_publish_lookup(void **unused)
@@ -228,6 +245,7 @@ static void test_recv_side(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_unsized_segment),
 		cmocka_unit_test(test_publish_lookup),
 		cmocka_unit_test(test_recv_side),
 	};
