@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include "cm_msg.h"
+#include "spawn.h"
 
 
 /*
@@ -540,7 +541,10 @@ static void *agent_main(void *arg)
  * first rdma_cm file starts an agent of its own, for the connections it
  * makes (its adapters' GIDs are still answered by the parent's agent
  * while the parent lives). cm_lock is held across the fork, so that the
- * child's copy of the CM state is consistent.
+ * child's copy of the CM state is consistent, and the agent allocates only
+ * under it. Its thread was started whole before the open that started it
+ * returned (sim_thread_create): a fork() right after leaves the child no
+ * lock of the thread runtime held, which would hang the child's agent.
  */
 static void cm_fork_prepare(void)
 {
@@ -628,7 +632,7 @@ int cm_agent_start(void)
 	/* The agent runs none of the application's signal handlers. */
 	sigfillset(&all);
 	sim_libc.pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = sim_libc.pthread_create(&cm_agent.thread, NULL, agent_main, NULL);
+	ret = sim_thread_create(&cm_agent.thread, NULL, agent_main, NULL);
 	sim_libc.pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		for (i = 0; i < cm_agent.num_listen; i++)
