@@ -370,7 +370,21 @@ static bool recv_msg(int sock, struct cm_msg *m, bool *got)
 	return true;
 }
 
-static void agent_fd_ready(int fd, short revents)
+/*
+ * Whether sock has hung up (or failed) with nothing left to read. Asked
+ * now: what the agent's poll() said came before cm_lock was taken, and
+ * may be of an earlier socket of the same number, closed meanwhile (an id
+ * destroyed) and the number given to the next connect's.
+ */
+static bool sock_hung_up(int sock)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
+/* fd was readable, or hung up, when the agent polled (cm_lock held). */
+static void agent_fd_ready(int fd)
 {
 	struct cm_pending **p, *pend;
 	struct cm_id *id;
@@ -424,7 +438,7 @@ static void agent_fd_ready(int fd, short revents)
 				return;
 			}
 			if (!got) {
-				if (revents & (POLLHUP | POLLERR))
+				if (sock_hung_up(fd))
 					handle_eof(id);
 				return;
 			}
@@ -524,7 +538,7 @@ static void *agent_main(void *arg)
 		pthread_mutex_lock(&cm_lock);
 		for (i = 1; i < n; i++)
 			if (fds[i].revents & ~POLLNVAL)
-				agent_fd_ready(fds[i].fd, fds[i].revents);
+				agent_fd_ready(fds[i].fd);
 		pthread_mutex_unlock(&cm_lock);
 		if (n && (fds[0].revents & POLLIN))
 			eventfd_read(cm_agent.wake, &v);
