@@ -8,6 +8,7 @@
  *   sys.h       the sim's own system calls, straight into the kernel
  *   libc.h      the libc calls the sim makes for itself (the gateway)
  *   fds.h       the sim's own fds, out of the application's way
+ *   spawn.h     the sim's own threads, started whole (fork-safe)
  *
  * Nothing here knows a layer: each layer includes this and the header of
  * the layer below it, never one above.

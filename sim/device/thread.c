@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
+#include "spawn.h"
 
 struct engine engines[SIM_MAX_ADAPTERS];
 
@@ -166,8 +167,7 @@ int engine_start(struct sim_dev *dev)
 	if (!eng->port)
 		return ENOMEM;
 	atomic_store(&eng->stop, false);
-	ret = sim_libc.pthread_create(&eng->thread, NULL, engine_main,
-				      eng);
+	ret = sim_thread_create(&eng->thread, NULL, engine_main, eng);
 	if (ret) {
 		fabric_close(eng->port);
 		eng->port = NULL;

@@ -40,6 +40,7 @@
 #include <ucontext.h>
 
 #include "host.h"
+#include "spawn.h"
 #include "sys.h"
 #include "x86_store.h"
 
@@ -305,7 +306,7 @@ static void signal_watch_start(void)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
-	if (pthread_create(&t, &attr, signal_watch, NULL))
+	if (sim_thread_create(&t, &attr, signal_watch, NULL))
 		atomic_store(&watch_started, false);
 	pthread_attr_destroy(&attr);
 }

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include "cm_msg.h"
+#include "spawn.h"
 
 
 /*
@@ -369,7 +370,21 @@ static bool recv_msg(int sock, struct cm_msg *m, bool *got)
 	return true;
 }
 
-static void agent_fd_ready(int fd, short revents)
+/*
+ * Whether sock has hung up (or failed) with nothing left to read. Asked
+ * now: what the agent's poll() said came before cm_lock was taken, and
+ * may be of an earlier socket of the same number, closed meanwhile (an id
+ * destroyed) and the number given to the next connect's.
+ */
+static bool sock_hung_up(int sock)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
+/* fd was readable, or hung up, when the agent polled (cm_lock held). */
+static void agent_fd_ready(int fd)
 {
 	struct cm_pending **p, *pend;
 	struct cm_id *id;
@@ -423,7 +438,7 @@ static void agent_fd_ready(int fd, short revents)
 				return;
 			}
 			if (!got) {
-				if (revents & (POLLHUP | POLLERR))
+				if (sock_hung_up(fd))
 					handle_eof(id);
 				return;
 			}
@@ -523,7 +538,7 @@ static void *agent_main(void *arg)
 		pthread_mutex_lock(&cm_lock);
 		for (i = 1; i < n; i++)
 			if (fds[i].revents & ~POLLNVAL)
-				agent_fd_ready(fds[i].fd, fds[i].revents);
+				agent_fd_ready(fds[i].fd);
 		pthread_mutex_unlock(&cm_lock);
 		if (n && (fds[0].revents & POLLIN))
 			eventfd_read(cm_agent.wake, &v);
@@ -540,7 +555,10 @@ static void *agent_main(void *arg)
  * first rdma_cm file starts an agent of its own, for the connections it
  * makes (its adapters' GIDs are still answered by the parent's agent
  * while the parent lives). cm_lock is held across the fork, so that the
- * child's copy of the CM state is consistent.
+ * child's copy of the CM state is consistent, and the agent allocates only
+ * under it. Its thread was started whole before the open that started it
+ * returned (sim_thread_create): a fork() right after leaves the child no
+ * lock of the thread runtime held, which would hang the child's agent.
  */
 static void cm_fork_prepare(void)
 {
@@ -628,7 +646,7 @@ int cm_agent_start(void)
 	/* The agent runs none of the application's signal handlers. */
 	sigfillset(&all);
 	sim_libc.pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = sim_libc.pthread_create(&cm_agent.thread, NULL, agent_main, NULL);
+	ret = sim_thread_create(&cm_agent.thread, NULL, agent_main, NULL);
 	sim_libc.pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		for (i = 0; i < cm_agent.num_listen; i++)
