@@ -35,7 +35,7 @@ static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
 		e->rnr_left = e->qp->attr.rnr_retry;
 		e->deadline = 0;
 		if (e->out_sent)
-			arm_timer(e, e->eng->now + ack_timeout_ns(e->qp));
+			restart_ack_timer(e);
 	}
 	if (e->out_count && !e->out_sent && out_at(e, 0)->local_err)
 		complete_local_error(e);
@@ -89,7 +89,7 @@ static void read_atomic_done(struct eqp *e, const struct fab_hdr *h,
 	e->rnr_left = qp->attr.rnr_retry;
 	e->deadline = 0;
 	if (e->out_sent)
-		arm_timer(e, e->eng->now + ack_timeout_ns(qp));
+		restart_ack_timer(e);
 }
 
 static uint32_t nak_status(uint8_t code)
@@ -116,7 +116,19 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 
 	switch (h->type) {
 	case FAB_ACK:
-		ack_upto(e, h->psn, true);
+		if (h->opcode != FAB_ACK_PARTIAL) {
+			ack_upto(e, h->psn, true);
+			break;
+		}
+		/* The oldest request is arriving: progress, as the ACK of
+		 * a middle packet is on the wire, restarts its timer and
+		 * its retry count. Also when a timeout already marked it
+		 * for resending: the first copy is the one still coming. */
+		ack_upto(e, h->psn, false);
+		if (e->out_count && out_at(e, 0)->psn == h->psn) {
+			e->retries_left = e->qp->attr.retry_cnt;
+			restart_ack_timer(e);
+		}
 		break;
 	case FAB_READ_RESP:
 	case FAB_ATOMIC_RESP:

@@ -171,6 +171,7 @@ struct eqp {
 	uint32_t out_cap, out_head, out_count, out_sent;
 	uint32_t next_psn;
 	uint64_t deadline;		/* ns; 0 = no timer */
+	uint64_t deadline_tx;		/* the link's tx_bytes when armed */
 	uint64_t rnr_until;
 	uint8_t retries_left;
 	uint8_t rnr_left;
@@ -315,6 +316,7 @@ void qp_fatal(struct eqp *e);
 extern const uint32_t rnr_timer_us[32];
 uint64_t ack_timeout_ns(const struct sim_qp *qp);
 void arm_timer(struct eqp *e, uint64_t when);
+void restart_ack_timer(struct eqp *e);
 void arm_rnr_timer(struct eqp *e, uint64_t when);
 void run_timers(struct engine *eng);
 void kick(struct eqp *e);

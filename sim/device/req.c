@@ -338,7 +338,7 @@ void sq_progress(struct eqp *e)
 		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
 			e->rd_inflight++;
 		if (!e->deadline)
-			arm_timer(e, e->eng->now + ack_timeout_ns(qp));
+			restart_ack_timer(e);
 	}
 	sq_drained_check(e);
 }

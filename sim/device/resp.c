@@ -159,6 +159,61 @@ void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 	cqe_write(qp, qp->recv_cq, &c, h->flags & FAB_F_SOLICITED);
 }
 
+/*
+ * Reads the payload of request h into iov. On the wire a long message is
+ * many packets and the responder's ACKs of the middle ones keep the
+ * requester's timer from running out while the rest arrives; here it is
+ * one frame, so a payload that comes over a socket is read a MiB at a
+ * time and each MiB but the last is answered with a partial ACK. Without
+ * them a message slower to cross than the QP's timeout is resent whole,
+ * again and again.
+ */
+static bool payload_read(struct eqp *e, struct fab_link *from,
+			 const struct fab_hdr *h, struct fab_rx *rx,
+			 const struct iovec *iov, int n)
+{
+	struct iovec part[SIM_MAX_IOV];
+	size_t skip = 0;
+	int i = 0;
+
+	if (!rx->link || rx->left <= ACK_COALESCE_MAX)
+		return fab_rx_read(rx, iov, n);
+	while (rx->left > ACK_COALESCE_MAX) {
+		uint64_t want = ACK_COALESCE_MAX;
+		int np = 0;
+
+		while (want && i < n && np < SIM_MAX_IOV) {
+			size_t l = iov[i].iov_len - skip;
+
+			if (l > want)
+				l = want;
+			part[np].iov_base = (uint8_t *)iov[i].iov_base + skip;
+			part[np].iov_len = l;
+			np++;
+			want -= l;
+			skip += l;
+			if (skip == iov[i].iov_len) {
+				i++;
+				skip = 0;
+			}
+		}
+		if (!np)
+			break;	/* iov ends first: the read below says so */
+		if (!fab_rx_read(rx, part, np))
+			return false;
+		ack_flush_one(e);
+		send_ctrl(e, from, FAB_ACK, FAB_ACK_PARTIAL, h->psn,
+			  h->src_qpn);
+	}
+	if (i < n) {
+		part[0].iov_base = (uint8_t *)iov[i].iov_base + skip;
+		part[0].iov_len = iov[i].iov_len - skip;
+		memcpy(&part[1], &iov[i + 1], sizeof(*iov) * (n - i - 1));
+		return fab_rx_read(rx, part, n - i);
+	}
+	return fab_rx_read(rx, part, 0);
+}
+
 /* A responder-side error: the QP is in error, the requester is told. */
 static void responder_fail(struct eqp *e, struct fab_link *from,
 			   const struct fab_hdr *h, uint8_t code)
@@ -208,7 +263,7 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 			responder_fail(e, from, h, FAB_NAK_INV_REQ);
 			return;
 		}
-		if (!fab_rx_read(rx, li.iov, li.n)) {
+		if (!payload_read(e, from, h, rx, li.iov, li.n)) {
 			if (rx->fault) {
 				recv_consume(qp);
 				complete_recv_error(e, rwr.wr_id,
@@ -217,7 +272,8 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 			}
 			return;
 		}
-	} else if (!fab_rx_read(rx, write_dst->iov, write_dst->n)) {
+	} else if (!payload_read(e, from, h, rx, write_dst->iov,
+				 write_dst->n)) {
 		if (rx->fault)
 			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return;
@@ -397,7 +453,7 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 			direct_own_unlock(qp->uctx->dev);
 			return;
 		}
-		if (!fab_rx_read(rx, ri.iov, ri.n)) {
+		if (!payload_read(e, from, h, rx, ri.iov, ri.n)) {
 			if (rx->fault)
 				responder_fail(e, from, h,
 					       FAB_NAK_REM_ACCESS);

@@ -52,7 +52,19 @@ static void engine_deadline(struct engine *eng, uint64_t when)
 void arm_timer(struct eqp *e, uint64_t when)
 {
 	e->deadline = when;
+	e->deadline_tx = fabric_link_tx_bytes(e->link);
 	engine_deadline(e->eng, when);
+}
+
+/*
+ * The timer restarts from the clock, not from the round's start time:
+ * a round that read long responses would otherwise arm a deadline that
+ * is already mostly spent, and the next request "times out" while its
+ * answer is still on the way.
+ */
+void restart_ack_timer(struct eqp *e)
+{
+	arm_timer(e, now_ns() + ack_timeout_ns(e->qp));
 }
 
 /* The RNR timer: a separate deadline, so that waiting out an RNR NAK
@@ -79,6 +91,17 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	 * never answers, and ends in RETRY_EXC_ERR like one that is gone. */
 	if (!e->out_count)
 		return;
+	/*
+	 * A request still leaving on a link that keeps draining has not
+	 * been lost, it is long: a large message is one frame here, where
+	 * the wire would carry many packets, each restarting the timer
+	 * with its ACK. The wait goes on while the link moves.
+	 */
+	if (fabric_link_busy(e->link) &&
+	    fabric_link_push(e->link) != e->deadline_tx) {
+		arm_timer(e, now + ack_timeout_ns(qp));
+		return;
+	}
 	/* retry_cnt 7 is seven retries, not "infinite": only rnr_retry has
 	 * an infinite encoding. A peer that is gone ends in RETRY_EXC_ERR. */
 	if (!e->retries_left--) {

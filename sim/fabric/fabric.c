@@ -493,6 +493,7 @@ void fab_link_flush(struct fab_link *link)
 			break;
 		}
 		o->off += n;
+		link->tx_bytes += n;
 		if (o->off < o->len)
 			break;
 		link->out_head = o->next;
@@ -632,6 +633,7 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 		}
 		n = 0;
 	}
+	link->tx_bytes += n;
 	if ((size_t)n == total)
 		return true;
 	return link_queue(link, v, iovcnt + 1, total, n);

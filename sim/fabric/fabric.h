@@ -56,6 +56,14 @@ enum fab_nak {
 	FAB_NAK_REM_OP,		/* responder failed to execute */
 };
 
+/* An ACK's opcode. */
+enum fab_ack {
+	FAB_ACK_DONE = 0,	/* request psn executed */
+	FAB_ACK_PARTIAL,	/* part of request psn's payload is in place,
+				 * and every request before it executed: the
+				 * wire's ACK of a middle packet */
+};
+
 #define FAB_F_SOLICITED	0x01
 
 struct fab_hdr {
@@ -176,6 +184,11 @@ int fabric_poll(struct fab_port *port, int timeout_ms);
 /* The link holds bytes the socket did not take yet: a sender that can
  * wait should, rather than have its payload copied. */
 bool fabric_link_busy(const struct fab_link *link);
+/* Bytes the link has written to its socket so far: whether a busy link
+ * still moves. fabric_link_push() first writes what the socket takes now,
+ * for an owner whose thread had no CPU to notice that it could. */
+uint64_t fabric_link_tx_bytes(const struct fab_link *link);
+uint64_t fabric_link_push(struct fab_link *link);
 
 /* Sleep protocol of the device thread: announce the intent to sleep, then
  * re-check every other source of work, then fabric_wait(port, timeout) or

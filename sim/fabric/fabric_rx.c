@@ -467,6 +467,20 @@ bool fabric_link_busy(const struct fab_link *link)
 	return link && !link->dead && link->out_head;
 }
 
+uint64_t fabric_link_tx_bytes(const struct fab_link *link)
+{
+	return link ? link->tx_bytes : 0;
+}
+
+uint64_t fabric_link_push(struct fab_link *link)
+{
+	if (!link)
+		return 0;
+	if (!link->dead && link->out_head)
+		fab_link_flush(link);
+	return link->tx_bytes;
+}
+
 int fabric_poll(struct fab_port *port, int timeout_ms)
 {
 	int count;

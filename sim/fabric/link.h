@@ -72,6 +72,7 @@ struct fab_link {
 					 * since): frames within need no ask */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct fab_out *out_head, *out_tail;
+	uint64_t tx_bytes;		/* written to the socket, ever */
 	struct fab_link *next;		/* port's list */
 
 	/* The next packet's header, read ahead with the end of a payload

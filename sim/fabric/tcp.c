@@ -245,6 +245,9 @@ const char *fab_hdr_check(const struct fab_hdr *h)
 			return "unknown NAK code";
 		/* fall through */
 	case FAB_ACK:
+		if (h->type == FAB_ACK && h->opcode > FAB_ACK_PARTIAL)
+			return "unknown ACK kind";
+		/* fall through */
 	case FAB_ATOMIC_RESP:
 	case FAB_NOTIFY:
 		if (h->len)

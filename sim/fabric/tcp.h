@@ -13,8 +13,10 @@
 
 #include "fabric.h"
 
-/* Version of the frames on a link, carried in the HELLO's opcode. */
-#define FAB_VERSION		1
+/* Version of the frames on a link, carried in the HELLO's opcode. 2: an
+ * ACK's opcode tells a partial ACK (enum fab_ack), which a version-1 peer
+ * would take for the ACK of the whole message. */
+#define FAB_VERSION		2
 
 /* Longest link name ("tcp:255.255.255.255:65535" and a socket path). */
 #define FAB_TCP_NAME_MAX	32

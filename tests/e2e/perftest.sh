@@ -17,7 +17,7 @@ extra="$*"
 e2e_setup
 port=$(e2e_port)
 
-iters=100
+iters=${E2E_ITERS:-100}
 args="-x 0 -d vmw_pvrdma0 -F -p $port -n $iters $extra"
 run_pair "$sprov" "$cprov" "--mtu 1024" "$port" \
 	"$prog $args" "$prog $args localhost"

@@ -13,8 +13,12 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 
 #include "fabric.h"
+#include "link.h"
 #include "ring.h"
 #include "engine_harness.h"
 
@@ -563,6 +567,144 @@ static void test_long_round_acks_on_the_way(void **unused)
 	assert_int_equal(watched_acks, n * H_BUF / (1u << 20));
 }
 
+/* An ACK frame for a's QP from the peer it sends to (a QP nobody has). */
+static void ack_to_a(uint8_t kind, uint32_t psn)
+{
+	struct fab_hdr h = {
+		.magic = FAB_MAGIC, .type = FAB_ACK, .opcode = kind,
+		.src_qpn = 0x777, .dst_qpn = H.a.qp.qpn, .psn = psn,
+	};
+	struct fab_rx rx = { 0 };
+
+	harness_lock(&H);
+	engine_rx(H.dev, NULL, &h, &rx);
+	harness_unlock(&H);
+}
+
+/*
+ * The partial ACKs of a message still arriving restart its requester's
+ * timer and complete nothing: a message that takes ten ACK timeouts to
+ * cross, with no retry to spare, still completes once its last ACK comes.
+ */
+static void test_partial_acks_keep_a_long_request_alive(void **unused)
+{
+	struct pvrdma_cqe c;
+	int i;
+
+	harness_lock(&H);
+	H.a.qp.attr.dest_qp_num = 0x777;	/* nobody answers by itself */
+	H.a.qp.attr.retry_cnt = 0;
+	H.a.qp.attr.timeout = 12;		/* 16.8 ms */
+	harness_unlock(&H);
+	post_send(&H.a, &(struct send_args){
+		.wr_id = 30, .opcode = PVRDMA_WR_RDMA_WRITE,
+		.addr = H.buf_a, .len = 8, .lkey = H.mr_a.lkey,
+		.raddr = (uintptr_t)H.buf_b, .rkey = H.mr_b.rkey,
+		.flags = IBV_SEND_SIGNALED });
+	for (i = 0; i < 100; i++) {	/* 200 ms */
+		usleep(2000);
+		ack_to_a(FAB_ACK_PARTIAL, 1000);
+		assert_true(cq_empty(&H.a.cq));
+	}
+	ack_to_a(FAB_ACK_DONE, 1000);
+	poll_one(&H.a.cq, &c);
+	assert_int_equal(c.wr_id, 30);
+	assert_int_equal(c.status, PVRDMA_WC_SUCCESS);
+}
+
+struct payload_writer {
+	int fd;
+	const uint8_t *data;
+	size_t len;
+};
+
+static void *write_payload(void *arg)
+{
+	struct payload_writer *w = arg;
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < w->len) {
+		n = write(w->fd, w->data + off, w->len - off);
+		if (n <= 0)
+			break;
+		off += n;
+	}
+	return NULL;
+}
+
+/*
+ * A long WRITE arriving over a socket is acknowledged in parts as it is
+ * read, a partial ACK per MiB but the last, then whole: the requester's
+ * timer hears from the responder all along, as from the ACKs of the middle
+ * packets on the wire.
+ */
+static void test_long_payload_acked_in_parts(void **unused)
+{
+	static struct fab_link link;	/* the responder may keep a pointer */
+	const size_t len = (5u << 20) / 2;	/* 2.5 MiB */
+	uint8_t *src = malloc(len), *dst = aligned_alloc(4096, len);
+	struct sim_mr mr = H.mr_b;
+	struct payload_writer w;
+	struct fab_hdr h = {
+		.magic = FAB_MAGIC, .type = FAB_REQ,
+		.opcode = PVRDMA_WR_RDMA_WRITE,
+		.src_qpn = H.a.qp.qpn, .dst_qpn = H.b.qp.qpn, .psn = 1000,
+		.rkey = 0x3001, .len = len,
+	};
+	struct fab_rx rx = { .left = len };
+	unsigned int partial = 0, done = 0;
+	struct fab_hdr ack;
+	pthread_t writer;
+	int sv[2], i;
+	size_t k;
+
+	assert_non_null(src);
+	assert_non_null(dst);
+	for (k = 0; k < len; k++)
+		src[k] = (uint8_t)(k * 7 + 1);
+	memset(dst, 0, len);
+	mr.addr = mr.iova = (uintptr_t)dst;
+	mr.length = len;
+	mr.lkey = mr.handle = 0x3000;
+	mr.rkey = 0x3001;
+	h.remote_addr = (uintptr_t)dst;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	memset(&link, 0, sizeof(link));
+	link.kind = LINK_SOCK;
+	link.fd = sv[0];
+	rx.link = &link;
+	w = (struct payload_writer){ .fd = sv[1], .data = src, .len = len };
+	assert_int_equal(pthread_create(&writer, NULL, write_payload, &w), 0);
+
+	harness_lock(&H);
+	sim_table_put(&H.dev->mrs, mr.handle, &mr);
+	engine_rx(H.dev, &link, &h, &rx);
+	sim_table_del(&H.dev->mrs, mr.handle);
+	harness_unlock(&H);
+	pthread_join(writer, NULL);
+	assert_memory_equal(dst, src, len);
+
+	/* what the responder answered, in order */
+	shutdown(sv[0], SHUT_WR);
+	while (read(sv[1], &ack, sizeof(ack)) == sizeof(ack)) {
+		assert_int_equal(ack.type, FAB_ACK);
+		assert_int_equal(ack.psn, 1000);
+		if (ack.opcode == FAB_ACK_PARTIAL) {
+			assert_int_equal(done, 0);
+			partial++;
+		} else {
+			done++;
+		}
+	}
+	assert_int_equal(partial, 2);
+	assert_int_equal(done, 1);
+	for (i = 0; i < 2; i++)
+		close(sv[i]);
+	free(src);
+	free(dst);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -585,6 +727,8 @@ int main(void)
 		T(test_many_in_flight_in_order),
 		T(test_duplicates_execute_once),
 		T(test_queued_doorbells_run_every_wqe),
+		T(test_partial_acks_keep_a_long_request_alive),
+		T(test_long_payload_acked_in_parts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -67,6 +67,10 @@ static void test_header_check(void **state)
 	assert_null(fab_hdr_check(&h));
 	h = good(FAB_ACK);
 	assert_null(fab_hdr_check(&h));
+	h.opcode = FAB_ACK_PARTIAL;
+	assert_null(fab_hdr_check(&h));
+	h.opcode = FAB_ACK_PARTIAL + 1;
+	assert_non_null(fab_hdr_check(&h));
 	h = good(FAB_NAK);
 	h.opcode = FAB_NAK_SEQ;
 	assert_null(fab_hdr_check(&h));
