@@ -45,22 +45,6 @@ rsocket_pair() {
 	expect_out client "^custom +4k +20 " "the transfer line"
 }
 
-# rping's server reads events on a thread while its main thread, once
-# disconnected, destroys the event channel: when that thread comes back
-# to read after the close, it fails with EBADF and exits 255 (rping's race,
-# on any kernel; the sim's fast commands make it likelier). That exit,
-# after the disconnect, is not a failure of the connection.
-rping_server_rc() {
-	if [ "$server_rc" = 255 ] &&
-	   tail -n 1 "$RUNDIR/server.out" |
-	   grep -q '^rdma_get_cm_event: Bad file descriptor$'; then
-		expect_out server "server DISCONNECT EVENT"
-		e2e_log "rping server: its event thread lost the race to exit"
-		return 0
-	fi
-	expect_rc "rping server" "$server_rc" 0
-}
-
 # fi_pingpong over libfabric's verbs provider, data checked (-c). Its
 # server binds "localhost" (libfabric's verbs provider does so with no
 # source address), which rdma_cm binds only when a port owns 127.0.0.1:
