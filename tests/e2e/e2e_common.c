@@ -3,6 +3,7 @@
 #include "e2e_common.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -460,4 +461,34 @@ bool e2e_pattern_ok(const uint8_t *buf, size_t len, unsigned int seed)
 		if (buf[i] != (uint8_t)(seed * 131 + i * 7 + (i >> 8)))
 			return false;
 	return true;
+}
+
+unsigned int e2e_fd_table(unsigned int *rings, int *ring_fds,
+			  unsigned int max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	char path[300], target[300];
+	struct dirent *de;
+	unsigned int n = 0;
+	ssize_t len;
+
+	E2E_CHECK(d, "/proc/self/fd: %s", strerror(errno));
+	*rings = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		n++;
+		if (!strstr(target, "pvrdma-ring"))
+			continue;
+		if (ring_fds && *rings < max)
+			ring_fds[*rings] = atoi(de->d_name);
+		(*rings)++;
+	}
+	closedir(d);
+	return n;
 }

@@ -120,6 +120,14 @@ void e2e_check_wc(const struct ibv_wc *wc, const struct e2e_wc_expect *exp,
 
 const char *e2e_errno_name(int err);
 
+/*
+ * The process's fd table: returns how many descriptors are open; *rings
+ * gets how many of them hold ring memory (the sim's "pvrdma-ring" files),
+ * and the first max of those numbers go to ring_fds when it is not NULL.
+ */
+unsigned int e2e_fd_table(unsigned int *rings, int *ring_fds,
+			  unsigned int max);
+
 /* A deterministic byte pattern both processes can compute. */
 void e2e_pattern(uint8_t *buf, size_t len, unsigned int seed);
 bool e2e_pattern_ok(const uint8_t *buf, size_t len, unsigned int seed);

@@ -60,7 +60,6 @@
  */
 #include "e2e_common.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -722,36 +721,15 @@ static long inline_dup2(int oldfd, int newfd)
 
 #define MAX_RING_FDS	16
 
-/* The ring memory files in the fd table. */
-static unsigned int ring_fds(int *fds)
-{
-	DIR *d = opendir("/proc/self/fd");
-	char path[300], target[300];
-	struct dirent *de;
-	unsigned int n = 0;
-	ssize_t len;
-
-	E2E_CHECK(d, "/proc/self/fd: %s", strerror(errno));
-	while ((de = readdir(d)) && n < MAX_RING_FDS) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = 0;
-		if (strstr(target, "pvrdma-ring"))
-			fds[n++] = atoi(de->d_name);
-	}
-	closedir(d);
-	return n;
-}
-
 static void mode_ring_fds(struct loop *l)
 {
 	int fds[MAX_RING_FDS], mine[MAX_RING_FDS], null;
 	unsigned int i, n, taken = 0;
 	struct stat st;
 
-	n = ring_fds(fds);
+	e2e_fd_table(&n, fds, MAX_RING_FDS);
+	if (n > MAX_RING_FDS)
+		n = MAX_RING_FDS;
 	E2E_CHECK(n >= 2, "%u ring files in the fd table", n);
 	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	E2E_CHECK(null >= 0, "open /dev/null: %s", strerror(errno));

@@ -26,7 +26,6 @@
  */
 #include "e2e_common.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -249,32 +248,6 @@ static void mode_queue_limits(struct e2e_dev *d, long expect)
 #define FD_LIMIT	256u
 #define FD_LIMIT_QPS	200u
 
-/* Open descriptors, and how many of them are ring memory. */
-static unsigned int count_fds(unsigned int *rings)
-{
-	DIR *d = opendir("/proc/self/fd");
-	char path[300], target[300];
-	struct dirent *de;
-	unsigned int n = 0;
-	ssize_t len;
-
-	E2E_CHECK(d, "/proc/self/fd: %s", strerror(errno));
-	*rings = 0;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = 0;
-		n++;
-		*rings += strstr(target, "pvrdma-ring") != NULL;
-	}
-	closedir(d);
-	return n - 1;	/* the directory's own */
-}
-
 static void lower_fd_limit(void)
 {
 	struct rlimit rl;
@@ -304,10 +277,10 @@ static void mode_fd_limit(struct e2e_dev *d)
 	static struct ibv_qp *qps[FD_LIMIT_QPS];
 	static struct ibv_cq *cqs[FD_LIMIT_QPS];
 	static int files[FD_LIMIT];
-	unsigned int i, opened = 0, rings, rings_before, used;
+	unsigned int i, opened = 0, rings, rings_before, used, left;
 	int fd;
 
-	count_fds(&rings_before);	/* main's CQ */
+	e2e_fd_table(&rings_before, NULL, 0);	/* main's CQ */
 	for (i = 0; i < FD_LIMIT_QPS; i++) {
 		cqs[i] = ibv_create_cq(d->ctx, 4, NULL, NULL, 0);
 		E2E_CHECK(cqs[i], "CQ %u: ibv_create_cq: %s", i,
@@ -316,7 +289,7 @@ static void mode_fd_limit(struct e2e_dev *d)
 		E2E_CHECK(qps[i], "QP %u: ibv_create_qp: %s", i,
 			  strerror(errno));
 	}
-	used = count_fds(&rings);
+	used = e2e_fd_table(&rings, NULL, 0);
 	printf("%u RC QPs and CQs: %u descriptors open, %u of ring memory\n",
 	       FD_LIMIT_QPS, used, rings);
 	E2E_CHECK(rings <= FD_LIMIT / 8, "%u descriptors of ring memory "
@@ -334,7 +307,8 @@ static void mode_fd_limit(struct e2e_dev *d)
 	for (i = 0; i < FD_LIMIT_QPS; i++)
 		E2E_CHECK(!ibv_destroy_qp(qps[i]) && !ibv_destroy_cq(cqs[i]),
 			  "destroy QP %u", i);
-	E2E_CHECK(count_fds(&rings) < used && rings == rings_before,
+	left = e2e_fd_table(&rings, NULL, 0);
+	E2E_CHECK(left < used && rings == rings_before,
 		  "ring descriptors: %u left, %u before", rings, rings_before);
 }
 

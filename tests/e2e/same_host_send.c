@@ -49,7 +49,6 @@
 #include "e2e_common.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -299,23 +298,10 @@ static void client(struct ctx *c)
 /* Descriptors of ring memory (the sim may open sockets as it goes). */
 static unsigned int count_fds(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	char path[300], target[300];
-	struct dirent *de;
-	unsigned int n = 0;
-	ssize_t len;
+	unsigned int rings;
 
-	E2E_CHECK(d, "/proc/self/fd: %s", strerror(errno));
-	while ((de = readdir(d))) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = 0;
-		n += strstr(target, "pvrdma-ring") != NULL;
-	}
-	closedir(d);
-	return n;
+	e2e_fd_table(&rings, NULL, 0);
+	return rings;
 }
 
 static unsigned int count_ring_maps(void)
@@ -448,29 +434,18 @@ static void gone(struct ctx *c, bool is_server)
 	exit(0);
 }
 
+#define MAX_RING_FDS	64
+
 /* ftruncate(0) on every ring file in the fd table: how many shrank. */
 static unsigned int truncate_ring_files(unsigned int *found)
 {
-	DIR *d = opendir("/proc/self/fd");
-	char path[300], target[300];
-	struct dirent *de;
-	unsigned int n = 0;
-	ssize_t len;
+	int fds[MAX_RING_FDS];
+	unsigned int i, n = 0;
 
-	E2E_CHECK(d, "/proc/self/fd: %s", strerror(errno));
-	*found = 0;
-	while ((de = readdir(d))) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = 0;
-		if (!strstr(target, "pvrdma-ring"))
-			continue;
-		(*found)++;
-		n += !ftruncate(atoi(de->d_name), 0);
-	}
-	closedir(d);
+	e2e_fd_table(found, fds, MAX_RING_FDS);
+	E2E_CHECK(*found <= MAX_RING_FDS, "%u ring files", *found);
+	for (i = 0; i < *found; i++)
+		n += !ftruncate(fds[i], 0);
 	return n;
 }
 
