@@ -76,13 +76,18 @@ static void install_fork_handlers(void)
 	pthread_atfork(fork_prepare, NULL, fork_child);
 }
 
+void sim_thread_fork_init(void)
+{
+	pthread_once(&fork_handlers, install_fork_handlers);
+}
+
 int sim_thread_create(pthread_t *thread, const pthread_attr_t *attr,
 		      void *(*fn)(void *), void *arg)
 {
 	struct thread_start ts = { .fn = fn, .arg = arg };
 	int ret;
 
-	pthread_once(&fork_handlers, install_fork_handlers);
+	sim_thread_fork_init();
 	pthread_mutex_lock(&start_lock);
 	starting++;
 	pthread_mutex_unlock(&start_lock);

@@ -13,5 +13,9 @@
  */
 int sim_thread_create(pthread_t *thread, const pthread_attr_t *attr,
 		      void *(*fn)(void *), void *arg);
+/* Registers the fork handlers now (the first sim_thread_create() does
+ * otherwise): pthread_atfork() must not run with a lock a prepare handler
+ * takes held. */
+void sim_thread_fork_init(void);
 
 #endif /* PVRDMA_SIM_SPAWN_H */

@@ -294,6 +294,36 @@ static void doorbell_forked(void)
 	atomic_store(&watch_started, false);
 }
 
+/*
+ * The signal watch holds app_lock in sim_signal_check(): a fork() by
+ * another thread meanwhile would leave the child, which has the forking
+ * thread alone, app_lock held for good, and hang its next sigaction() of
+ * an owned signal. The kernel's locks are never held in a new process:
+ * fork() waits for app_lock, and the child makes it anew.
+ *
+ * Registered in the preload's constructor, after the devices' handlers
+ * (device/dev.c) and before the CM agent's: prepare handlers run in
+ * reverse order, and app_lock is taken under no other lock of the sim.
+ * spawn.c's handlers are registered here too, not at the first sim thread
+ * (started under dev->lock): glibc runs prepare handlers under its own
+ * lock, which pthread_atfork() takes.
+ */
+static void doorbell_fork_prepare(void)
+{
+	pthread_mutex_lock(&app_lock);
+}
+
+static void doorbell_fork_parent(void)
+{
+	pthread_mutex_unlock(&app_lock);
+}
+
+static void doorbell_fork_child(void)
+{
+	pthread_mutex_init(&app_lock, NULL);
+	doorbell_forked();
+}
+
 /* The safety net runs from the first UAR on: only then do traps matter. */
 static void signal_watch_start(void)
 {
@@ -560,7 +590,9 @@ int sim_doorbell_trap_install(void)
 	atomic_store(&trap_installed, true);
 	pthread_mutex_unlock(&app_lock);
 
-	pthread_atfork(NULL, NULL, doorbell_forked);
+	sim_thread_fork_init();
+	pthread_atfork(doorbell_fork_prepare, doorbell_fork_parent,
+		       doorbell_fork_child);
 
 	/* A mask inherited across exec is the application's view only. */
 	sim_sys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&kmask, (long)&kold,
@@ -606,6 +638,13 @@ int sim_signal_app_action(int sig, const struct sigaction *act,
 	}
 	pthread_mutex_unlock(&app_lock);
 	return 0;
+}
+
+void sim_signal_locked_call(void (*fn)(void *), void *arg)
+{
+	pthread_mutex_lock(&app_lock);
+	fn(arg);
+	pthread_mutex_unlock(&app_lock);
 }
 
 int sim_doorbell_app_sigaction(const struct sigaction *act,

@@ -49,6 +49,8 @@ void sim_signal_set_blocked(unsigned int bits);
 unsigned int sim_signal_pending(void);
 /* Takes back an owned signal whose action was changed unseen. */
 void sim_signal_check(void);
+/* For tests: runs fn(arg) holding the lock sim_signal_check() takes. */
+void sim_signal_locked_call(void (*fn)(void *), void *arg);
 /* SIGBUS at addr: true if it was made a UAR (the access restarts). */
 typedef bool (*sim_bus_fixup_fn)(void *addr);
 void sim_signal_set_bus_fixup(sim_bus_fixup_fn fn);

@@ -8,13 +8,19 @@
  * holding a lock meanwhile, as a sanitizer's allocator does; this test
  * interposes pthread_create() to put it under every thread the sim
  * starts, whichever way it starts it.
+ *
+ * And the lock the watch takes: a fork() while it holds it leaves the
+ * child that lock free.
  */
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
+#include <unistd.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include "host.h"
@@ -60,10 +66,66 @@ static void test_watch_started_before_map_returns(void **state)
 	sim_uar_unmap(&uctx, uar);
 }
 
+/*
+ * The watch holds its lock while another thread forks: the child must
+ * find it free (within the alarm, or it dies of SIGALRM).
+ */
+static atomic_bool held;
+
+static void hold_a_while(void *arg)
+{
+	(void)arg;
+	atomic_store(&held, true);
+	usleep(200000);		/* the fork() comes meanwhile */
+}
+
+static void *app_lock_holder(void *arg)
+{
+	sim_signal_locked_call(hold_a_while, arg);
+	return NULL;
+}
+
+static void child_sigaction(void)
+{
+	struct sigaction old;
+
+	_exit(sim_signal_app_action(SIGSEGV, NULL, &old) ? 1 : 0);
+}
+
+static void fork_while_held(void *(*holder)(void *), void (*child)(void))
+{
+	pthread_t t;
+	pid_t pid;
+	int status;
+
+	assert_int_equal(sim_doorbell_trap_install(), 0);
+	atomic_store(&held, false);
+	assert_int_equal(pthread_create(&t, NULL, holder, NULL), 0);
+	while (!atomic_load(&held))
+		usleep(1000);
+	pid = fork();
+	if (pid == 0) {
+		alarm(5);
+		child();
+	}
+	assert_true(pid > 0);
+	pthread_join(t, NULL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_fork_while_watch_holds_app_lock(void **state)
+{
+	(void)state;
+	fork_while_held(app_lock_holder, child_sigaction);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_watch_started_before_map_returns),
+		cmocka_unit_test(test_fork_while_watch_holds_app_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
