@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The sim's own fds: fabric sockets, epoll, eventfd, the device ends of
- * event socketpairs. A kernel device holds none of these in the process's
- * fd table, but the sim has no other table to put them in, so they are
- * kept out of the application's way instead:
+ * event socketpairs, the CM agent's sockets and eventfd. A kernel device
+ * holds none of these in the process's fd table, but the sim has no other
+ * table to put them in, so they are kept out of the application's way
+ * instead:
  *
  *  - each moves to the top of the fd space (below RLIMIT_NOFILE and 16384),
  *    where an application that takes the lowest free numbers does not

@@ -47,6 +47,7 @@
 #include <sys/socket.h>
 
 #include "cm_msg.h"
+#include "fds.h"
 
 struct cm_agent cm_agent = { .wake = -1 };
 
@@ -138,7 +139,7 @@ void cm_id_close_sock(struct cm_id *id)
 {
 	id->deadline_ns = 0;
 	if (id->sock >= 0) {
-		sim_libc.close(id->sock);
+		sim_fd_close(id->sock);
 		id->sock = -1;
 		cm_agent_wake();
 	}
@@ -193,14 +194,14 @@ int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 	m.src = id->src;
 	m.dst = id->dst;
 
-	sock = sim_libc.socket(AF_UNIX,
-			       SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	sock = sim_fd_own(sim_libc.socket(AF_UNIX, SOCK_SEQPACKET |
+					  SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 	if (sock < 0)
 		return -errno;
 	len = cm_agent_sockaddr(&id->dgid, (struct sockaddr *)&sa);
 	if (connect(sock, (struct sockaddr *)&sa, len)) {
 		/* No agent of this host answers for it: another host's? */
-		sim_libc.close(sock);
+		sim_fd_close(sock);
 		sock = cm_tcp_gid(&id->dgid) ?
 		       cm_tcp_connect(&id->dgid, sizeof(m)) : -1;
 	}
@@ -211,7 +212,7 @@ int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 		 * SIDR REP saying unsupported).
 		 */
 		if (sock >= 0)
-			sim_libc.close(sock);
+			sim_fd_close(sock);
 		id->state = CM_TIMEWAIT;
 		id->deadline_ns = 0;
 		if (ud)

@@ -4,6 +4,13 @@
  * protocol): its thread, its listening sockets, the messages it receives
  * and what each does to an id, its timers (response timeouts, time wait),
  * and how it survives fork().
+ *
+ * Every descriptor of the CM (the agent's eventfd and listening sockets,
+ * the accepted ones, each id's connection socket) is one of the sim's own
+ * (common/fds.c): a kernel's CM holds none in the process's fd table, so
+ * the application's close_range(), closefrom(), close() or dup2() must
+ * not reach them. They are made with sim_fd_own() and closed with
+ * sim_fd_close() only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "cm_msg.h"
+#include "fds.h"
 #include "spawn.h"
 
 
@@ -103,7 +111,7 @@ static void handle_req(int sock, const struct cm_msg *m)
 				   CM_REJ_INVALID_SERVICE_ID;
 		}
 		cm_send_msg(sock, &r);
-		sim_libc.close(sock);
+		sim_fd_close(sock);
 		return;
 	}
 	child->sock = sock;
@@ -396,14 +404,15 @@ static void agent_fd_ready(int fd)
 		if (cm_agent.listen[i] != fd)
 			continue;
 		for (;;) {
-			int s = accept4(fd, NULL, NULL,
-					SOCK_NONBLOCK | SOCK_CLOEXEC);
+			int s = sim_fd_own(accept4(fd, NULL, NULL,
+						   SOCK_NONBLOCK |
+						   SOCK_CLOEXEC));
 
 			if (s < 0)
 				return;
 			pend = calloc(1, sizeof(*pend));
 			if (!pend) {
-				sim_libc.close(s);
+				sim_fd_close(s);
 				return;
 			}
 			pend->sock = s;
@@ -418,7 +427,7 @@ static void agent_fd_ready(int fd)
 		    (got && m.type != CM_MSG_REQ &&
 		     m.type != CM_MSG_SIDR_REQ)) {
 			*p = pend->next;
-			sim_libc.close(fd);
+			sim_fd_close(fd);
 			free(pend);
 			return;
 		}
@@ -578,18 +587,18 @@ static void cm_fork_child(void)
 
 	if (cm_agent.started) {
 		for (i = 0; i < cm_agent.num_listen; i++)
-			close(cm_agent.listen[i]);
+			sim_fd_close(cm_agent.listen[i]);
 		cm_agent.num_listen = 0;
 		while ((pend = cm_agent.pending)) {
 			cm_agent.pending = pend->next;
-			close(pend->sock);
+			sim_fd_close(pend->sock);
 			free(pend);
 		}
-		close(cm_agent.wake);
+		sim_fd_close(cm_agent.wake);
 		cm_agent.wake = -1;
 		for (id = cm_ids; id; id = id->next) {
 			if (id->sock >= 0)
-				close(id->sock);
+				sim_fd_close(id->sock);
 			id->sock = -1;
 			id->deadline_ns = 0;
 		}
@@ -617,16 +626,16 @@ int cm_agent_start(void)
 			return -ret;
 		fork_handlers = true;
 	}
-	cm_agent.wake = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	cm_agent.wake = sim_fd_own(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
 	if (cm_agent.wake < 0)
 		return -errno;
 	for (d = 0; d < sim_global.num_adapters; d++) {
 		const struct sim_dev *dev = &sim_devs[d];
 
 		for (i = 0; i < dev->gid_count; i++) {
-			int s = sim_libc.socket(AF_UNIX, SOCK_SEQPACKET |
-						SOCK_NONBLOCK | SOCK_CLOEXEC,
-						0);
+			int s = sim_fd_own(sim_libc.socket(AF_UNIX,
+						SOCK_SEQPACKET | SOCK_NONBLOCK |
+						SOCK_CLOEXEC, 0));
 
 			if (s < 0)
 				continue;
@@ -634,7 +643,7 @@ int cm_agent_start(void)
 						(struct sockaddr *)&sa);
 			if (bind(s, (struct sockaddr *)&sa, len) ||
 			    listen(s, 128)) {
-				sim_libc.close(s);
+				sim_fd_close(s);
 				continue;
 			}
 			cm_agent.listen[cm_agent.num_listen++] = s;
@@ -650,9 +659,9 @@ int cm_agent_start(void)
 	sim_libc.pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		for (i = 0; i < cm_agent.num_listen; i++)
-			sim_libc.close(cm_agent.listen[i]);
+			sim_fd_close(cm_agent.listen[i]);
 		cm_agent.num_listen = 0;
-		sim_libc.close(cm_agent.wake);
+		sim_fd_close(cm_agent.wake);
 		cm_agent.wake = -1;
 		return -ret;
 	}

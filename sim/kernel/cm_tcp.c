@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 
 #include "cm.h"
+#include "fds.h"
 #include "options.h"
 #include "tcp.h"
 
@@ -96,14 +97,15 @@ int cm_tcp_listen(const struct sim_dev *dev, size_t msg_size)
 
 	if (!fab_tcp_addr(dev->cfg.ipv4))
 		return -1;
-	s = sim_libc.socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	s = sim_fd_own(sim_libc.socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
+				       SOCK_CLOEXEC, 0));
 	if (s < 0)
 		return -1;
 	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	/* accepted connections inherit both options */
 	tune(s, msg_size);
 	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 128)) {
-		sim_libc.close(s);
+		sim_fd_close(s);
 		return -1;
 	}
 	return s;
@@ -126,7 +128,8 @@ int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size)
 		return -1;
 	}
 	from.sin_addr.s_addr = dev->cfg.ipv4;
-	s = sim_libc.socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	s = sim_fd_own(sim_libc.socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
+				       SOCK_CLOEXEC, 0));
 	if (s < 0)
 		return -1;
 	tune(s, msg_size);
@@ -145,7 +148,7 @@ int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size)
 	return s;
 fail:
 	err = errno;
-	sim_libc.close(s);
+	sim_fd_close(s);
 	errno = err;
 	return -1;
 }

@@ -26,6 +26,11 @@
  *                connects to its parent's listener: its CM agent gets
  *                the reject; the parent's own connect, in flight at the
  *                fork, is still answered to the parent
+ *   closefds     (single) the application replaces every socket and
+ *                eventfd it finds in its fd table (dup2 of /dev/null),
+ *                then closes all its fds (close_range(3, ~0U, 0)): the
+ *                CM's own descriptors are not among them, and a connect
+ *                to a listener made afterwards still reaches it
  *   netdev       (single) the port's IP interface: getifaddrs, the
  *                if_* calls, the interface ioctls and sysfs name one
  *                Ethernet netdev (not the loopback) holding the port's
@@ -41,6 +46,7 @@
  *
  * Every wait is bounded (E2E_WAIT_SECONDS): a hang is a failure.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -514,6 +520,68 @@ static void forked(uint16_t port)
 	rdma_destroy_id(listener);
 }
 
+/* Every socket and eventfd in the fd table the application can replace
+ * is replaced: none of them is the CM's. */
+static void dup2_onto_sockets(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	char path[300], target[300];
+	struct dirent *de;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC), fd;
+	ssize_t len;
+
+	CHECK(d && null >= 0, "/proc/self/fd, /dev/null: %s",
+	      strerror(errno));
+	while ((de = readdir(d))) {
+		fd = atoi(de->d_name);
+		if (de->d_name[0] == '.' || fd < 3 || fd == dirfd(d) ||
+		    fd == null)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		if (strncmp(target, "socket:", 7) &&
+		    !strstr(target, "[eventfd]"))
+			continue;
+		CHECK(dup2(null, fd) == fd || errno == EBUSY,
+		      "dup2 onto %d (%s): %s", fd, target, strerror(errno));
+	}
+	closedir(d);
+	close(null);
+}
+
+static void close_fds(uint16_t port)
+{
+	struct rdma_cm_id *listener, *id, *req;
+	struct rdma_cm_event *ev;
+
+	/* The channel main() opened started the CM: its fds are made. */
+	dup2_onto_sockets();
+	CHECK(!close_range(3, ~0U, 0), "close_range: %s", strerror(errno));
+	/* The old channel's fd went with the rest (its close now is EBADF,
+	 * before the number can be given out again). */
+	rdma_destroy_event_channel(channel);
+	channel = rdma_create_event_channel();
+	CHECK(channel, "rdma_create_event_channel: %s", strerror(errno));
+	listener = listen_on(port);
+	id = resolved_id(port);
+	connect_as(id, "closefd\0");
+	ev = expect_event(RDMA_CM_EVENT_CONNECT_REQUEST);
+	CHECK(ev->listen_id == listener &&
+	      !memcmp(ev->param.conn.private_data, "closefd", 8),
+	      "a CONNECT_REQUEST not of the connect");
+	req = ev->id;
+	CHECK(!rdma_reject(req, "rejected", 8), "rdma_reject: %s",
+	      strerror(errno));
+	rdma_ack_cm_event(ev);
+	rdma_destroy_id(req);
+	expect_rejected_by(id, "rejected");
+	rdma_destroy_id(id);
+	rdma_destroy_id(listener);
+}
+
 static void netdev(void)
 {
 	struct sockaddr_in sin = server_addr;
@@ -778,6 +846,8 @@ int main(int argc, char **argv)
 		fd_semantics();
 	else if (mode_is("fork"))
 		forked((uint16_t)port);
+	else if (mode_is("closefds"))
+		close_fds((uint16_t)port);
 	else
 		CHECK(0, "unknown mode '%s'", mode);
 	rdma_destroy_event_channel(channel);
