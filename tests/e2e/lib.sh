@@ -187,20 +187,24 @@ expect_out() {
 		e2e_fail "$1: no line matching '$2'${3:+ ($3)}"
 }
 
-# rping's server reads events on a thread while its main thread, once
-# disconnected, destroys the event channel: when that thread comes back
-# to read after the close, it fails with EBADF and exits 255 (rping's race,
-# on any kernel; the sim's fast commands make it likelier). That exit,
-# after the disconnect, is not a failure of the connection.
-rping_server_rc() {
-	if [ "$server_rc" = 255 ] &&
-	   tail -n 1 "$RUNDIR/server.out" |
+# rping SIDE (server or client) exited as rping does after a clean run.
+# Each side reads events on a thread while its main thread, once
+# disconnected, destroys the event channel: when that thread comes back to
+# read after the close, it fails with EBADF and exits 255 (rping's race, on
+# any kernel; the sim's fast commands make it likelier). That exit, after
+# the disconnect, is not a failure of the connection; what the side
+# printed before it is still checked by the caller.
+rping_rc() {
+	local side=$1 rc
+	eval "rc=\$${side}_rc"
+	if [ "$rc" = 255 ] &&
+	   tail -n 1 "$RUNDIR/$side.out" |
 	   grep -q '^rdma_get_cm_event: Bad file descriptor$'; then
-		expect_out server "server DISCONNECT EVENT"
-		e2e_log "rping server: its event thread lost the race to exit"
+		expect_out "$side" "$side DISCONNECT EVENT"
+		e2e_log "rping $side: its event thread lost the race to exit"
 		return 0
 	fi
-	expect_rc "rping server" "$server_rc" 0
+	expect_rc "rping $side" "$rc" 0
 }
 
 # expect_no_out NAME PATTERN: no line matching the ERE.

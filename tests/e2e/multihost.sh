@@ -379,8 +379,8 @@ mh_cm_pair() {
 rping_hosts() {
 	mh_cm_pair "rping -s -a $ADDR_A -V -C 50" \
 		"rping -c -a $ADDR_A -C 50 -V -v"
-	rping_server_rc
-	expect_rc "rping client" "$client_rc" 0
+	rping_rc server
+	rping_rc client
 	expect_out client "ping data: rdma-ping-49: "
 	expect_no_out client "[Ee]rror|fail"
 	e2e_pass "rping across hosts: $sprov server, $cprov client"
@@ -405,8 +405,8 @@ fuzz_cm() {
 	client_rc=$rc
 	sim_wait "$spid"
 	server_rc=$rc
-	rping_server_rc
-	expect_rc "rping client" "$client_rc" 0
+	rping_rc server
+	rping_rc client
 	expect_out client "ping data: rdma-ping-19: "
 	e2e_pass "fuzzed CM agent, then rping: $sprov server, $cprov client"
 }

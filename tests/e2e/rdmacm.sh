@@ -82,8 +82,8 @@ rping)
 	run_cm_pair "$sprov" "$cprov" $sip $cip \
 		"rping -s -a $sip -p $port -C 100 -V" \
 		"rping -c -a $sip -p $port -C 100 -v -V"
-	rping_server_rc
-	expect_rc "rping client" "$client_rc" 0
+	rping_rc server
+	rping_rc client
 	expect_out client "ping data: rdma-ping-99: " "100 pings"
 	expect_no_out client "[Ee]rror|mismatch|invalid"
 	expect_no_out server "[Ee]rror|mismatch|invalid"
@@ -96,8 +96,8 @@ rping_ipv6)
 		"rping -s -a $ll -p $port -C 20 -V" \
 		"rping -c -a $ll -p $port -C 20 -v -V" \
 		"--mac 00:50:56:01:00:01" "--mac 00:50:56:01:00:02"
-	rping_server_rc
-	expect_rc "rping client" "$client_rc" 0
+	rping_rc server
+	rping_rc client
 	expect_out client "ping data: rdma-ping-19: " "20 pings"
 	;;
 write_bw) perftest ib_write_bw ;;
