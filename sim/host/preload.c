@@ -47,6 +47,8 @@ __attribute__((constructor)) static void sim_init(void)
 	int ret;
 
 	sim_libc_fill();
+	host_files_fork_init();
+	uar_maps_fork_init();
 	sim_kernel_init(&(struct sim_kernel_host){
 		.uar_map = sim_uar_map, .uar_unmap = sim_uar_unmap,
 		.is_uar = is_uar, .ucma_file_of_fd = ucma_file_of_fd });

@@ -138,6 +138,10 @@ struct ucma_file *ucma_file_of_fd(int fd);
 int raw_close_range(unsigned int first, unsigned int last, int flags);
 int app_close_range(unsigned int first, unsigned int last, int flags,
 		    close_range_fn fn);
+/* fork() waits for the lock of the open device files. Once, from the
+ * constructor, where no sim lock is held (glibc registers fork handlers
+ * under the lock it runs them with). */
+void host_files_fork_init(void);
 
 /* ---- devfile.c ---- */
 int uverbs_index(const char *path);
@@ -150,6 +154,8 @@ void *host_mremap(void *old, size_t old_len, size_t new_len,
 		  int flags, void *new_addr);
 int host_madvise(void *addr, size_t len, int advice);
 bool uar_bus_fixup(void *addr);
+/* As host_files_fork_init(), for the lock of the UAR mappings. */
+void uar_maps_fork_init(void);
 
 /* ---- signals.c ---- */
 bool sig_valid(int sig);
