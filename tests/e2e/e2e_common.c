@@ -463,17 +463,15 @@ bool e2e_pattern_ok(const uint8_t *buf, size_t len, unsigned int seed)
 	return true;
 }
 
-unsigned int e2e_fd_table(unsigned int *rings, int *ring_fds,
-			  unsigned int max)
+void e2e_fd_walk(void (*fn)(int fd, const char *target, void *arg),
+		 void *arg)
 {
 	DIR *d = opendir("/proc/self/fd");
 	char path[300], target[300];
 	struct dirent *de;
-	unsigned int n = 0;
 	ssize_t len;
 
 	E2E_CHECK(d, "/proc/self/fd: %s", strerror(errno));
-	*rings = 0;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(d))
 			continue;
@@ -482,13 +480,34 @@ unsigned int e2e_fd_table(unsigned int *rings, int *ring_fds,
 		if (len <= 0)
 			continue;
 		target[len] = 0;
-		n++;
-		if (!strstr(target, "pvrdma-ring"))
-			continue;
-		if (ring_fds && *rings < max)
-			ring_fds[*rings] = atoi(de->d_name);
-		(*rings)++;
+		fn(atoi(de->d_name), target, arg);
 	}
 	closedir(d);
-	return n;
+}
+
+struct fd_count {
+	unsigned int all, rings, max;
+	int *ring_fds;
+};
+
+static void fd_count_one(int fd, const char *target, void *arg)
+{
+	struct fd_count *c = arg;
+
+	c->all++;
+	if (!strstr(target, "pvrdma-ring"))
+		return;
+	if (c->ring_fds && c->rings < c->max)
+		c->ring_fds[c->rings] = fd;
+	c->rings++;
+}
+
+unsigned int e2e_fd_table(unsigned int *rings, int *ring_fds,
+			  unsigned int max)
+{
+	struct fd_count c = { .ring_fds = ring_fds, .max = max };
+
+	e2e_fd_walk(fd_count_one, &c);
+	*rings = c.rings;
+	return c.all;
 }

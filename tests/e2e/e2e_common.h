@@ -127,6 +127,10 @@ const char *e2e_errno_name(int err);
  */
 unsigned int e2e_fd_table(unsigned int *rings, int *ring_fds,
 			  unsigned int max);
+/* fn for each open descriptor but the walk's own, with what its
+ * /proc/self/fd link names. */
+void e2e_fd_walk(void (*fn)(int fd, const char *target, void *arg),
+		 void *arg);
 
 /* A deterministic byte pattern both processes can compute. */
 void e2e_pattern(uint8_t *buf, size_t len, unsigned int seed);

@@ -46,7 +46,6 @@
  *
  * Every wait is bounded (E2E_WAIT_SECONDS): a hang is a failure.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -522,33 +521,24 @@ static void forked(uint16_t port)
 
 /* Every socket and eventfd in the fd table the application can replace
  * is replaced: none of them is the CM's. */
+static void dup2_onto_socket(int fd, const char *target, void *arg)
+{
+	int null = *(int *)arg;
+
+	if (fd < 3 || fd == null)
+		return;
+	if (strncmp(target, "socket:", 7) && !strstr(target, "[eventfd]"))
+		return;
+	CHECK(dup2(null, fd) == fd || errno == EBUSY,
+	      "dup2 onto %d (%s): %s", fd, target, strerror(errno));
+}
+
 static void dup2_onto_sockets(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	char path[300], target[300];
-	struct dirent *de;
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC), fd;
-	ssize_t len;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	CHECK(d && null >= 0, "/proc/self/fd, /dev/null: %s",
-	      strerror(errno));
-	while ((de = readdir(d))) {
-		fd = atoi(de->d_name);
-		if (de->d_name[0] == '.' || fd < 3 || fd == dirfd(d) ||
-		    fd == null)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len <= 0)
-			continue;
-		target[len] = 0;
-		if (strncmp(target, "socket:", 7) &&
-		    !strstr(target, "[eventfd]"))
-			continue;
-		CHECK(dup2(null, fd) == fd || errno == EBUSY,
-		      "dup2 onto %d (%s): %s", fd, target, strerror(errno));
-	}
-	closedir(d);
+	CHECK(null >= 0, "/dev/null: %s", strerror(errno));
+	e2e_fd_walk(dup2_onto_socket, &null);
 	close(null);
 }
 
