@@ -15,6 +15,18 @@
  * modulo their table's size (numbers are below it), reached only through
  * a QP that names them.
  *
+ * The segment is a sealed memory file (F_SEAL_SHRINK | F_SEAL_GROW) that
+ * its owner keeps open as one of the sim's own descriptors; the run
+ * directory holds only a descriptor of it (its pid and fd number, beside
+ * the adapter's socket), which a requester reads and then takes the file
+ * with pidfd_getfd: the ptrace access check process_vm_writev makes too.
+ * No process can shrink the file under a requester's mapping (a regular
+ * file in the run directory could be truncated by any program of the
+ * user, and the requester would fault inside the sim), and a descriptor
+ * file that is damaged, stale or names anything but a sealed segment of
+ * the live process it names only costs the fast path: the requester
+ * uses the socket fabric.
+ *
  * The device reaches these files through system calls, never through the
  * application's interposed libc.
  */
@@ -31,11 +43,12 @@
 #include <unistd.h>
 
 #include "fabric.h"
+#include "fds.h"
 #include "shared.h"
 #include "sys.h"
 
 #define SHM_MAGIC	0x4d485350u	/* "PSHM" */
-#define SHM_VERSION	3u
+#define SHM_VERSION	4u
 #define SHM_MR_SLOTS	SHARED_MR_KEYS
 #define SHM_QP_SLOTS	65536u
 #define SHM_CQ_SLOTS	65536u
@@ -142,7 +155,8 @@ static void seg_path(char *buf, size_t len, pid_t pid, unsigned int index)
 struct own_seg {
 	struct shared_seg *seg;
 	pid_t pid;			/* the process that made it */
-	bool failed;
+	int fd;				/* the sim's, while fd_kept */
+	bool fd_kept;
 	char path[300];
 };
 
@@ -163,41 +177,87 @@ static void own_exit_register(void)
 	atexit(own_at_exit);
 }
 
+/* A new segment's memory file, sealed at its size, mapped at *seg; the
+ * sim's descriptor of it, or -1. */
+static int seg_create(struct shared_seg **seg)
+{
+	long fd = sim_sys(SYS_memfd_create, "pvrdma-segment",
+			  MFD_CLOEXEC | MFD_ALLOW_SEALING, 0);
+	void *view;
+
+	if (fd < 0)
+		return -1;
+	if (sim_sys(SYS_ftruncate, fd, sizeof(struct shared_seg), 0) ||
+	    sim_sys(SYS_fcntl, fd, F_ADD_SEALS,
+		    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
+		goto err;
+	view = sim_sys_mmap(NULL, sizeof(**seg), PROT_READ | PROT_WRITE,
+			    MAP_SHARED, (int)fd, 0);
+	if (view == MAP_FAILED)
+		goto err;
+	fd = sim_fd_own((int)fd);
+	*seg = view;
+	return (int)fd;
+err:
+	sim_sys(SYS_close, fd, 0, 0);
+	return -1;
+}
+
+/* Names the segment in the run directory: "<pid> <fd>", replaced whole. */
+static bool seg_describe(const struct own_seg *o)
+{
+	char tmp[320], text[32];
+	long fd;
+	int n;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", o->path) >= (int)sizeof(tmp))
+		return false;
+	n = snprintf(text, sizeof(text), "%d %d\n", (int)o->pid, o->fd);
+	fd = sim_sys6(SYS_openat, AT_FDCWD, (long)tmp,
+		      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600, 0, 0);
+	if (fd < 0)
+		return false;
+	if (sim_sys(SYS_write, fd, text, n) != n) {
+		sim_sys(SYS_close, fd, 0, 0);
+		unlink(tmp);
+		return false;
+	}
+	sim_sys(SYS_close, fd, 0, 0);
+	if (sim_sys(SYS_rename, tmp, o->path, 0)) {
+		unlink(tmp);
+		return false;
+	}
+	return true;
+}
+
 /* The segment of the adapter in this process, made at its first use (the
  * adapter's lock held). A forked child makes its own: its parent's is not
- * its. */
+ * its, and the child lets go of the parent's mapping and descriptor. */
 static struct shared_seg *own_seg(unsigned int adapter)
 {
 	struct own_seg *o;
-	struct shared_seg *seg;
+	struct shared_seg *seg = NULL;
 	pthread_mutexattr_t a;
 	pid_t pid = getpid();
-	long fd;
 
 	if (adapter >= SIM_MAX_ADAPTERS || !sim_global.rundir[0])
 		return NULL;
 	o = &own[adapter];
 	if (o->pid == pid)
 		return o->seg;
+	if (o->seg)
+		sim_sys_munmap(o->seg, sizeof(*o->seg));
+	if (o->fd_kept)
+		sim_fd_close(o->fd);
 	o->pid = pid;
 	o->seg = NULL;
+	o->fd_kept = false;
 	seg_path(o->path, sizeof(o->path), pid, adapter);
-	fd = sim_sys(SYS_openat, AT_FDCWD, o->path,
-		     O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC);
-	if (fd >= 0 && sim_sys(SYS_fchmod, fd, 0600, 0) == 0 &&
-	    sim_sys(SYS_ftruncate, fd, sizeof(struct shared_seg), 0) == 0) {
-		seg = sim_sys_mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE,
-				   MAP_SHARED, (int)fd, 0);
-		if (seg != MAP_FAILED)
-			o->seg = seg;
-	}
-	if (fd >= 0)
-		sim_sys(SYS_close, fd, 0, 0);
-	if (!o->seg) {
-		unlink(o->path);
+	o->fd = seg_create(&seg);
+	if (o->fd < 0)
 		return NULL;
-	}
-	seg = o->seg;
+	o->fd_kept = true;
+	o->seg = seg;
 	seg->version = SHM_VERSION;
 	seg->pid = pid;
 	seg->start_time = proc_start_time(pid);
@@ -211,6 +271,10 @@ static struct shared_seg *own_seg(unsigned int adapter)
 	pthread_mutexattr_destroy(&a);
 	atomic_store_explicit(&seg->magic, SHM_MAGIC, memory_order_release);
 	pthread_once(&own_exit_once, own_exit_register);
+	/* Not found, its requesters use the socket fabric. */
+	if (!seg_describe(o))
+		fprintf(stderr, "pvrdma-sim: cannot publish %s: %s\n",
+			o->path, strerror(errno));
 	return seg;
 }
 
@@ -478,37 +542,82 @@ struct peer_seg {
 	unsigned int misses;
 };
 
+/* The descriptor file of a peer's segment: its pid and fd number. */
+static bool peer_describe(const char *path, pid_t *pid, int *fd)
+{
+	char text[32], end;
+	long f, n;
+	int p;
+
+	f = sim_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return false;
+	n = sim_sys(SYS_read, f, text, sizeof(text) - 1);
+	sim_sys(SYS_close, f, 0, 0);
+	if (n <= 0)
+		return false;
+	text[n] = 0;
+	if (sscanf(text, "%d %d%c", &p, fd, &end) != 3 || end != '\n' ||
+	    p <= 0 || *fd < 0)
+		return false;
+	*pid = p;
+	return true;
+}
+
+/* A copy of fd of process pid, if it is a memory file sealed against
+ * shrinking and long enough to be a segment; else -1. */
+static long peer_segment_file(pid_t pid, int fd)
+{
+	long pidfd, copy, seals;
+	struct stat st;
+
+	pidfd = sim_sys(SYS_pidfd_open, pid, 0, 0);
+	if (pidfd < 0)
+		return -1;
+	copy = sim_sys(SYS_pidfd_getfd, pidfd, fd, 0);
+	sim_sys(SYS_close, pidfd, 0, 0);
+	if (copy < 0)
+		return -1;
+	seals = sim_sys(SYS_fcntl, copy, F_GET_SEALS, 0);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) ||
+	    sim_sys(SYS_fstat, copy, &st, 0) ||
+	    (uint64_t)st.st_size < sizeof(struct shared_seg)) {
+		sim_sys(SYS_close, copy, 0, 0);
+		return -1;
+	}
+	return copy;
+}
+
 /* Maps the segment named by a peer's socket path (".sock" -> ".mem"). */
 static struct shared_seg *peer_map(const char *sock_path)
 {
 	char path[320];
 	struct shared_seg *seg;
-	struct stat st;
 	size_t n = strlen(sock_path);
+	pid_t pid;
 	long fd;
+	int remote_fd;
 
 	if (n < 5 || n + 1 > sizeof(path) ||
 	    strcmp(sock_path + n - 5, ".sock"))
 		return NULL;
 	memcpy(path, sock_path, n - 5);
 	strcpy(path + n - 5, ".mem");
-	fd = sim_sys(SYS_openat, AT_FDCWD, path, O_RDWR | O_CLOEXEC);
+	if (!peer_describe(path, &pid, &remote_fd))
+		return NULL;
+	fd = peer_segment_file(pid, remote_fd);
 	if (fd < 0)
 		return NULL;
-	/* Mapped past its end, the segment would fault here: one its owner
-	 * has just created is sized a moment later. */
-	seg = MAP_FAILED;
-	if (!sim_sys(SYS_fstat, fd, &st, 0) &&
-	    (uint64_t)st.st_size >= sizeof(*seg))
-		seg = sim_sys_mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE,
-				   MAP_SHARED, (int)fd, 0);
+	seg = sim_sys_mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE,
+			   MAP_SHARED, (int)fd, 0);
 	sim_sys(SYS_close, fd, 0, 0);
 	if (seg == MAP_FAILED)
 		return NULL;
-	/* A segment not finished yet, of another layout, or left by a
-	 * process that is gone (its pid maybe someone else's now). */
+	/* A segment not finished yet, of another layout, of another process
+	 * than the descriptor names (the number reused for another file),
+	 * or of a process that is gone (its pid maybe someone else's now). */
 	if (atomic_load_explicit(&seg->magic, memory_order_acquire) !=
-	    SHM_MAGIC || seg->version != SHM_VERSION ||
+	    SHM_MAGIC || seg->version != SHM_VERSION || seg->pid != pid ||
 	    !seg->start_time || proc_start_time(seg->pid) != seg->start_time) {
 		sim_sys_munmap(seg, sizeof(*seg));
 		return NULL;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Device state adapters on one host share, the way the hypervisor's device
- * serves every VM of its host: each adapter publishes, in a segment of the
- * run directory (<rundir>/fabric-<pid>-<index>.mem, beside its socket), what
+ * serves every VM of its host: each adapter publishes, in a segment (a
+ * sealed memory file it keeps open, named by <rundir>/fabric-<pid>-<index>.mem
+ * beside its socket: shared.c), what
  * a requester on another adapter needs to execute a one-sided operation
  * against it by itself: its MR table (key, range, access, PD) and its QPs
  * as a responder sees them (QPN, PD, access flags, state); and for a SEND,
@@ -17,7 +18,7 @@
  * published CQ, so that it and the requesters use those rings one at a
  * time. The owner's thread may take it again while it holds it.
  *
- * The segment is a sparse file: pages are allocated as objects are created
+ * The segment is a sparse memory file: pages are allocated as objects are created
  * in them, not by the device maxima. Owner calls run with the adapter's
  * dev->lock held (lock order: dev->lock, then a segment lock; a segment
  * lock is always taken last).

@@ -36,12 +36,14 @@
  * IBV_WC_RETRY_EXC_ERR: no copy tells that the target is gone, yet a SEND
  * to it must not succeed.
  *
- * Mode truncate: after a first SEND (the server's rings are mapped in the
- * client from then on), the server truncates every ring memory file it
- * finds in its fd table (ftruncate to 0, as any program may do to a
- * descriptor it holds); the client's second SEND must still complete, and
- * the server's receive with it: the files cannot shrink under the
- * mappings, and a client never faults on the server's rings.
+ * Mode truncate: after a first SEND (the server's rings and its adapter's
+ * shared segment are mapped in the client from then on), the server
+ * truncates every ring memory file and segment it finds in its fd table
+ * (ftruncate to 0, as any program may do to a descriptor it holds) and
+ * its adapter's files in the run directory; the client's second SEND must
+ * still complete, and the server's receive with it: the files cannot
+ * shrink under the mappings, and a client never faults on the server's
+ * rings or segment.
  *
  *   same_host_send --server|--client --port P
  *                  --mode rq|srq|churn|gone|truncate
@@ -49,6 +51,7 @@
 #include "e2e_common.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -449,8 +452,44 @@ static unsigned int truncate_ring_files(unsigned int *found)
 	return n;
 }
 
+struct shrink_count {
+	unsigned int found, shrank;
+};
+
+static void truncate_segment_fd(int fd, const char *target, void *arg)
+{
+	struct shrink_count *f = arg;
+
+	if (!strstr(target, "pvrdma-segment"))
+		return;
+	f->found++;
+	f->shrank += !ftruncate(fd, 0);
+}
+
+/* truncate(0) on this process's fabric files in the run directory. */
+static void truncate_rundir_files(struct shrink_count *f)
+{
+	const char *rundir = getenv("PVRDMA_SIM_RUNDIR");
+	char prefix[64], path[600];
+	struct dirent *de;
+	DIR *d;
+
+	E2E_CHECK(rundir && (d = opendir(rundir)), "run directory %s",
+		  rundir ? rundir : "not set");
+	snprintf(prefix, sizeof(prefix), "fabric-%d-", (int)getpid());
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", rundir, de->d_name);
+		f->found++;
+		f->shrank += !truncate(path, 0);
+	}
+	closedir(d);
+}
+
 static void truncate_mode(struct ctx *c, bool is_server)
 {
+	struct shrink_count segs = { 0 }, files = { 0 };
 	unsigned int found, shrunk, i;
 	struct ibv_wc wc;
 
@@ -463,6 +502,13 @@ static void truncate_mode(struct ctx *c, bool is_server)
 				shrunk = truncate_ring_files(&found);
 				printf("ring files: %u found, %u shrank\n",
 				       found, shrunk);
+				e2e_fd_walk(truncate_segment_fd, &segs);
+				printf("segment files: %u found, %u shrank\n",
+				       segs.found, segs.shrank);
+				truncate_rundir_files(&files);
+				printf("run directory files: %u found, "
+				       "%u shrank\n", files.found,
+				       files.shrank);
 				e2e_sync(c->sock, "truncated");
 			}
 			e2e_poll_one(c->rcq, &wc, "a SEND");

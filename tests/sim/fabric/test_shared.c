@@ -4,9 +4,10 @@
  * two adapters of this process, the second publishing, the first looking at
  * it through the fabric link between them.
  *
- *   - no segment before the target published anything, nor while its
- *     file is not sized yet (as its owner has just created it: mapped,
- *     it would fault);
+ *   - no segment before the target published anything, nor through a
+ *     descriptor in the run directory that is damaged or names anything
+ *     but a sealed memory file holding a segment; the segment cannot be
+ *     truncated under a requester's mapping;
  *   - an MR is found with its range, access and PD, and is gone once
  *     withdrawn (what of an MR is published is the device's choice:
  *     tests/sim/device/test_publish.c);
@@ -21,6 +22,7 @@
  *     withdrawn (with the QP, or alone); a CQ's arm and overflow and an
  *     SRQ's limit as published, a requester's disarm clearing the arm.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -30,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -79,18 +82,102 @@ static struct fab_link *link_to_target(void)
 	return l;
 }
 
-static void test_unsized_segment(void **unused)
+static void descriptor_path(char *path, size_t len)
+{
+	snprintf(path, len, "%s/fabric-%d-1.mem", sim_global.rundir,
+		 (int)getpid());
+}
+
+static void write_descriptor(const char *text)
 {
 	char path[400];
-	int fd;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/fabric-%d-1.mem", sim_global.rundir,
-		 (int)getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	close(fd);
-	assert_null(shared_peer(link_to_target()));
+	descriptor_path(path, sizeof(path));
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Every try a requester makes in SHM_RETRY_EVERY (256) lookups finds no
+ * segment. */
+static void assert_no_segment(void)
+{
+	for (int i = 0; i < 256; i++)
+		assert_null(shared_peer(link_to_target()));
+}
+
+/* The descriptor in the run directory names the owner's pid and the fd of
+ * its segment. A requester maps only a sealed memory file holding the
+ * segment of the live process named: not an empty or damaged descriptor
+ * (as a process that has just begun to write it leaves it), a number that
+ * is no open file, a regular file that could shrink under the mapping, or
+ * a sealed memory file without a segment in it. */
+static void test_bad_descriptors(void **unused)
+{
+	const off_t size = 256 << 20;	/* more than a segment, sparse */
+	char text[64], path[400];
+	int file, memfd;
+
+	snprintf(path, sizeof(path), "%s/not-a-segment", sim_global.rundir);
+	file = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(file >= 0);
 	assert_int_equal(unlink(path), 0);
+	assert_int_equal(ftruncate(file, size), 0);
+	memfd = memfd_create("pvrdma-segment",
+			     MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	assert_true(memfd >= 0);
+	assert_int_equal(ftruncate(memfd, size), 0);
+	assert_int_equal(fcntl(memfd, F_ADD_SEALS,
+			       F_SEAL_SHRINK | F_SEAL_GROW), 0);
+
+	write_descriptor("");
+	assert_no_segment();
+	write_descriptor("12 ");
+	assert_no_segment();
+	snprintf(text, sizeof(text), "%d %d", (int)getpid(), memfd);
+	write_descriptor(text);		/* cut short: no newline */
+	assert_no_segment();
+	snprintf(text, sizeof(text), "%d 1048575\n", (int)getpid());
+	write_descriptor(text);
+	assert_no_segment();
+	snprintf(text, sizeof(text), "%d %d\n", (int)getpid(), file);
+	write_descriptor(text);
+	assert_no_segment();
+	snprintf(text, sizeof(text), "%d %d\n", (int)getpid(), memfd);
+	write_descriptor(text);
+	assert_no_segment();
+
+	descriptor_path(path, sizeof(path));
+	assert_int_equal(unlink(path), 0);
+	close(file);
+	close(memfd);
+}
+
+/* The segment cannot be truncated, by its owner's application or anyone
+ * it hands the descriptor to: requesters keep it mapped. */
+static void test_segment_sealed(void **unused)
+{
+	char path[400], text[64];
+	struct shared_seg *seg = NULL;
+	int pid, fd;
+	FILE *f;
+
+	for (int i = 0; i < 1024 && !seg; i++)
+		seg = shared_peer(link_to_target());
+	assert_non_null(seg);
+	descriptor_path(path, sizeof(path));
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(text, sizeof(text), f));
+	fclose(f);
+	assert_int_equal(sscanf(text, "%d %d", &pid, &fd), 2);
+	assert_int_equal(pid, getpid());
+	assert_int_equal(ftruncate(fd, 0), -1);
+	assert_int_equal(errno, EPERM);
+	assert_true(shared_lock(seg));
+	shared_unlock(seg);
 }
 
 static void test_publish_lookup(void **unused)
@@ -245,8 +332,9 @@ static void test_recv_side(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unsized_segment),
+		cmocka_unit_test(test_bad_descriptors),
 		cmocka_unit_test(test_publish_lookup),
+		cmocka_unit_test(test_segment_sealed),
 		cmocka_unit_test(test_recv_side),
 	};
 
