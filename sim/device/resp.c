@@ -318,7 +318,10 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 	r.dst_qpn = h->src_qpn;
 	r.psn = h->psn;
 	r.len = h->read_len;
-	if (!fabric_send(e->eng->port, from, &r, ri.iov, ri.n) &&
+	/* Sent from the MR itself whenever the socket takes it: a requester
+	 * that asks for many long READs and reads slowly (or not at all)
+	 * costs this adapter no copy of what it asked for. */
+	if (!fabric_send_in_place(e->eng->port, from, &r, ri.iov, ri.n) &&
 	    errno == EFAULT) {
 		responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return;

@@ -5,7 +5,9 @@
  *
  * Sockets are non-blocking. A send goes straight from the caller's buffers
  * (registered memory) with one sendmsg; only what the socket does not take
- * is copied to the link's out-queue, flushed when the socket drains. A
+ * is copied to the link's out-queue, flushed when the socket drains, or,
+ * for a payload that stays in place until then (a READ response), only
+ * the header and where the payload is. A
  * receive reads the header, then the payload straight into its destination
  * (the device's receive path decides where). Reading a payload that has
  * not fully arrived waits for it, flushing this port's out-queues
@@ -322,7 +324,7 @@ struct fab_link *fab_link_new(struct fab_port *port, int fd,
 
 static bool link_send(struct fab_port *port, struct fab_link *link,
 		      const struct fab_hdr *hdr, const struct iovec *iov,
-		      int iovcnt);
+		      int iovcnt, bool in_place);
 
 /* Tells the accepting port who we are: one Unix link per pair of ports
  * carries both directions (half the sockets for the receive paths to
@@ -337,7 +339,7 @@ static void link_hello(struct fab_port *port, struct fab_link *link)
 
 	v.iov_len = strlen(v.iov_base) + 1;
 	h.len = (uint32_t)v.iov_len;
-	link_send(port, link, &h, &v, 1);
+	link_send(port, link, &h, &v, 1, false);
 }
 
 bool fabric_link_alive(const struct fab_link *link)
@@ -476,6 +478,55 @@ static void link_want_out(struct fab_link *link, bool want)
 	epoll_ctl(link->port->epfd, EPOLL_CTL_MOD, link->fd, &ev);
 }
 
+/* The pieces of iov[0..n) from byte skip on, into rest; their number. */
+static int iov_tail(struct iovec *rest, const struct iovec *iov, int n,
+		    size_t skip)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n && k < FAB_MAX_IOV; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		rest[k].iov_base = (uint8_t *)iov[i].iov_base + skip;
+		rest[k].iov_len = l - skip;
+		k++;
+		skip = 0;
+	}
+	return k;
+}
+
+/* Writes the rest of o, as far as the socket takes it: bytes written, or
+ * -errno. */
+static ssize_t out_write(struct fab_link *link, struct fab_out *o)
+{
+	struct iovec rest[FAB_MAX_IOV];
+	struct msghdr msg = { .msg_iov = rest };
+	ssize_t n;
+
+	if (!o->niov)
+		n = send(link->fd, o->data + o->off, o->len - o->off,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+	else {
+		msg.msg_iovlen = iov_tail(rest, o->iov, o->niov, o->off);
+		n = sendmsg(link->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	return n < 0 ? -errno : n;
+}
+
+static void out_pop(struct fab_link *link)
+{
+	struct fab_out *o = link->out_head;
+
+	link->out_head = o->next;
+	if (!link->out_head)
+		link->out_tail = NULL;
+	free(o);
+}
+
 /* Writes what the out-queue holds, as far as the socket takes it. */
 void fab_link_flush(struct fab_link *link)
 {
@@ -483,12 +534,18 @@ void fab_link_flush(struct fab_link *link)
 	ssize_t n;
 
 	while (!link->dead && (o = link->out_head)) {
-		n = send(link->fd, o->data + o->off, o->len - o->off,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = out_write(link, o);
+		if (n == -EINTR)
+			continue;
+		/* A payload sent in place that is gone (the application
+		 * unmapped registered memory): none of it on the wire, the
+		 * packet is dropped; half of it, the stream is broken. */
+		if (n == -EFAULT && o->niov && !o->off) {
+			out_pop(link);
+			continue;
+		}
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno != EAGAIN)
+			if (n != -EAGAIN)
 				fab_link_kill(link);
 			break;
 		}
@@ -496,13 +553,21 @@ void fab_link_flush(struct fab_link *link)
 		link->tx_bytes += n;
 		if (o->off < o->len)
 			break;
-		link->out_head = o->next;
-		if (!link->out_head)
-			link->out_tail = NULL;
-		free(o);
+		out_pop(link);
 	}
 	if (!link->dead)
 		link_want_out(link, link->out_head != NULL);
+}
+
+static void out_append(struct fab_link *link, struct fab_out *o)
+{
+	o->next = NULL;
+	if (link->out_tail)
+		link->out_tail->next = o;
+	else
+		link->out_head = o;
+	link->out_tail = o;
+	link_want_out(link, true);
 }
 
 /*
@@ -518,27 +583,17 @@ static bool link_queue(struct fab_link *link, const struct iovec *iov,
 	struct fab_out *o = malloc(sizeof(*o) + total - skip);
 	struct iovec rest[FAB_MAX_IOV];
 	bool started = skip > 0;
-	int i, n = 0;
+	int n;
 
 	if (!o) {
 		fab_link_kill(link);	/* a hole in the stream is no option */
 		return false;
 	}
-	o->next = NULL;
 	o->len = total - skip;
 	o->off = 0;
-	for (i = 0; i < iovcnt && n < FAB_MAX_IOV; i++) {
-		size_t l = iov[i].iov_len;
-
-		if (skip >= l) {
-			skip -= l;
-			continue;
-		}
-		rest[n].iov_base = (uint8_t *)iov[i].iov_base + skip;
-		rest[n].iov_len = l - skip;
-		n++;
-		skip = 0;
-	}
+	o->niov = 0;
+	o->iov = NULL;
+	n = iov_tail(rest, iov, iovcnt, skip);
 	if (!sim_app_read(o->data, rest, n, o->len)) {
 		free(o);
 		if (!started) {
@@ -549,12 +604,33 @@ static bool link_queue(struct fab_link *link, const struct iovec *iov,
 		errno = EPIPE;
 		return false;
 	}
-	if (link->out_tail)
-		link->out_tail->next = o;
-	else
-		link->out_head = o;
-	link->out_tail = o;
-	link_want_out(link, true);
+	out_append(link, o);
+	return true;
+}
+
+/* Queues the packet whose first skip bytes were written without copying
+ * its payload: iov[0] is the header (copied), the rest stays in place. */
+static bool link_queue_in_place(struct fab_link *link,
+				const struct iovec *iov, int iovcnt,
+				size_t total, size_t skip)
+{
+	size_t hlen = iov[0].iov_len;
+	size_t hroom = (hlen + 15) & ~(size_t)15;
+	struct fab_out *o = malloc(sizeof(*o) + hroom +
+				   iovcnt * sizeof(struct iovec));
+
+	if (!o) {
+		fab_link_kill(link);	/* a hole in the stream is no option */
+		return false;
+	}
+	memcpy(o->data, iov[0].iov_base, hlen);
+	o->iov = (struct iovec *)(o->data + hroom);
+	memcpy(o->iov, iov, iovcnt * sizeof(struct iovec));
+	o->iov[0].iov_base = o->data;
+	o->niov = iovcnt;
+	o->len = total;
+	o->off = skip;
+	out_append(link, o);
 	return true;
 }
 
@@ -590,12 +666,19 @@ bool fabric_send(struct fab_port *port, struct fab_link *link,
 		 const struct fab_hdr *hdr, const struct iovec *iov,
 		 int iovcnt)
 {
-	return link_send(port, link, hdr, iov, iovcnt);
+	return link_send(port, link, hdr, iov, iovcnt, false);
+}
+
+bool fabric_send_in_place(struct fab_port *port, struct fab_link *link,
+			  const struct fab_hdr *hdr, const struct iovec *iov,
+			  int iovcnt)
+{
+	return link_send(port, link, hdr, iov, iovcnt, true);
 }
 
 static bool link_send(struct fab_port *port, struct fab_link *link,
 		      const struct fab_hdr *hdr, const struct iovec *iov,
-		      int iovcnt)
+		      int iovcnt, bool in_place)
 {
 	struct iovec v[FAB_MAX_IOV];
 	struct msghdr msg = { .msg_iov = v };
@@ -620,7 +703,9 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 	}
 	msg.msg_iovlen = iovcnt + 1;
 	if (link->out_head)	/* keep the stream in order */
-		return link_queue(link, v, iovcnt + 1, total, 0);
+		return in_place ?
+		       link_queue_in_place(link, v, iovcnt + 1, total, 0) :
+		       link_queue(link, v, iovcnt + 1, total, 0);
 	do {
 		n = sendmsg(link->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
@@ -636,5 +721,7 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 	link->tx_bytes += n;
 	if ((size_t)n == total)
 		return true;
+	if (in_place)
+		return link_queue_in_place(link, v, iovcnt + 1, total, n);
 	return link_queue(link, v, iovcnt + 1, total, n);
 }

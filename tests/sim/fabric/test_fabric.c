@@ -7,6 +7,10 @@
  *     them, arrives complete, in order and intact (partial writes, the
  *     out-queue, headers read ahead with payloads or arriving in part),
  *     and the receiver answers over the same link (one per pair);
+ *   - packets sent in place (fabric_send_in_place) to a peer that does
+ *     not read cost the out-queue their headers, not their payloads, and
+ *     arrive intact once it reads; one whose memory is gone before any of
+ *     it left is dropped whole and the link goes on;
  *   - a peer killed with SIGKILL: its link dies, its stale registry entry
  *     answers "unreachable" at once, and a later adapter owning the same
  *     GID takes the entry over and is reached.
@@ -22,7 +26,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <malloc.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -103,7 +109,9 @@ static void peer_rx(void *d, struct fab_link *from,
 	rx_count++;
 }
 
-static void port_open(uint8_t id)
+static void port_open_rx(uint8_t id,
+			 void (*rx)(void *, struct fab_link *,
+				    const struct fab_hdr *, struct fab_rx *))
 {
 	memset(&dev, 0, sizeof(dev));
 	pthread_mutex_init(&dev.lock, NULL);
@@ -114,10 +122,15 @@ static void port_open(uint8_t id)
 	dev.gid[0].raw[15] = id;
 	port = fabric_open(&(struct fab_adapter){
 		.index = dev.index, .gid = dev.gid, .gid_count = &dev.gid_count,
-		.lock = &dev.lock, .rx = peer_rx, .owner = &dev });
+		.lock = &dev.lock, .rx = rx, .owner = &dev });
 	assert_non_null(port);
 	assert_true(nports_opened < 8);
 	ports_opened[nports_opened++] = port;
+}
+
+static void port_open(uint8_t id)
+{
+	port_open_rx(id, peer_rx);
 }
 
 static void gid_of(uint8_t id, uint8_t gid[16])
@@ -294,6 +307,177 @@ static void test_killed_peer_and_stale_registry(void **unused)
 	fabric_close(port);
 }
 
+#define HELD_LEN	(4u << 20)
+#define HELD_PKTS	16u
+
+/* Packets the held peer took intact, by psn. */
+static uint32_t held_seen;
+static uint8_t *held_buf;
+
+static void held_rx(void *d, struct fab_link *from,
+		    const struct fab_hdr *h, struct fab_rx *rx)
+{
+	struct iovec v = { held_buf, h->len };
+	uint32_t k;
+
+	(void)d;
+	(void)from;
+	if (h->type != FAB_REQ || h->len != HELD_LEN || h->psn >= 32 ||
+	    !fab_rx_read(rx, &v, 1)) {
+		rx_bad = true;
+		return;
+	}
+	for (k = 0; k < h->len; k++)
+		if (held_buf[k] != pattern(h->psn, k)) {
+			rx_bad = true;
+			return;
+		}
+	held_seen |= 1u << h->psn;
+}
+
+/* Child: adapter `id` that reads nothing until the parent writes to go,
+ * then takes packets until `want` (a psn mask) arrived; exits 0 if they
+ * all did intact, and nothing else. */
+static pid_t spawn_held_peer(uint8_t id, uint32_t want, int *go)
+{
+	int ready[2], start[2], i;
+	pid_t pid;
+	char c = 1;
+
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(start), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid) {
+		close(ready[1]);
+		close(start[0]);
+		assert_int_equal(read(ready[0], &c, 1), 1);
+		close(ready[0]);
+		*go = start[1];
+		return pid;
+	}
+	close(ready[0]);
+	close(start[1]);
+	held_buf = malloc(HELD_LEN);
+	if (!held_buf)
+		_exit(2);
+	port_open_rx(id, held_rx);
+	if (write(ready[1], &c, 1) != 1 || read(start[0], &c, 1) != 1)
+		_exit(2);
+	for (i = 0; i < 300 && held_seen != want && !rx_bad; i++)
+		fabric_poll(port, 100);
+	_exit(held_seen == want && !rx_bad ? 0 : 1);
+}
+
+static size_t heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+static uint8_t *patterned_buffer(uint32_t psn)
+{
+	uint8_t *b = mmap(NULL, HELD_LEN, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t k;
+
+	assert_true(b != MAP_FAILED);
+	for (k = 0; k < HELD_LEN; k++)
+		b[k] = pattern(psn, k);
+	return b;
+}
+
+static void send_in_place(struct fab_link *link, uint32_t psn, uint8_t *b)
+{
+	struct fab_hdr h = { .magic = FAB_MAGIC, .type = FAB_REQ, .psn = psn,
+			     .len = HELD_LEN };
+	struct iovec v[2] = { { b, HELD_LEN / 3 },
+			      { b + HELD_LEN / 3, HELD_LEN - HELD_LEN / 3 } };
+
+	pthread_mutex_lock(&dev.lock);
+	if (!fabric_send_in_place(port, link, &h, v, 2))
+		fail_msg("packet %u not sent", psn);
+	pthread_mutex_unlock(&dev.lock);
+}
+
+/* 64 MiB of packets to a peer that reads none: the socket takes a few
+ * MiB, the rest waits in the out-queue as headers. */
+static void test_in_place_packets_wait_uncopied(void **unused)
+{
+	uint8_t *bufs[HELD_PKTS], gid[16];
+	struct fab_link *link;
+	size_t heap_before;
+	int status, go, i;
+	uint32_t psn;
+	pid_t pid;
+
+	pid = spawn_held_peer(2, (1u << HELD_PKTS) - 1, &go);
+	port_open(1);
+	gid_of(2, gid);
+	link = resolve(gid);
+	assert_non_null(link);
+	for (psn = 0; psn < HELD_PKTS; psn++)
+		bufs[psn] = patterned_buffer(psn);
+
+	heap_before = heap_bytes();
+	for (psn = 0; psn < HELD_PKTS; psn++)
+		send_in_place(link, psn, bufs[psn]);
+	assert_true(fabric_link_busy(link));
+	/* fabric_send() would hold tens of MiB of copies here. */
+	assert_true(heap_bytes() - heap_before < 64u << 10);
+
+	assert_int_equal(write(go, "", 1), 1);
+	for (i = 0; i < 300 && fabric_link_busy(link); i++)
+		fabric_poll(port, 100);
+	assert_false(fabric_link_busy(link));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	for (psn = 0; psn < HELD_PKTS; psn++)
+		munmap(bufs[psn], HELD_LEN);
+	close(go);
+	fabric_close(port);
+}
+
+/* A packet queued in place whose memory is unmapped before any of it was
+ * written is dropped; the packets around it arrive. */
+static void test_in_place_packet_gone_is_dropped(void **unused)
+{
+	const uint32_t n = 6, gone = 4;
+	uint8_t *bufs[6], gid[16];
+	struct fab_link *link;
+	int status, go, i;
+	uint32_t psn;
+	pid_t pid;
+
+	pid = spawn_held_peer(2, ((1u << n) - 1) & ~(1u << gone), &go);
+	port_open(1);
+	gid_of(2, gid);
+	link = resolve(gid);
+	assert_non_null(link);
+	for (psn = 0; psn < n; psn++) {
+		bufs[psn] = patterned_buffer(psn);
+		send_in_place(link, psn, bufs[psn]);
+	}
+	/* The socket holds at most a few MiB: packet 4 has not begun. */
+	assert_true(fabric_link_busy(link));
+	assert_int_equal(munmap(bufs[gone], HELD_LEN), 0);
+
+	assert_int_equal(write(go, "", 1), 1);
+	for (i = 0; i < 300 && fabric_link_busy(link); i++)
+		fabric_poll(port, 100);
+	assert_true(fabric_link_alive(link));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	for (psn = 0; psn < n; psn++)
+		if (psn != gone)
+			munmap(bufs[psn], HELD_LEN);
+	close(go);
+	fabric_close(port);
+}
+
 /* A forked child that closes the port (its atexit does) leaves the
  * parent on the fabric: the registry entry and socket stay. */
 static void test_forked_child_close_keeps_parent(void **unused)
@@ -365,6 +549,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_stream_arrives_intact,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_in_place_packets_wait_uncopied, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_in_place_packet_gone_is_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_killed_peer_and_stale_registry, setup, teardown),
 		cmocka_unit_test_setup_teardown(
