@@ -112,8 +112,11 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o)
 		h.len = wr->total_len;
 		stat_add(&qp->uctx->dev->stats.bytes_tx, wr->total_len);
 	}
-	/* A payload the device cannot read: nothing was sent. */
-	if (!fabric_send(e->eng->port, e->link, &h, li.iov, li.n) &&
+	/* A payload the device cannot read: nothing was sent. The rest of
+	 * one the socket does not take now is sent from its place: the
+	 * application leaves it alone until the WR completes, which takes
+	 * the responder's ACK of all of it. */
+	if (!fabric_send_in_place(e->eng->port, e->link, &h, li.iov, li.n) &&
 	    errno == EFAULT)
 		return PVRDMA_WC_LOC_PROT_ERR;
 	return PVRDMA_WC_SUCCESS;

@@ -6,7 +6,8 @@
  * Sockets are non-blocking. A send goes straight from the caller's buffers
  * (registered memory) with one sendmsg; only what the socket does not take
  * is copied to the link's out-queue, flushed when the socket drains, or,
- * for a payload that stays in place until then (a READ response), only
+ * for a payload that stays in place until then (a request's, a READ
+ * response's), only
  * the header and where the payload is. A
  * receive reads the header, then the payload straight into its destination
  * (the device's receive path decides where). Reading a payload that has
@@ -499,6 +500,8 @@ static int iov_tail(struct iovec *rest, const struct iovec *iov, int n,
 	return k;
 }
 
+static const uint8_t zeros[65536];
+
 /* Writes the rest of o, as far as the socket takes it: bytes written, or
  * -errno. */
 static ssize_t out_write(struct fab_link *link, struct fab_out *o)
@@ -507,10 +510,14 @@ static ssize_t out_write(struct fab_link *link, struct fab_out *o)
 	struct msghdr msg = { .msg_iov = rest };
 	ssize_t n;
 
-	if (!o->niov)
+	if (!o->niov) {
 		n = send(link->fd, o->data + o->off, o->len - o->off,
 			 MSG_DONTWAIT | MSG_NOSIGNAL);
-	else {
+	} else if (o->niov < 0) {
+		n = send(link->fd, zeros, o->len - o->off < sizeof(zeros) ?
+			 o->len - o->off : sizeof(zeros),
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+	} else {
 		msg.msg_iovlen = iov_tail(rest, o->iov, o->niov, o->off);
 		n = sendmsg(link->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
@@ -539,9 +546,14 @@ void fab_link_flush(struct fab_link *link)
 			continue;
 		/* A payload sent in place that is gone (the application
 		 * unmapped registered memory): none of it on the wire, the
-		 * packet is dropped; half of it, the stream is broken. */
-		if (n == -EFAULT && o->niov && !o->off) {
-			out_pop(link);
+		 * packet is dropped; part of it, the rest goes as zeros (as
+		 * a DMA of memory taken away reads garbage), so the stream
+		 * and the link's other packets stay whole. */
+		if (n == -EFAULT && o->niov > 0) {
+			if (!o->off)
+				out_pop(link);
+			else
+				o->niov = -1;
 			continue;
 		}
 		if (n < 0) {

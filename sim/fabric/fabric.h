@@ -156,11 +156,11 @@ bool fabric_send(struct fab_port *port, struct fab_link *link,
 		 const struct fab_hdr *hdr, const struct iovec *iov,
 		 int iovcnt);
 /* fabric_send() of a payload that stays where iov says until the socket
- * takes it (registered memory of the device's own responses): what the
- * socket does not take now is not copied, so responses a peer is slow to
- * read cost the link a few bytes each, not their length. A payload found
- * unreadable then is dropped whole if none of it left yet (its requester
- * asks again), else the link breaks. */
+ * takes it (registered memory of an outstanding request or of a READ
+ * response): what the socket does not take now is not copied, so packets
+ * a peer is slow to read cost the link a few bytes each, not their length.
+ * A payload found unreadable then is dropped whole if none of it left yet
+ * (its requester asks again), else the rest of it goes as zeros. */
 bool fabric_send_in_place(struct fab_port *port, struct fab_link *link,
 			  const struct fab_hdr *hdr, const struct iovec *iov,
 			  int iovcnt);
