@@ -7,58 +7,40 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <unistd.h>
-#include <sys/wait.h>
 #include <cmocka.h>
 
 #include "device.h"
-
-static atomic_bool held;
+#include "../fork_while_held.h"
 
 static void *dev_lock_holder(void *arg)
 {
 	struct sim_dev *dev = arg;
 
 	pthread_mutex_lock(&dev->lock);
-	atomic_store(&held, true);
-	usleep(200000);		/* the fork() comes meanwhile */
+	fork_hold_a_while();
 	pthread_mutex_unlock(&dev->lock);
 	return NULL;
 }
 
-static void fork_while_held(unsigned int adapter)
+/* Every adapter's lock, the held one's too, is the child's. */
+static int child_takes_every_lock(void)
 {
-	struct sim_dev *dev = &sim_devs[adapter];
-	pthread_t t;
-	pid_t pid;
-	int status;
+	unsigned int i;
 
-	atomic_store(&held, false);
-	assert_int_equal(pthread_create(&t, NULL, dev_lock_holder, dev), 0);
-	while (!atomic_load(&held))
-		usleep(1000);
-	pid = fork();
-	if (pid == 0) {
-		unsigned int i;
+	for (i = 0; i < sim_global.num_adapters; i++)
+		if (pthread_mutex_lock(&sim_devs[i].lock) ||
+		    pthread_mutex_unlock(&sim_devs[i].lock))
+			return 1;
+	return 0;
+}
 
-		alarm(5);
-		/* every adapter's lock, the held one's too, is the child's */
-		for (i = 0; i < sim_global.num_adapters; i++)
-			if (pthread_mutex_lock(&sim_devs[i].lock) ||
-			    pthread_mutex_unlock(&sim_devs[i].lock))
-				_exit(1);
-		_exit(0);
-	}
-	assert_true(pid > 0);
-	pthread_join(t, NULL);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+static void fork_while_dev_held(unsigned int adapter)
+{
+	fork_while_held(dev_lock_holder, &sim_devs[adapter],
+			child_takes_every_lock);
 	/* and the parent's locks are free again */
 	assert_int_equal(pthread_mutex_trylock(&sim_devs[0].lock), 0);
 	assert_int_equal(pthread_mutex_unlock(&sim_devs[0].lock), 0);
@@ -72,8 +54,8 @@ static void test_fork_while_device_thread_holds_lock(void **state)
 	sim_global.num_adapters = 2;
 	for (i = 0; i < sim_global.num_adapters; i++)
 		sim_dev_lock_init(&sim_devs[i]);
-	fork_while_held(1);
-	fork_while_held(0);
+	fork_while_dev_held(1);
+	fork_while_dev_held(0);
 }
 
 int main(void)

@@ -25,6 +25,7 @@
 
 #include "host.h"
 #include "../common/slow_thread_start.h"
+#include "../fork_while_held.h"
 
 /* No store reaches the page here: this test stands in for dispatch.c. */
 void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
@@ -70,13 +71,10 @@ static void test_watch_started_before_map_returns(void **state)
  * The watch holds its lock while another thread forks: the child must
  * find it free (within the alarm, or it dies of SIGALRM).
  */
-static atomic_bool held;
-
 static void hold_a_while(void *arg)
 {
 	(void)arg;
-	atomic_store(&held, true);
-	usleep(200000);		/* the fork() comes meanwhile */
+	fork_hold_a_while();
 }
 
 static void *app_lock_holder(void *arg)
@@ -85,40 +83,18 @@ static void *app_lock_holder(void *arg)
 	return NULL;
 }
 
-static void child_sigaction(void)
+static int child_sigaction(void)
 {
 	struct sigaction old;
 
-	_exit(sim_signal_app_action(SIGSEGV, NULL, &old) ? 1 : 0);
-}
-
-static void fork_while_held(void *(*holder)(void *), void (*child)(void))
-{
-	pthread_t t;
-	pid_t pid;
-	int status;
-
-	assert_int_equal(sim_doorbell_trap_install(), 0);
-	atomic_store(&held, false);
-	assert_int_equal(pthread_create(&t, NULL, holder, NULL), 0);
-	while (!atomic_load(&held))
-		usleep(1000);
-	pid = fork();
-	if (pid == 0) {
-		alarm(5);
-		child();
-	}
-	assert_true(pid > 0);
-	pthread_join(t, NULL);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	return sim_signal_app_action(SIGSEGV, NULL, &old) ? 1 : 0;
 }
 
 static void test_fork_while_watch_holds_app_lock(void **state)
 {
 	(void)state;
-	fork_while_held(app_lock_holder, child_sigaction);
+	assert_int_equal(sim_doorbell_trap_install(), 0);
+	fork_while_held(app_lock_holder, NULL, child_sigaction);
 }
 
 int main(void)

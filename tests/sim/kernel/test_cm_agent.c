@@ -16,48 +16,29 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdio.h>
 #include <string.h>
-#include <arpa/inet.h>
 #include <sys/eventfd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "cm_adapters.h"
 #include "cm_msg.h"
 #include "../common/slow_thread_start.h"
 
-static char rundir[] = "/tmp/test_cm_agent.XXXXXX";
-
 static int setup(void **state)
 {
-	struct sim_dev *dev = &sim_devs[0];
-	struct in_addr a;
+	static const char *const ip[] = { "127.9.1.1" };
 
 	(void)state;
-	if (!mkdtemp(rundir))
-		return -1;
-	snprintf(sim_global.rundir, sizeof(sim_global.rundir), "%s", rundir);
-	sim_global.num_adapters = 1;
-	memset(dev, 0, sizeof(*dev));
-	dev->cfg.roce = 2;
-	dev->cfg.hw_version = 18;
-	dev->cfg.mtu = IBV_MTU_1024;
-	dev->cfg.mac[1] = 0x50;
-	dev->cfg.mac[2] = 0x56;
-	dev->cfg.mac[5] = 0x21;
-	inet_pton(AF_INET, "127.9.1.1", &a);
-	dev->cfg.ipv4 = a.s_addr;
-	sim_dev_init_identity(dev);
-	return 0;
+	return cm_adapters_open("/tmp/test_cm_agent.XXXXXX", ip, 1);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	rmdir(rundir);
-	return 0;
+	return cm_adapters_close();
 }
 
 static void test_agent_started_before_open_returns(void **state)

@@ -23,49 +23,23 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "cm.h"
+#include "cm_adapters.h"
 
 #define IP_A	"127.9.0.1"
 #define IP_B	"127.9.0.2"
 
-static char rundir[] = "/tmp/test_ucma.XXXXXX";
-
-static void adapter(unsigned int i, const char *ip)
-{
-	struct sim_dev *dev = &sim_devs[i];
-	struct in_addr a;
-
-	memset(dev, 0, sizeof(*dev));
-	dev->index = i;
-	dev->cfg.roce = 2;
-	dev->cfg.hw_version = 18;
-	dev->cfg.mtu = IBV_MTU_1024;
-	dev->cfg.mac[0] = 0x00;
-	dev->cfg.mac[1] = 0x50;
-	dev->cfg.mac[2] = 0x56;
-	dev->cfg.mac[5] = (uint8_t)(i + 1);
-	inet_pton(AF_INET, ip, &a);
-	dev->cfg.ipv4 = a.s_addr;
-	sim_dev_init_identity(dev);
-}
-
 static int setup(void **state)
 {
+	static const char *const ip[] = { IP_A, IP_B };
+
 	(void)state;
-	if (!mkdtemp(rundir))
-		return -1;
-	snprintf(sim_global.rundir, sizeof(sim_global.rundir), "%s", rundir);
-	sim_global.num_adapters = 2;
-	adapter(0, IP_A);
-	adapter(1, IP_B);
-	return 0;
+	return cm_adapters_open("/tmp/test_ucma.XXXXXX", ip, 2);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	rmdir(rundir);
-	return 0;
+	return cm_adapters_close();
 }
 
 struct file {
