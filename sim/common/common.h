@@ -57,7 +57,9 @@ struct sim_global {
 	struct sim_config adapter[SIM_MAX_ADAPTERS];
 	char rundir[256];		/* sockets of the fabric, sysfs tree */
 	uint16_t tcp_port;		/* --tcp-port, fabric/tcp.c */
-	char sysfs_root[256];		/* what SYSFS_PATH points at */
+	char sysfs_root[256];		/* the sysfs tree of this process */
+	char sysfs_path[32];		/* SYSFS_PATH: /proc/self/fd/<fd> */
+	int sysfs_fd;			/* the sim's, on sysfs_root */
 	bool stats_at_exit;		/* --stats */
 	char stats_file[256];		/* --stats-file, "" = stderr */
 	bool single_copy_off;		/* --no-single-copy */

@@ -128,3 +128,14 @@ void sim_dev_init_identity(struct sim_dev *dev)
 	}
 	dev->node_guid = sim_node_guid_from_mac(dev->cfg.mac);
 }
+
+void sim_dev_reidentify(struct sim_dev *dev, const uint8_t mac[6],
+			uint32_t ipv4)
+{
+	pthread_mutex_lock(&dev->lock);
+	engine_forget(dev);
+	memcpy(dev->cfg.mac, mac, 6);
+	dev->cfg.ipv4 = ipv4;
+	sim_dev_init_identity(dev);
+	pthread_mutex_unlock(&dev->lock);
+}

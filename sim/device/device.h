@@ -271,6 +271,10 @@ extern struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
 void sim_dev_lock_init(struct sim_dev *dev);
 /* The GID table and node GUID of dev->cfg. */
 void sim_dev_init_identity(struct sim_dev *dev);
+/* A forked child's adapter: the MAC and IPv4 address given, the identity
+ * made from them, and none of its parent's device (engine_forget). */
+void sim_dev_reidentify(struct sim_dev *dev, const uint8_t mac[6],
+			uint32_t ipv4);
 
 /* ---- the command channel: what the driver asks of the device ---- */
 struct sim_device_ops {
@@ -304,6 +308,9 @@ extern struct sim_device_upcalls sim_device_upcalls;
 
 /* ---- the engine (each call with dev->lock held unless noted) ---- */
 int engine_start(struct sim_dev *dev);
+/* In a fork()ed child: the device its parent started is not its own;
+ * its next start opens a port of its own (dev->lock held). */
+void engine_forget(struct sim_dev *dev);
 /* A trapped doorbell store, run on the trapping thread (a signal
  * handler): takes dev->lock (never held by that thread at a doorbell;
  * an error-checking mutex catches the exception and the doorbell is then

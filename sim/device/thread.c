@@ -8,6 +8,8 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "engine.h"
 #include "spawn.h"
 
@@ -142,6 +144,19 @@ static void engines_at_exit(void)
 	for (i = 0; i < SIM_MAX_ADAPTERS; i++)
 		if (engines[i].started)
 			fabric_close(engines[i].port);
+}
+
+void engine_forget(struct sim_dev *dev)
+{
+	struct engine *eng = engine_of(dev);
+
+	if (!eng)
+		return;
+	if (eng->started)
+		fabric_forget(eng->port);
+	/* The parent's thread, queues and QP lists are not the child's. */
+	memset(eng, 0, sizeof(*eng));
+	dev->engine = NULL;
 }
 
 /* Starts the device of an adapter (idempotent; dev->lock held or not

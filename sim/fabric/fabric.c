@@ -273,6 +273,32 @@ void fabric_close(struct fab_port *port)
 	}
 }
 
+void fabric_forget(struct fab_port *port)
+{
+	struct fab_link *link;
+
+	if (!port)
+		return;
+	if (port->adapter.index < SIM_MAX_ADAPTERS &&
+	    local_ports[port->adapter.index] == port)
+		local_ports[port->adapter.index] = NULL;
+	/* Closed without a word to the epoll set or the peers: the parent
+	 * uses them, and an EPOLL_CTL_DEL here would change its set. */
+	for (link = port->links; link; link = link->next)
+		if (!link->dead && link->fd >= 0) {
+			link->dead = true;
+			fab_sys_close(link->fd);
+			link->fd = -1;
+		}
+	if (port->listen_fd >= 0)
+		fab_sys_close(port->listen_fd);
+	if (port->tcp_fd >= 0)
+		fab_sys_close(port->tcp_fd);
+	fab_sys_close(port->evfd);
+	fab_sys_close(port->epfd);
+	port->listen_fd = port->tcp_fd = port->evfd = port->epfd = -1;
+}
+
 void fab_link_kill(struct fab_link *link)
 {
 	struct fab_out *o, *n;

@@ -136,6 +136,10 @@ struct fab_adapter {
 struct fab_port *fabric_open(const struct fab_adapter *adapter);
 /* Withdraws the registry entries and the socket (at exit). */
 void fabric_close(struct fab_port *port);
+/* In a fork()ed child, the port its parent opened: closes the child's
+ * copies of its descriptors, leaves the parent's socket, registry entries
+ * and epoll set alone, and frees nothing (the child's memory is a copy). */
+void fabric_forget(struct fab_port *port);
 
 /* The link to the port owning gid, connecting if needed; NULL when no
  * port answers for it. */

@@ -10,6 +10,8 @@
  * every VM on a host has its own PVRDMA NIC.
  */
 #include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,13 @@
 
 #include "options.h"
 #include "host.h"
+
+/* How the adapters' identities were made (sim_config_load), for a forked
+ * child to make its own the same way (sim_identity_check). */
+static bool identity_mac_given, identity_ipv4_auto;
+static _Atomic pid_t identity_pid, identity_maker;
+/* This thread makes them: the sim's own opens of the new tree pass. */
+static _Thread_local bool identity_making;
 
 /* The next MAC as a 48-bit number: --mac names the first adapter's. */
 static void mac_add(const uint8_t in[6], unsigned int n, uint8_t out[6])
@@ -32,6 +41,13 @@ static void mac_add(const uint8_t in[6], unsigned int n, uint8_t out[6])
 		out[i] = v & 0xff;
 		v >>= 8;
 	}
+}
+
+/* The loopback address comes from the MAC's last three bytes, which
+ * adapters 4 and on share with 0 to 3: they get one only from --ipv4. */
+static uint32_t auto_ipv4(unsigned int index, const uint8_t mac[6])
+{
+	return index < 4 ? sim_ipv4_from_mac(mac) : 0;
 }
 
 static int bad_env(const char *name, const char *value, const char *why)
@@ -217,11 +233,8 @@ int sim_config_load(void)
 			mac_add(mac, i, c->mac);
 		else
 			sim_derive_mac(getpid(), i, c->mac);
-		/* The loopback address comes from the MAC's last three
-		 * bytes, which adapters 4 and on share with 0 to 3: they get
-		 * one only from --ipv4. */
 		if (ipv4_auto)
-			c->ipv4 = i < 4 ? sim_ipv4_from_mac(c->mac) : 0;
+			c->ipv4 = auto_ipv4(i, c->mac);
 		else if (ipv4 && (ntohl(ipv4) & 0xffffff) + i < 0xffffff)
 			c->ipv4 = htonl(ntohl(ipv4) + i);
 		/* An address outside 127/8 belongs to the host's interface
@@ -244,5 +257,55 @@ int sim_config_load(void)
 		dev->cfg = g->adapter[i];
 		sim_dev_init_identity(dev);
 	}
+	identity_mac_given = mac_given;
+	identity_ipv4_auto = ipv4_auto;
+	atomic_store(&identity_pid, getpid());
 	return 0;
+}
+
+/* A forked child's adapters: MACs (and the addresses made from them) of
+ * its own pid, as an exec'd one makes them, unless --mac or --ipv4 named
+ * them; a device that forgot its parent's links; a sysfs tree of its own. */
+static void fork_identity(void)
+{
+	struct sim_global *g = &sim_global;
+	unsigned int i;
+
+	for (i = 0; i < g->num_adapters; i++) {
+		struct sim_config *c = &g->adapter[i];
+
+		if (!identity_mac_given)
+			sim_derive_mac(getpid(), i, c->mac);
+		if (identity_ipv4_auto)
+			c->ipv4 = auto_ipv4(i, c->mac);
+		sim_dev_reidentify(&sim_devs[i], c->mac, c->ipv4);
+	}
+	if (sim_sysfs_write())
+		fprintf(stderr, "pvrdma-sim: process %d: no sysfs tree of its "
+			"own: it sees its parent's adapters\n", (int)getpid());
+}
+
+void sim_identity_check(void)
+{
+	pid_t self, maker;
+
+	if (identity_making ||
+	    atomic_load_explicit(&identity_pid, memory_order_acquire) ==
+	    (self = getpid()))
+		return;
+	/* One thread of the child makes it; the others wait for it. A maker
+	 * of another pid is an ancestor's, caught by the fork mid-way. */
+	maker = atomic_load(&identity_maker);
+	if (maker != self &&
+	    atomic_compare_exchange_strong(&identity_maker, &maker, self)) {
+		identity_making = true;
+		fork_identity();
+		identity_making = false;
+		atomic_store_explicit(&identity_pid, self,
+				      memory_order_release);
+		return;
+	}
+	while (atomic_load_explicit(&identity_pid, memory_order_acquire) !=
+	       self)
+		sched_yield();
 }

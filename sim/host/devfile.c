@@ -94,6 +94,33 @@ static int open_uverbs(int index, int flags)
 	return fd_install(fd, hf);
 }
 
+/* path is under prefix (a directory's name). */
+static bool path_under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return n && !strncmp(path, prefix, n) &&
+	       (path[n] == '/' || !path[n]);
+}
+
+/* The path of a device file or of the sysfs tree (by SYSFS_PATH or by
+ * its own name). */
+static bool sim_path(const char *path)
+{
+	return path && (!strncmp(path, "/dev/infiniband/", 16) ||
+			path_under(path, sim_global.sysfs_path) ||
+			path_under(path, sim_global.sysfs_root));
+}
+
+/* What open*() of path opens of the sim's (uverbs_index()). A fork()ed
+ * child gets adapters of its own before it first looks at them. */
+static int open_index(const char *path)
+{
+	if (sim_path(path))
+		sim_identity_check();
+	return uverbs_index(path);
+}
+
 /*
  * The kernel fails reading gid_attrs of an unused GID slot with EINVAL,
  * which libibverbs relies on; the tree leaves those files out, and their
@@ -101,11 +128,10 @@ static int open_uverbs(int index, int flags)
  */
 static int fix_sysfs_errno(int ret, const char *path)
 {
-	size_t n = strlen(sim_global.sysfs_root);
-
-	if (ret < 0 && errno == ENOENT && n && path &&
-	    !strncmp(path, sim_global.sysfs_root, n) &&
-	    strstr(path + n, "/gid_attrs/"))
+	if (ret < 0 && errno == ENOENT && path &&
+	    (path_under(path, sim_global.sysfs_path) ||
+	     path_under(path, sim_global.sysfs_root)) &&
+	    strstr(path, "/gid_attrs/"))
 		errno = EINVAL;
 	return ret;
 }
@@ -130,7 +156,7 @@ static bool open_needs_mode(int flags)
 int open(const char *path, int flags, ...)
 {
 	mode_t mode = OPEN_MODE(flags, flags);
-	int idx = uverbs_index(path);
+	int idx = open_index(path);
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
@@ -140,7 +166,7 @@ int open(const char *path, int flags, ...)
 int open64(const char *path, int flags, ...)
 {
 	mode_t mode = OPEN_MODE(flags, flags);
-	int idx = uverbs_index(path);
+	int idx = open_index(path);
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
@@ -150,7 +176,7 @@ int open64(const char *path, int flags, ...)
 int openat(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = OPEN_MODE(flags, flags);
-	int idx = uverbs_index(path);
+	int idx = open_index(path);
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
@@ -160,7 +186,7 @@ int openat(int dirfd, const char *path, int flags, ...)
 int openat64(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = OPEN_MODE(flags, flags);
-	int idx = uverbs_index(path);
+	int idx = open_index(path);
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
@@ -172,7 +198,7 @@ int __open_2(const char *path, int flags);
 
 int __open_2(const char *path, int flags)
 {
-	int idx = uverbs_index(path);
+	int idx = open_index(path);
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
@@ -183,7 +209,7 @@ int __open64_2(const char *path, int flags);
 
 int __open64_2(const char *path, int flags)
 {
-	int idx = uverbs_index(path);
+	int idx = open_index(path);
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
@@ -194,7 +220,7 @@ int __openat_2(int dirfd, const char *path, int flags);
 
 int __openat_2(int dirfd, const char *path, int flags)
 {
-	int idx = uverbs_index(path);
+	int idx = open_index(path);
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
@@ -205,7 +231,7 @@ int __openat64_2(int dirfd, const char *path, int flags);
 
 int __openat64_2(int dirfd, const char *path, int flags)
 {
-	int idx = uverbs_index(path);
+	int idx = open_index(path);
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);

@@ -12,6 +12,9 @@
 
 /* ---- config.c: the launcher's environment -> sim_global, sim_devs ---- */
 int sim_config_load(void);
+/* In a fork()ed child, at its first use of a device file or the sysfs
+ * tree: adapters with identities of its own (config.c). */
+void sim_identity_check(void);
 
 /* ---- doorbell.c: the UAR trap and the signals it owns ---- */
 int sim_doorbell_trap_install(void);

@@ -6,6 +6,12 @@
  * there; the contents follow drivers/infiniband/core/sysfs.c and
  * vmw_pvrdma's attributes.
  *
+ * SYSFS_PATH names the tree through a descriptor of the sim's,
+ * /proc/self/fd/<fd>: libibverbs keeps the path it read once, and a
+ * fork()ed child, which gets adapters of its own (config.c), writes its
+ * own tree and points the same descriptor at it, so that the same path
+ * shows each process its own adapters.
+ *
  * A GID slot the port does not use reads as all zeros, as in the kernel.
  * Its gid_attrs/types and gid_attrs/ndevs files are absent here; the
  * kernel fails reading them with EINVAL, and devfile.c turns the ENOENT
@@ -30,12 +36,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <rdma/rdma_user_cm.h>
 
+#include "fds.h"
 #include "host.h"
 #include "libc.h"
 #include "netdev.h"
+#include "sys.h"
 
 #define PVRDMA_PCI_VENDOR	0x15ad
 #define PVRDMA_PCI_DEVICE	0x0820
@@ -436,6 +445,37 @@ static void remove_stale_trees(const char *rundir)
 	closedir(d);
 }
 
+/* SYSFS_PATH, through the sim's descriptor of root (kept at its number
+ * in a forked child). Without one, the tree's own name. */
+static int sysfs_path_set(const char *root)
+{
+	struct sim_global *g = &sim_global;
+	long fd = sim_sys(SYS_openat, AT_FDCWD, root,
+			  O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && g->sysfs_path[0] && sim_fd_is_own(g->sysfs_fd)) {
+		if (sim_sys(SYS_dup3, fd, g->sysfs_fd, O_CLOEXEC) < 0) {
+			sim_sys(SYS_close, fd, 0, 0);
+			fd = -1;
+		} else {
+			sim_sys(SYS_close, fd, 0, 0);
+			fd = g->sysfs_fd;
+		}
+	} else if (fd >= 0) {
+		fd = sim_fd_own((int)fd);
+	}
+	if (fd >= 0) {
+		g->sysfs_fd = (int)fd;
+		snprintf(g->sysfs_path, sizeof(g->sysfs_path),
+			 "/proc/self/fd/%d", (int)fd);
+	} else {
+		g->sysfs_path[0] = 0;
+	}
+	if (setenv("SYSFS_PATH", g->sysfs_path[0] ? g->sysfs_path : root, 1))
+		return -errno;
+	return 0;
+}
+
 int sim_sysfs_write(void)
 {
 	char *root = sim_global.sysfs_root;
@@ -477,7 +517,5 @@ int sim_sysfs_write(void)
 		remove_tree(root);
 		return ret;
 	}
-	if (setenv("SYSFS_PATH", root, 1))
-		return -errno;
-	return 0;
+	return sysfs_path_set(root);
 }

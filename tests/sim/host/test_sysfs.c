@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "options.h"
+#include "fds.h"
 #include "host.h"
 
 static char rundir[64];
@@ -66,9 +67,19 @@ static void test_root(void **state)
 {
 	char want[300];
 
+	char path[300], link[300];
+	ssize_t n;
+
 	snprintf(want, sizeof(want), "%s/sysfs-%d", rundir, (int)getpid());
-	assert_string_equal(getenv("SYSFS_PATH"), want);
 	assert_string_equal(sim_global.sysfs_root, want);
+	/* SYSFS_PATH: the tree through the sim's own descriptor. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", sim_global.sysfs_fd);
+	assert_string_equal(getenv("SYSFS_PATH"), path);
+	assert_true(sim_fd_is_own(sim_global.sysfs_fd));
+	n = readlink(path, link, sizeof(link) - 1);
+	assert_true(n > 0);
+	link[n] = 0;
+	assert_string_equal(link, want);
 	assert_string_equal(rd("class/infiniband_verbs/abi_version"), "6");
 }
 
