@@ -414,6 +414,24 @@ static void send_in_place(struct fab_link *link, uint32_t psn, uint8_t *b)
 	pthread_mutex_unlock(&dev.lock);
 }
 
+/* Lets the held peer read (zero_tail: see spawn_held_peer) and waits
+ * until the link has sent all it holds and the peer found what it wanted;
+ * the link is alive and well after it. */
+static void held_peer_release(struct fab_link *link, int go, pid_t pid,
+			      uint8_t zero_tail)
+{
+	int status, i;
+
+	assert_int_equal(write(go, &zero_tail, 1), 1);
+	for (i = 0; i < 300 && fabric_link_busy(link); i++)
+		fabric_poll(port, 100);
+	assert_false(fabric_link_busy(link));
+	assert_true(fabric_link_alive(link));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* 64 MiB of packets to a peer that reads none: the socket takes a few
  * MiB, the rest waits in the out-queue as headers. */
 static void test_in_place_packets_wait_uncopied(void **unused)
@@ -421,7 +439,7 @@ static void test_in_place_packets_wait_uncopied(void **unused)
 	uint8_t *bufs[HELD_PKTS], gid[16];
 	struct fab_link *link;
 	size_t heap_before;
-	int status, go, i;
+	int go;
 	uint32_t psn;
 	pid_t pid;
 
@@ -440,13 +458,7 @@ static void test_in_place_packets_wait_uncopied(void **unused)
 	/* fabric_send() would hold tens of MiB of copies here. */
 	assert_true(heap_bytes() - heap_before < 64u << 10);
 
-	assert_int_equal(write(go, &(uint8_t){ NO_PSN }, 1), 1);
-	for (i = 0; i < 300 && fabric_link_busy(link); i++)
-		fabric_poll(port, 100);
-	assert_false(fabric_link_busy(link));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	held_peer_release(link, go, pid, NO_PSN);
 	for (psn = 0; psn < HELD_PKTS; psn++)
 		munmap(bufs[psn], HELD_LEN);
 	close(go);
@@ -462,7 +474,7 @@ static void test_in_place_packet_gone(void **unused)
 	const size_t frame = sizeof(struct fab_hdr) + HELD_LEN;
 	uint8_t *bufs[6], gid[16], cut;
 	struct fab_link *link;
-	int status, go, i;
+	int go;
 	uint64_t sent;
 	uint32_t psn;
 	pid_t pid;
@@ -488,13 +500,7 @@ static void test_in_place_packet_gone(void **unused)
 	if (cut != NO_PSN)
 		assert_int_equal(munmap(bufs[cut], HELD_LEN), 0);
 
-	assert_int_equal(write(go, &cut, 1), 1);
-	for (i = 0; i < 300 && fabric_link_busy(link); i++)
-		fabric_poll(port, 100);
-	assert_true(fabric_link_alive(link));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
+	held_peer_release(link, go, pid, cut);
 	for (psn = 0; psn < n; psn++)
 		if (psn != gone && psn != cut)
 			munmap(bufs[psn], HELD_LEN);
