@@ -249,6 +249,9 @@ ssize_t write(int fd, const void *buf, size_t len)
 		errno = EBADF;	/* the VFS: not open for writing */
 		return -1;
 	}
+	/* A forked child's command on its parent's file: the objects it
+	 * makes are the child's adapter's, not the parent's. */
+	sim_identity_check();
 	/* -1 with errno set, as write() returns; a negative errno too. */
 	ret = hf->ucma ? ucma_write(hf->ucma, fd, buf, len) :
 			 uverbs_write(hf->file, buf, len);
