@@ -192,7 +192,7 @@ field() {
 	sed -n "s/^[[:space:]]*$1:[[:space:]]*//p" "$logs/devinfo" | head -n 1
 }
 echo "adapter:          $(field hca_id) fw $(field fw_ver)," \
-     "vendor $(field vendor_id):$(field vendor_part_id)," \
+     "vendor $(field vendor_id):$(printf '0x%04x' "$(field vendor_part_id)")," \
      "MTU $(field active_mtu), $(field link_layer)"
 echo "ibv_rc_pingpong:  $(grep ' bytes in ' "$logs/rc_pingpong.client")"
 echo "ib_write_bw:      $(echo "$result" | awk '{ printf "%s bytes x %s iterations, average %s Gb/s", $1, $2, $4 }')"
