@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * tcp_stream server ADDR PORT | client ADDR PORT SIZE COUNT
+ * tcp_stream server ADDR PORT | client ADDR PORT SIZE COUNT [busy-poller]
  *
  * A plain TCP stream between two hosts (bench/run: two network namespaces),
  * nothing else: the limit of the sim's TCP links between hosts, which use
@@ -9,11 +9,19 @@
  * server takes what arrived, up to 256 KiB per recv(), and answers one
  * byte once it has all of them. The client prints one JSON line:
  * {"GBps": ..., "Mpps": ...} from its first send to that answer.
+ *
+ * With busy-poller, a second thread of the client spins on memory until
+ * the stream ends, as the thread of an RDMA client that busy-polls its CQ
+ * (perftest's) does: what the stream gets of a machine where one core is
+ * taken that way.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,8 +91,20 @@ static int server(struct sockaddr_in *sa)
 	return 0;
 }
 
-static int client(struct sockaddr_in *sa, size_t size, uint64_t count)
+static atomic_bool poller_stop;
+
+static void *busy_poller(void *arg)
 {
+	(void)arg;
+	while (!atomic_load_explicit(&poller_stop, memory_order_relaxed))
+		__builtin_ia32_pause();
+	return NULL;
+}
+
+static int client(struct sockaddr_in *sa, size_t size, uint64_t count,
+		  bool poller)
+{
+	pthread_t poller_thread;
 	uint64_t total = size * count, i;
 	uint8_t *buf = calloc(1, size), ack;
 	double t0, t;
@@ -108,6 +128,8 @@ static int client(struct sockaddr_in *sa, size_t size, uint64_t count)
 	}
 	if (send(fd, &total, sizeof(total), MSG_NOSIGNAL) != sizeof(total))
 		die("send");
+	if (poller && pthread_create(&poller_thread, NULL, busy_poller, NULL))
+		die("pthread_create");
 	t0 = now_s();
 	for (i = 0; i < count; i++) {
 		for (off = 0; off < size; off += n) {
@@ -123,6 +145,10 @@ static int client(struct sockaddr_in *sa, size_t size, uint64_t count)
 	if (recv(fd, &ack, 1, MSG_WAITALL) != 1)
 		die("recv");
 	t = now_s() - t0;
+	if (poller) {
+		atomic_store(&poller_stop, true);
+		pthread_join(poller_thread, NULL);
+	}
 	printf("{\"GBps\": %.6f, \"Mpps\": %.6f}\n", total / t / 1e9,
 	       count / t / 1e6);
 	close(fd);
@@ -139,11 +165,12 @@ int main(int argc, char **argv)
 	sa.sin_port = htons((uint16_t)atoi(argv[3]));
 	if (!strcmp(argv[1], "server"))
 		return server(&sa);
-	if (!strcmp(argv[1], "client") && argc == 6)
+	if (!strcmp(argv[1], "client") &&
+	    (argc == 6 || (argc == 7 && !strcmp(argv[6], "busy-poller"))))
 		return client(&sa, strtoul(argv[4], NULL, 0),
-			      strtoull(argv[5], NULL, 0));
+			      strtoull(argv[5], NULL, 0), argc == 7);
 usage:
 	fprintf(stderr, "usage: tcp_stream server ADDR PORT | "
-		"client ADDR PORT SIZE COUNT\n");
+		"client ADDR PORT SIZE COUNT [busy-poller]\n");
 	return 2;
 }
