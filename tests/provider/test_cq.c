@@ -269,7 +269,7 @@ static void test_remove_all_and_none(void **state)
 	fake_cq_free(f);
 }
 
-static void test_empty_poll_doorbell_backoff(void **state)
+static void test_empty_poll_doorbell_spacing(void **state)
 {
 	struct fake_cq *f = fake_cq_new(3);
 	struct ibv_wc wc[1];
@@ -281,17 +281,15 @@ static void test_empty_poll_doorbell_backoff(void **state)
 	assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
 	assert_int_equal(f->doorbell, (uint32_t)(5 | PVRDMA_DB_CQ_POLL));
 
-	/* then after 6, 12, 24 empty polls: 4 doorbells in 24 polls */
+	/* then every N/2 (1) more: 22 doorbells in 24 polls */
 	for (i = 4; i <= 24; i++) {
 		f->doorbell = 0;
 		assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
-		if (f->doorbell) {
+		if (f->doorbell)
 			rung++;
-			assert_true(i == 6 || i == 12 || i == 24);
-		}
 	}
-	assert_int_equal(rung, 3);
-	assert_int_equal(fake_cq_stats(&f->cq).db_poll, 4);
+	assert_int_equal(rung, 21);
+	assert_int_equal(fake_cq_stats(&f->cq).db_poll, 22);
 	assert_int_equal(fake_cq_stats(&f->cq).empty_polls, 24);
 
 	/* a successful poll restarts the count */
@@ -305,6 +303,26 @@ static void test_empty_poll_doorbell_backoff(void **state)
 	assert_int_equal(f->doorbell, (uint32_t)(5 | PVRDMA_DB_CQ_POLL));
 	assert_int_equal(fake_cq_stats(&f->cq).polls, 28);
 	assert_int_equal(fake_cq_stats(&f->cq).cqes, 1);
+	fake_cq_free(f);
+}
+
+/* N = 8: at 8 empty polls, then every 4 more until one finds a CQE. */
+static void test_empty_poll_doorbell_every_half(void **state)
+{
+	struct fake_cq *f = fake_cq_new(8);
+	struct ibv_wc wc[1];
+	int i;
+
+	for (i = 1; i <= 40; i++) {
+		f->doorbell = 0;
+		assert_int_equal(pvrdma_poll_cq(&f->cq.ibv_cq, 1, wc), 0);
+		if (i >= 8 && !(i % 4))
+			assert_int_equal(f->doorbell,
+					 (uint32_t)(5 | PVRDMA_DB_CQ_POLL));
+		else
+			assert_int_equal(f->doorbell, 0);
+	}
+	assert_int_equal(fake_cq_stats(&f->cq).db_poll, 9);
 	fake_cq_free(f);
 }
 
@@ -464,7 +482,8 @@ int main(void)
 		cmocka_unit_test(test_cqe_of_unknown_qp_is_dropped),
 		cmocka_unit_test(test_remove_qp_keeps_others_in_order),
 		cmocka_unit_test(test_remove_all_and_none),
-		cmocka_unit_test(test_empty_poll_doorbell_backoff),
+		cmocka_unit_test(test_empty_poll_doorbell_spacing),
+		cmocka_unit_test(test_empty_poll_doorbell_every_half),
 		cmocka_unit_test(test_empty_poll_never_with_0),
 		cmocka_unit_test(test_arm_not_repeated),
 		cmocka_unit_test(test_arm_after_unread_event),
