@@ -46,6 +46,7 @@ void requester_fail(struct eqp *e, uint32_t status)
 	struct out_wqe *o = out_at(e, 0);
 	struct sim_send_wr wr = o->wr;
 
+	in_place_settle(e);
 	out_pop(e);
 	complete_send(e, &wr, status);
 	qp_to_error(e);

@@ -103,6 +103,7 @@ void engine_qp_destroy(struct sim_qp *qp)
 
 	if (!e)
 		return;
+	in_place_settle(e);
 	direct_qp_withdraw(qp);
 	qlink_del(&e->all);
 	qlink_del(&e->kick);

@@ -180,6 +180,7 @@ void qp_flush(struct eqp *e)
 	uint32_t n;
 	void *elem;
 
+	in_place_settle(e);
 	while (e->out_count) {
 		swr = out_at(e, 0)->wr;
 		out_pop(e);	/* slot back before the CQE shows it done */

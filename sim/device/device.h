@@ -308,6 +308,9 @@ extern struct sim_device_upcalls sim_device_upcalls;
 
 /* ---- the engine (each call with dev->lock held unless noted) ---- */
 int engine_start(struct sim_dev *dev);
+/* Payloads the links still send in place (registered memory) are copied:
+ * before the application may have such memory back (dev->lock held). */
+void engine_copy_in_place(struct sim_dev *dev);
 /* In a fork()ed child: the device its parent started is not its own;
  * its next start opens a port of its own (dev->lock held). */
 void engine_forget(struct sim_dev *dev);

@@ -267,6 +267,16 @@ static inline struct engine *engine_of(struct sim_dev *dev)
 	return dev->index < SIM_MAX_ADAPTERS ? &engines[dev->index] : NULL;
 }
 
+/* The QP's WRs sent but not acknowledged may have their tails on the
+ * link in place (fabric_send_in_place): before they complete without
+ * that ACK (a flush, an error) or the QP goes, and the application may
+ * reuse their memory, the link copies what it still holds. */
+static inline void in_place_settle(struct eqp *e)
+{
+	if (e->out_sent)
+		fabric_copy_in_place(e->eng->port);
+}
+
 static inline void stat_add(atomic_ulong *c, unsigned long v)
 {
 	atomic_fetch_add_explicit(c, v, memory_order_relaxed);

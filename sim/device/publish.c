@@ -49,6 +49,8 @@ void sim_mr_publish(struct sim_dev *dev, const struct sim_mr *mr)
 void sim_mr_withdraw(struct sim_dev *dev, const struct sim_mr *mr)
 {
 	shared_mr_withdraw(dev->index, mr->rkey);
+	/* READ responses and request tails the links send from it. */
+	engine_copy_in_place(dev);
 }
 
 void direct_own_lock(struct sim_dev *dev)

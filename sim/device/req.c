@@ -115,7 +115,8 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o)
 	/* A payload the device cannot read: nothing was sent. The rest of
 	 * one the socket does not take now is sent from its place: the
 	 * application leaves it alone until the WR completes, which takes
-	 * the responder's ACK of all of it. */
+	 * the responder's ACK of all of it, or a flush, an error or the
+	 * QP's end, before which the link copies it (in_place_settle). */
 	if (!fabric_send_in_place(e->eng->port, e->link, &h, li.iov, li.n) &&
 	    errno == EFAULT)
 		return PVRDMA_WC_LOC_PROT_ERR;

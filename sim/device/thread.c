@@ -146,6 +146,14 @@ static void engines_at_exit(void)
 			fabric_close(engines[i].port);
 }
 
+void engine_copy_in_place(struct sim_dev *dev)
+{
+	struct engine *eng = engine_of(dev);
+
+	if (eng && eng->started)
+		fabric_copy_in_place(eng->port);
+}
+
 void engine_forget(struct sim_dev *dev)
 {
 	struct engine *eng = engine_of(dev);

@@ -526,8 +526,6 @@ static int iov_tail(struct iovec *rest, const struct iovec *iov, int n,
 	return k;
 }
 
-static const uint8_t zeros[65536];
-
 /* Writes the rest of o, as far as the socket takes it: bytes written, or
  * -errno. */
 static ssize_t out_write(struct fab_link *link, struct fab_out *o)
@@ -538,10 +536,6 @@ static ssize_t out_write(struct fab_link *link, struct fab_out *o)
 
 	if (!o->niov) {
 		n = send(link->fd, o->data + o->off, o->len - o->off,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
-	} else if (o->niov < 0) {
-		n = send(link->fd, zeros, o->len - o->off < sizeof(zeros) ?
-			 o->len - o->off : sizeof(zeros),
 			 MSG_DONTWAIT | MSG_NOSIGNAL);
 	} else {
 		msg.msg_iovlen = iov_tail(rest, o->iov, o->niov, o->off);
@@ -560,6 +554,77 @@ static void out_pop(struct fab_link *link)
 	free(o);
 }
 
+/* A copy of what the in-place entry o has left to send: the rest of its
+ * header, and its payload as the memory holds it now, zeros where the
+ * memory is gone (as a DMA of memory taken away reads garbage). NULL
+ * without memory for it. */
+static struct fab_out *out_copy(const struct fab_out *o)
+{
+	size_t left = o->len - o->off, skip = o->off, done = 0;
+	struct fab_out *c = malloc(sizeof(*c) + left);
+	struct iovec piece;
+	int i;
+
+	if (!c)
+		return NULL;
+	c->next = o->next;
+	c->len = left;
+	c->off = 0;
+	c->niov = 0;
+	c->iov = NULL;
+	for (i = 0; i < o->niov && done < left; i++) {
+		if (skip >= o->iov[i].iov_len) {
+			skip -= o->iov[i].iov_len;
+			continue;
+		}
+		piece.iov_base = (uint8_t *)o->iov[i].iov_base + skip;
+		piece.iov_len = o->iov[i].iov_len - skip;
+		skip = 0;
+		if (!i)			/* the header: ours */
+			memcpy(c->data + done, piece.iov_base, piece.iov_len);
+		else if (!sim_app_read(c->data + done, &piece, 1,
+				       piece.iov_len))
+			memset(c->data + done, 0, piece.iov_len);
+		done += piece.iov_len;
+	}
+	return c;
+}
+
+/* Replaces the in-place entry *slot with its copy; false if there is no
+ * memory for it. */
+static bool out_settle(struct fab_link *link, struct fab_out **slot)
+{
+	struct fab_out *o = *slot, *c = out_copy(o);
+
+	if (!c)
+		return false;
+	*slot = c;
+	if (link->out_tail == o)
+		link->out_tail = c;
+	free(o);
+	return true;
+}
+
+void fabric_copy_in_place(struct fab_port *port)
+{
+	struct fab_out **slot;
+	struct fab_link *link;
+
+	if (!port)
+		return;
+	for (link = port->links; link; link = link->next) {
+		for (slot = &link->out_head; !link->dead && *slot;
+		     slot = &(*slot)->next) {
+			if (!(*slot)->niov)
+				continue;
+			if (!out_settle(link, slot)) {
+				fab_link_kill(link);	/* no hole */
+				break;
+			}
+		}
+	}
+}
+
 /* Writes what the out-queue holds, as far as the socket takes it. */
 void fab_link_flush(struct fab_link *link)
 {
@@ -572,14 +637,14 @@ void fab_link_flush(struct fab_link *link)
 			continue;
 		/* A payload sent in place that is gone (the application
 		 * unmapped registered memory): none of it on the wire, the
-		 * packet is dropped; part of it, the rest goes as zeros (as
-		 * a DMA of memory taken away reads garbage), so the stream
-		 * and the link's other packets stay whole. */
+		 * packet is dropped; part of it, its copy (zeros for what
+		 * is gone) goes on, so the stream and the link's other
+		 * packets stay whole. */
 		if (n == -EFAULT && o->niov > 0) {
 			if (!o->off)
 				out_pop(link);
-			else
-				o->niov = -1;
+			else if (!out_settle(link, &link->out_head))
+				fab_link_kill(link);
 			continue;
 		}
 		if (n < 0) {

@@ -168,6 +168,11 @@ bool fabric_send(struct fab_port *port, struct fab_link *link,
 bool fabric_send_in_place(struct fab_port *port, struct fab_link *link,
 			  const struct fab_hdr *hdr, const struct iovec *iov,
 			  int iovcnt);
+/* Copies what the port's links still hold in place: before the device
+ * lets the application have such memory back without the packet having
+ * left (a WR completed by a flush or an error, a QP destroyed, an MR
+ * deregistered). */
+void fabric_copy_in_place(struct fab_port *port);
 
 /*
  * Receiving. Everything below except fabric_wait() and fabric_wake() runs

@@ -50,8 +50,8 @@ enum fab_link_kind { LINK_LOCAL, LINK_SOCK };
 
 /* What the socket did not take yet: a copy of the bytes in data[], or
  * (niov > 0) the packet's header in data[] and its payload where iov[]
- * says, in memory that stays valid until it is sent (fabric_send_in_place),
- * or (niov < 0) zeros: the rest of such a payload whose memory went. */
+ * says, in memory that stays valid until it is sent or copied
+ * (fabric_send_in_place, fabric_copy_in_place). */
 struct fab_out {
 	struct fab_out *next;
 	size_t len, off;

@@ -11,7 +11,9 @@
  *     not read cost the out-queue their headers, not their payloads, and
  *     arrive intact once it reads; one whose memory is gone before any of
  *     it left is dropped whole, one whose memory is gone after a part of
- *     it left ends in zeros, and the link goes on;
+ *     it left ends in zeros, and the link goes on; copied on demand
+ *     (fabric_copy_in_place), they arrive as they were when the memory
+ *     changes or goes afterwards;
  *   - a peer killed with SIGKILL: its link dies, its stale registry entry
  *     answers "unreachable" at once, and a later adapter owning the same
  *     GID takes the entry over and is reached.
@@ -508,6 +510,40 @@ static void test_in_place_packet_gone(void **unused)
 	fabric_close(port);
 }
 
+/* What a link still holds in place is copied by fabric_copy_in_place():
+ * the memory may then change or go (a WR completed by a flush, an MR
+ * deregistered) and the packets arrive as they were. */
+static void test_in_place_copied_before_memory_goes(void **unused)
+{
+	const uint32_t n = 5;
+	uint8_t *bufs[5], gid[16];
+	struct fab_link *link;
+	uint32_t psn;
+	pid_t pid;
+	int go;
+
+	pid = spawn_held_peer(2, (1u << n) - 1, &go);
+	port_open(1);
+	gid_of(2, gid);
+	link = resolve(gid);
+	assert_non_null(link);
+	for (psn = 0; psn < n; psn++) {
+		bufs[psn] = patterned_buffer(psn);
+		send_in_place(link, psn, bufs[psn]);
+	}
+	assert_true(fabric_link_busy(link));
+	pthread_mutex_lock(&dev.lock);
+	fabric_copy_in_place(port);
+	pthread_mutex_unlock(&dev.lock);
+	for (psn = 0; psn < n; psn++) {
+		memset(bufs[psn], 0x5a, HELD_LEN);
+		assert_int_equal(munmap(bufs[psn], HELD_LEN), 0);
+	}
+	held_peer_release(link, go, pid, NO_PSN);
+	close(go);
+	fabric_close(port);
+}
+
 /* A forked child that closes the port (its atexit does) leaves the
  * parent on the fabric: the registry entry and socket stay. */
 static void test_forked_child_close_keeps_parent(void **unused)
@@ -583,6 +619,9 @@ int main(void)
 			test_in_place_packets_wait_uncopied, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_in_place_packet_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_in_place_copied_before_memory_goes, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_killed_peer_and_stale_registry, setup, teardown),
 		cmocka_unit_test_setup_teardown(
