@@ -76,13 +76,40 @@ static void registry_path(char *buf, size_t len, const uint8_t gid[16])
 	snprintf(buf, len, "%s/gid/%s", sim_global.rundir, hex);
 }
 
+/* The live process, other than this one, whose socket the registry entry
+ * at path names; 0 if none. */
+static pid_t entry_owner(const char *path)
+{
+	char target[512];
+	const char *base;
+	unsigned int index;
+	ssize_t n;
+	int pid;
+
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return 0;
+	target[n] = 0;
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	if (sscanf(base, "fabric-%d-%u.sock", &pid, &index) != 2 ||
+	    pid <= 0 || pid == getpid())
+		return 0;
+	if (kill(pid, 0) && errno == ESRCH)
+		return 0;
+	return pid;
+}
+
 /* Publishes each GID of the adapter: an atomic replace of the symlink, so
- * that a stale entry of a dead process is taken over. */
+ * that a stale entry of a dead process is taken over. A live process's
+ * entry is not: a GID is one adapter's (the same --mac given to two
+ * processes, or to a process that forks one that uses the device). */
 static void registry_publish(struct fab_port *port)
 {
 	const struct fab_adapter *ad = &port->adapter;
 	char path[512], tmp[600];
 	unsigned int i;
+	pid_t owner;
 
 	snprintf(path, sizeof(path), "%s/gid", sim_global.rundir);
 	mkdir(path, 0777);
@@ -90,6 +117,15 @@ static void registry_publish(struct fab_port *port)
 		if (gid_is_zero(ad->gid[i].raw))
 			continue;
 		registry_path(path, sizeof(path), ad->gid[i].raw);
+		owner = entry_owner(path);
+		if (owner) {
+			fprintf(stderr, "pvrdma-sim: %s: GID index %u is the "
+				"adapter of process %d already; peers cannot "
+				"find this one by it\n",
+				ad->name ? ad->name : "adapter", i,
+				(int)owner);
+			continue;
+		}
 		snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 		unlink(tmp);
 		if (symlink(port->sock_path, tmp) || rename(tmp, path)) {

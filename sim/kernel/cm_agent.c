@@ -561,9 +561,9 @@ static void *agent_main(void *arg)
  * sockets, of the accepted ones and of every id's connection socket are
  * closed (the parent's stay open), so the parent's ids keep working in
  * the parent alone; in the child they are inert copies. The child's
- * first rdma_cm file starts an agent of its own, for the connections it
- * makes (its adapters' GIDs are still answered by the parent's agent
- * while the parent lives). cm_lock is held across the fork, so that the
+ * first rdma_cm file starts an agent of its own, for the adapters it has
+ * by then (identities of its own, made at its first use of the device:
+ * host/config.c). cm_lock is held across the fork, so that the
  * child's copy of the CM state is consistent, and the agent allocates only
  * under it. Its thread was started whole before the open that started it
  * returned (sim_thread_create): a fork() right after leaves the child no

@@ -14,6 +14,7 @@
  *     it left ends in zeros, and the link goes on; copied on demand
  *     (fabric_copy_in_place), they arrive as they were when the memory
  *     changes or goes afterwards;
+ *   - a GID a live process published is not taken by another adapter;
  *   - a peer killed with SIGKILL: its link dies, its stale registry entry
  *     answers "unreachable" at once, and a later adapter owning the same
  *     GID takes the entry over and is reached.
@@ -544,6 +545,32 @@ static void test_in_place_copied_before_memory_goes(void **unused)
 	fabric_close(port);
 }
 
+/* A GID a live process publishes stays its own: a second adapter with
+ * the same GID (the same --mac in two processes) does not take it. */
+static void test_live_registry_entry_kept(void **unused)
+{
+	char path[512], hex[33], target[512], want[64];
+	uint8_t gid[16];
+	ssize_t n;
+	pid_t pid;
+	int status, i;
+
+	pid = spawn_peer(3, 0);
+	gid_of(3, gid);
+	for (i = 0; i < 16; i++)
+		snprintf(hex + 2 * i, 3, "%02x", gid[i]);
+	snprintf(path, sizeof(path), "%s/gid/%s", sim_global.rundir, hex);
+	snprintf(want, sizeof(want), "/fabric-%d-0.sock", (int)pid);
+	port_open(3);
+	n = readlink(path, target, sizeof(target) - 1);
+	kill(pid, SIGKILL);	/* before any assert: it never exits */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(n > 0);
+	target[n] = 0;
+	assert_non_null(strstr(target, want));
+	fabric_close(port);
+}
+
 /* A forked child that closes the port (its atexit does) leaves the
  * parent on the fabric: the registry entry and socket stay. */
 static void test_forked_child_close_keeps_parent(void **unused)
@@ -624,6 +651,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_killed_peer_and_stale_registry, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_live_registry_entry_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_forked_child_close_keeps_parent, setup, teardown),
 		cmocka_unit_test_setup_teardown(
