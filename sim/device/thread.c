@@ -157,11 +157,17 @@ void engine_copy_in_place(struct sim_dev *dev)
 void engine_forget(struct sim_dev *dev)
 {
 	struct engine *eng = engine_of(dev);
+	struct qlink *l;
 
 	if (!eng)
 		return;
 	if (eng->started)
 		fabric_forget(eng->port);
+	/* The parent's QPs, copies in the child's tables, leave the device:
+	 * destroying one (the child closing the parent's file) must not
+	 * unlink it from lists that are no longer there. */
+	for (l = eng->all.first; l; l = l->next)
+		eqp_of(l, all)->qp->engine = NULL;
 	/* The parent's thread, queues and QP lists are not the child's. */
 	memset(eng, 0, sizeof(*eng));
 	dev->engine = NULL;
