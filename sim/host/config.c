@@ -10,6 +10,7 @@
  * every VM on a host has its own PVRDMA NIC.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,8 +26,16 @@
  * child to make its own the same way (sim_identity_check). */
 static bool identity_mac_given, identity_ipv4_auto;
 static _Atomic pid_t identity_pid, identity_maker;
+static bool identity_fork_handler;
 /* This thread makes them: the sim's own opens of the new tree pass. */
 static _Thread_local bool identity_making;
+
+/* A child forked while a thread made its parent's identity has no maker:
+ * that thread is not in it (and its pid may come back in a descendant). */
+static void identity_fork_child(void)
+{
+	atomic_store(&identity_maker, 0);
+}
 
 /* The next MAC as a 48-bit number: --mac names the first adapter's. */
 static void mac_add(const uint8_t in[6], unsigned int n, uint8_t out[6])
@@ -260,6 +269,10 @@ int sim_config_load(void)
 	identity_mac_given = mac_given;
 	identity_ipv4_auto = ipv4_auto;
 	atomic_store(&identity_pid, getpid());
+	if (!identity_fork_handler) {
+		identity_fork_handler = true;
+		pthread_atfork(NULL, NULL, identity_fork_child);
+	}
 	return 0;
 }
 

@@ -464,12 +464,17 @@ static int sysfs_path_set(const char *root)
 	} else if (fd >= 0) {
 		fd = sim_fd_own((int)fd);
 	}
+	g->sysfs_path[0] = 0;
 	if (fd >= 0) {
+		char probe[64];
+
 		g->sysfs_fd = (int)fd;
-		snprintf(g->sysfs_path, sizeof(g->sysfs_path),
-			 "/proc/self/fd/%d", (int)fd);
-	} else {
-		g->sysfs_path[0] = 0;
+		snprintf(probe, sizeof(probe), "/proc/self/fd/%d/class",
+			 (int)fd);
+		/* Without /proc the tree's own name it is. */
+		if (!sim_sys(SYS_faccessat, AT_FDCWD, probe, F_OK))
+			snprintf(g->sysfs_path, sizeof(g->sysfs_path),
+				 "/proc/self/fd/%d", (int)fd);
 	}
 	if (setenv("SYSFS_PATH", g->sysfs_path[0] ? g->sysfs_path : root, 1))
 		return -errno;
