@@ -385,6 +385,21 @@ static pid_t spawn_held_peer(uint8_t id, uint32_t want, int *go)
 	_exit(held_seen == want && !rx_bad ? 0 : 1);
 }
 
+/* A held peer (adapter 2, wanting the psn mask want) and the link to it
+ * from a port of adapter 1 opened here. */
+static struct fab_link *held_pair(uint32_t want, int *go, pid_t *pid)
+{
+	struct fab_link *link;
+	uint8_t gid[16];
+
+	*pid = spawn_held_peer(2, want, go);
+	port_open(1);
+	gid_of(2, gid);
+	link = resolve(gid);
+	assert_non_null(link);
+	return link;
+}
+
 static size_t heap_bytes(void)
 {
 	struct mallinfo2 mi = mallinfo2();
@@ -439,18 +454,14 @@ static void held_peer_release(struct fab_link *link, int go, pid_t pid,
  * MiB, the rest waits in the out-queue as headers. */
 static void test_in_place_packets_wait_uncopied(void **unused)
 {
-	uint8_t *bufs[HELD_PKTS], gid[16];
+	uint8_t *bufs[HELD_PKTS];
 	struct fab_link *link;
 	size_t heap_before;
 	int go;
 	uint32_t psn;
 	pid_t pid;
 
-	pid = spawn_held_peer(2, (1u << HELD_PKTS) - 1, &go);
-	port_open(1);
-	gid_of(2, gid);
-	link = resolve(gid);
-	assert_non_null(link);
+	link = held_pair((1u << HELD_PKTS) - 1, &go, &pid);
 	for (psn = 0; psn < HELD_PKTS; psn++)
 		bufs[psn] = patterned_buffer(psn);
 
@@ -475,18 +486,14 @@ static void test_in_place_packet_gone(void **unused)
 {
 	const uint32_t n = 6, gone = 4;
 	const size_t frame = sizeof(struct fab_hdr) + HELD_LEN;
-	uint8_t *bufs[6], gid[16], cut;
+	uint8_t *bufs[6], cut;
 	struct fab_link *link;
 	int go;
 	uint64_t sent;
 	uint32_t psn;
 	pid_t pid;
 
-	pid = spawn_held_peer(2, ((1u << n) - 1) & ~(1u << gone), &go);
-	port_open(1);
-	gid_of(2, gid);
-	link = resolve(gid);
-	assert_non_null(link);
+	link = held_pair(((1u << n) - 1) & ~(1u << gone), &go, &pid);
 	for (psn = 0; psn < n; psn++)
 		bufs[psn] = patterned_buffer(psn);
 	sent = fabric_link_tx_bytes(link);	/* the link's HELLO */
@@ -517,17 +524,13 @@ static void test_in_place_packet_gone(void **unused)
 static void test_in_place_copied_before_memory_goes(void **unused)
 {
 	const uint32_t n = 5;
-	uint8_t *bufs[5], gid[16];
+	uint8_t *bufs[5];
 	struct fab_link *link;
 	uint32_t psn;
 	pid_t pid;
 	int go;
 
-	pid = spawn_held_peer(2, (1u << n) - 1, &go);
-	port_open(1);
-	gid_of(2, gid);
-	link = resolve(gid);
-	assert_non_null(link);
+	link = held_pair((1u << n) - 1, &go, &pid);
 	for (psn = 0; psn < n; psn++) {
 		bufs[psn] = patterned_buffer(psn);
 		send_in_place(link, psn, bufs[psn]);
