@@ -300,11 +300,12 @@ static void fork_identity(void)
 
 void sim_identity_check(void)
 {
-	pid_t self, maker;
+	pid_t self, maker, made;
 
-	if (identity_making ||
-	    atomic_load_explicit(&identity_pid, memory_order_acquire) ==
-	    (self = getpid()))
+	made = atomic_load_explicit(&identity_pid, memory_order_acquire);
+	/* Not configured yet (an open before the preload's constructor) or
+	 * this process's own. */
+	if (identity_making || !made || made == (self = getpid()))
 		return;
 	/* One thread of the child makes it; the others wait for it. A maker
 	 * of another pid is an ancestor's, caught by the fork mid-way. */
