@@ -7,10 +7,9 @@
  * (registered memory) with one sendmsg; only what the socket does not take
  * is copied to the link's out-queue, flushed when the socket drains, or,
  * for a payload that stays in place until then (a request's, a READ
- * response's), only
- * the header and where the payload is. A
- * receive reads the header, then the payload straight into its destination
- * (the device's receive path decides where). Reading a payload that has
+ * response's), only the header and where the payload is. A receive reads
+ * the header, then the payload straight into its destination (the
+ * device's receive path decides where). Reading a payload that has
  * not fully arrived waits for it, flushing this port's out-queues
  * meanwhile, so two adapters streaming at each other never wait on each
  * other. Receiving is in fabric_rx.c; link.h holds what both share.
