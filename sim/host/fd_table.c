@@ -12,33 +12,12 @@ _Atomic(struct host_file *) host_files;
 
 static pthread_mutex_t host_files_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/*
- * fork(): an application thread may be inside host_file_get() (its open()
- * of a device file, which allocates through the application's allocator)
- * while another forks. The child, which has the forking thread alone,
- * would find the lock held for good and hang at its first open() of a
- * device file. So fork() waits for it (nothing is taken under it: any
- * order of the fork handlers is safe), and the child makes it anew.
- */
-static void host_files_fork_prepare(void)
-{
-	pthread_mutex_lock(&host_files_lock);
-}
-
-static void host_files_fork_parent(void)
-{
-	pthread_mutex_unlock(&host_files_lock);
-}
-
-static void host_files_fork_child(void)
-{
-	pthread_mutex_init(&host_files_lock, NULL);
-}
-
+/* An application thread may be inside host_file_get() (its open() of a
+ * device file, which allocates through the application's allocator) while
+ * another forks. */
 void host_files_fork_init(void)
 {
-	pthread_atfork(host_files_fork_prepare, host_files_fork_parent,
-		       host_files_fork_child);
+	host_lock_fork_safe(&host_files_lock);
 }
 
 struct host_file *host_file_get(void)

@@ -24,31 +24,11 @@ static unsigned int uar_maps_used;	/* high-water mark */
 
 static pthread_mutex_t uar_maps_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/*
- * fork(): an application thread may be inside an mmap or munmap of a UAR
- * page, holding the lock, while another forks; the child would hang at
- * its first mmap or munmap of one. As host_files_lock (fd_table.c):
- * fork() waits for it, and the child makes it anew.
- */
-static void uar_maps_fork_prepare(void)
-{
-	pthread_mutex_lock(&uar_maps_lock);
-}
-
-static void uar_maps_fork_parent(void)
-{
-	pthread_mutex_unlock(&uar_maps_lock);
-}
-
-static void uar_maps_fork_child(void)
-{
-	pthread_mutex_init(&uar_maps_lock, NULL);
-}
-
+/* An application thread may be inside an mmap or munmap of a UAR page,
+ * holding the lock, while another forks. */
 void uar_maps_fork_init(void)
 {
-	pthread_atfork(uar_maps_fork_prepare, uar_maps_fork_parent,
-		       uar_maps_fork_child);
+	host_lock_fork_safe(&uar_maps_lock);
 }
 
 static struct host_file *uar_map_take(uintptr_t lo, uintptr_t hi,

@@ -37,6 +37,47 @@ static void sim_libc_fill(void)
 	sim_libc.pthread_sigmask = pthread_sigmask;
 }
 
+/*
+ * Locks of the host layer an application thread may hold while another
+ * forks. The child, which has the forking thread alone, would find one
+ * held for good and hang at its next open() or mmap of a device. So fork()
+ * waits for each (nothing is taken under them: any order of the fork
+ * handlers is safe), and the child makes them anew.
+ */
+#define HOST_FORK_LOCKS	2	/* host_files_lock, uar_maps_lock */
+static pthread_mutex_t *host_fork_locks[HOST_FORK_LOCKS];
+static unsigned int host_fork_nlocks;
+
+void host_lock_fork_safe(pthread_mutex_t *lock)
+{
+	if (host_fork_nlocks < HOST_FORK_LOCKS)
+		host_fork_locks[host_fork_nlocks++] = lock;
+}
+
+static void host_locks_fork_prepare(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < host_fork_nlocks; i++)
+		pthread_mutex_lock(host_fork_locks[i]);
+}
+
+static void host_locks_fork_parent(void)
+{
+	unsigned int i = host_fork_nlocks;
+
+	while (i--)
+		pthread_mutex_unlock(host_fork_locks[i]);
+}
+
+static void host_locks_fork_child(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < host_fork_nlocks; i++)
+		pthread_mutex_init(host_fork_locks[i], NULL);
+}
+
 static bool is_uar(const void *addr)
 {
 	return sim_uar_lookup(addr) != NULL;
@@ -49,6 +90,10 @@ __attribute__((constructor)) static void sim_init(void)
 	sim_libc_fill();
 	host_files_fork_init();
 	uar_maps_fork_init();
+	/* Here, where no sim lock is held: glibc registers fork handlers
+	 * under the lock it runs them with. */
+	pthread_atfork(host_locks_fork_prepare, host_locks_fork_parent,
+		       host_locks_fork_child);
 	sim_kernel_init(&(struct sim_kernel_host){
 		.uar_map = sim_uar_map, .uar_unmap = sim_uar_unmap,
 		.is_uar = is_uar, .ucma_file_of_fd = ucma_file_of_fd });

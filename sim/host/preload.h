@@ -138,9 +138,8 @@ struct ucma_file *ucma_file_of_fd(int fd);
 int raw_close_range(unsigned int first, unsigned int last, int flags);
 int app_close_range(unsigned int first, unsigned int last, int flags,
 		    close_range_fn fn);
-/* fork() waits for the lock of the open device files. Once, from the
- * constructor, where no sim lock is held (glibc registers fork handlers
- * under the lock it runs them with). */
+/* fork() waits for the lock of the open device files (host_lock_fork_safe).
+ * Once, from the constructor. */
 void host_files_fork_init(void);
 
 /* ---- devfile.c ---- */
@@ -156,6 +155,11 @@ int host_madvise(void *addr, size_t len, int advice);
 bool uar_bus_fixup(void *addr);
 /* As host_files_fork_init(), for the lock of the UAR mappings. */
 void uar_maps_fork_init(void);
+
+/* ---- preload.c ---- */
+/* fork() waits for lock, and the child makes it anew (before the
+ * constructor registers the fork handlers of all such locks). */
+void host_lock_fork_safe(pthread_mutex_t *lock);
 
 /* ---- signals.c ---- */
 bool sig_valid(int sig);
