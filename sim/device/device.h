@@ -95,6 +95,10 @@ struct sim_pin {
 	uint64_t dev;
 	uint64_t ino;
 	uint64_t id;
+	/* The process that pinned: a fork()ed child has none of the
+	 * device's mapping (MADV_DONTFORK), and the addresses may hold its
+	 * own rings by the time it lets go of its parent's objects. */
+	int pid;
 };
 
 struct sim_dev;

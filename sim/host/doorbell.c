@@ -281,12 +281,34 @@ static void signal_watch_start(void);
  * MADV_DONTFORK here): a store to where one was is the child's own fault,
  * never a doorbell of the parent's device. Its watch thread was not
  * forked either; the child's first UAR starts one.
+ *
+ * Where a parent's UAR was, the child gets an inaccessible page of its
+ * own. A hole there would be the first place for the child's own UAR,
+ * and a provider that lets go of the inherited context (munmap of the
+ * parent's UAR address, as every provider does at close) would then
+ * unmap the child's doorbells. The placeholder goes instead; a store to
+ * it is the same fault as to a hole.
  */
+static void uar_hold_place(uintptr_t page)
+{
+	long p = sim_sys6(SYS_mmap, (long)page, SIM_PAGE_SIZE, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			  -1, 0);
+
+	/* A kernel before 4.17 takes the address as a hint only. */
+	if (p >= 0 && (uintptr_t)p != page)
+		sim_sys(SYS_munmap, p, SIM_PAGE_SIZE, 0);
+}
+
 static void doorbell_forked(void)
 {
 	unsigned int i, n = atomic_load(&uar_slots_used);
 
 	for (i = 0; i < n; i++) {
+		uintptr_t page = atomic_load(&uar_slots[i].page);
+
+		if (page > 1)
+			uar_hold_place(page);
 		atomic_store(&uar_slots[i].uctx, NULL);
 		atomic_store(&uar_slots[i].page, 0);
 	}

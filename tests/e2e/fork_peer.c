@@ -4,10 +4,12 @@
  * the sim is a virtual machine with an adapter of its own: the child gets
  * a MAC, node GUID and GIDs of its own (what ibv_query_gid and the device
  * list say), the parent keeps its own and stays reachable at them, and
- * the two exchange RDMA WRITEs and SENDs over RC QPs. The parent's device
- * was busy before the fork (a loopback pair carried a SEND) and carries
- * one again after the child is gone: what the child did left the parent's
- * links alone.
+ * the two exchange RDMA WRITEs and SENDs over RC QPs. The child closes
+ * the device file it inherited once it has rings and a UAR of its own,
+ * which may lie where its parent's were: they must stay the child's. The
+ * parent's device was busy before the fork (a loopback pair carried a
+ * SEND) and carries one again after the child is gone: what the child did
+ * left the parent's links alone.
  *
  *   fork_peer
  */
@@ -229,6 +231,11 @@ int main(void)
 		side_open(&c);
 		identity_of(&c, &id);
 		qp = rc_qp(&c, &me, 2);
+		/* The parent's device file is the parent's: the child lets
+		 * go of its copy, which must leave the child's own rings
+		 * alone (they may lie where the parent's were). */
+		E2E_CHECK(!ibv_close_device(s.dev.ctx),
+			  "child: close the parent's device");
 		peer_exchange(sv[1], &c, qp, &me, &id, &peer, &peer_id, 22,
 			      33, "child");
 		printf("child: own GIDs and GUID, traffic with the parent\n");
