@@ -83,6 +83,11 @@ uint32_t sim_ipv4_from_mac(const uint8_t mac[6]);
 /* The MAC of a GID that one of the above made; false for any other. */
 bool sim_mac_from_gid(const uint8_t gid[16], uint8_t mac[6]);
 
+/* ---- self.c: this process ---- */
+/* getpid() without a system call; a fork()ed child's own from its first
+ * instruction after fork() on (see self.c). */
+pid_t sim_self_pid(void);
+
 /* ---- table.c: number tables (slot i holds number i, NULL = free) ---- */
 struct sim_table {
 	void **slot;

@@ -44,7 +44,7 @@ bool sim_app_read(void *dst, const struct iovec *src, int n, size_t len)
 	if (!want)
 		return true;
 	do {
-		got = process_vm_readv(getpid(), &local, 1, src, n, 0);
+		got = process_vm_readv(sim_self_pid(), &local, 1, src, n, 0);
 	} while (got < 0 && errno == EINTR);
 	return got >= 0 && (size_t)got == want;
 }
@@ -64,7 +64,7 @@ bool sim_app_write(const struct iovec *dst, int n, const void *src,
 	if (!want)
 		return true;
 	do {
-		got = process_vm_writev(getpid(), &local, 1, dst, n, 0);
+		got = process_vm_writev(sim_self_pid(), &local, 1, dst, n, 0);
 	} while (got < 0 && errno == EINTR);
 	return got >= 0 && (size_t)got == want;
 }

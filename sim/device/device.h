@@ -98,7 +98,7 @@ struct sim_pin {
 	/* The process that pinned: a fork()ed child has none of the
 	 * device's mapping (MADV_DONTFORK), and the addresses may hold its
 	 * own rings by the time it lets go of its parent's objects. */
-	int pid;
+	pid_t pid;
 };
 
 struct sim_dev;

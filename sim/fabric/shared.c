@@ -168,7 +168,7 @@ static void own_at_exit(void)
 	unsigned int i;
 
 	for (i = 0; i < SIM_MAX_ADAPTERS; i++)
-		if (own[i].seg && own[i].pid == getpid())
+		if (own[i].seg && own[i].pid == sim_self_pid())
 			unlink(own[i].path);
 }
 
@@ -238,7 +238,7 @@ static struct shared_seg *own_seg(unsigned int adapter)
 	struct own_seg *o;
 	struct shared_seg *seg = NULL;
 	pthread_mutexattr_t a;
-	pid_t pid = getpid();
+	pid_t pid = sim_self_pid();
 
 	if (adapter >= SIM_MAX_ADAPTERS || !sim_global.rundir[0])
 		return NULL;
@@ -282,7 +282,7 @@ static struct shared_seg *own_seg(unsigned int adapter)
  * not create one). */
 static const struct shared_seg *own_seg_opened(unsigned int adapter)
 {
-	if (adapter >= SIM_MAX_ADAPTERS || own[adapter].pid != getpid())
+	if (adapter >= SIM_MAX_ADAPTERS || own[adapter].pid != sim_self_pid())
 		return NULL;
 	return own[adapter].seg;
 }

@@ -329,7 +329,7 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 		sim_sys(SYS_close, fd, 0, 0);
 	pin->base = view;
 	pin->len = total;
-	pin->pid = (int)sim_sys(SYS_getpid, 0, 0, 0);
+	pin->pid = sim_self_pid();
 	return 0;
 
 err_unlock:
@@ -347,8 +347,7 @@ void sim_unpin(struct sim_pin *pin)
 {
 	/* The parent's pin, in a fork()ed child: the kept file is the
 	 * child's copy to close, the view is not the child's to unmap. */
-	bool mapped = pin->base &&
-		      pin->pid == (int)sim_sys(SYS_getpid, 0, 0, 0);
+	bool mapped = pin->base && pin->pid == sim_self_pid();
 
 	/* An object that was never pinned (calloc'ed) has no fd. */
 	if (pin->base && pin->fd >= 0)

@@ -15,11 +15,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "uaccess.h"
 
 static int user_copy(uint64_t user, void *local, size_t len, int write)
 {
-	pid_t self = getpid();	/* not cached: a fork()ed child has its own */
+	pid_t self = sim_self_pid();
 	size_t done = 0;
 
 	if (!len)
