@@ -383,6 +383,11 @@ bool direct_enabled(void)
 	return enabled();
 }
 
+bool direct_reachable(const struct sim_qp *qp, struct fab_link *link)
+{
+	return qp->type == IBV_QPT_RC && enabled() && shared_peer(link);
+}
+
 void direct_refuse(const char *why)
 {
 	refuse(why);

@@ -69,6 +69,9 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
  * the path is refused by the system. */
 bool direct_enabled(void);
 void direct_refuse(const char *why);
+/* The QP's peer is an adapter of this host whose segment is mapped: its
+ * WQEs may be executed in one copy. */
+bool direct_reachable(const struct sim_qp *qp, struct fab_link *link);
 /* The checks and the copy both paths share (direct.c): a target QP a
  * responder would take requests on, with the remote access asked for; an
  * MR of the target by rkey (remote) or lkey; and a copy that moved all it

@@ -180,6 +180,11 @@ struct eqp {
 	struct fab_link *ud_link;
 
 	uint32_t rd_inflight;		/* READs, atomics unanswered */
+	/* req.c, a same-host stream's way back to one copy: attempts in
+	 * a row that took the fabric, and WQEs put on the fabric since the
+	 * last attempt (both saturate). */
+	uint8_t direct_misses;
+	uint8_t fabric_run;
 
 	/* responder */
 	uint32_t epsn;

@@ -220,6 +220,26 @@ static uint32_t rd_atomic_limit(const struct sim_qp *qp)
 	return qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
 }
 
+/* Misses in a row after which a stream stops waiting for the fabric to
+ * drain, and how often it tries one copy again then. */
+#define DIRECT_MISSES_HELD	4u
+#define DIRECT_PROBE_EVERY	64u
+
+/* direct_execute(), counted for a stream's way back to one copy. */
+static unsigned int direct_attempt(struct eqp *e, const struct sim_send_wr *wr,
+				   uint32_t *st,
+				   const struct sim_send_wr **done_wrs)
+{
+	unsigned int n = direct_execute(e->qp, e->link, wr, st, done_wrs);
+
+	e->fabric_run = 0;
+	if (n)
+		e->direct_misses = 0;
+	else if (e->direct_misses < UINT8_MAX)
+		e->direct_misses++;
+	return n;
+}
+
 /* Fetches what the SQ ring holds and sends what may be sent. */
 void sq_progress(struct eqp *e)
 {
@@ -255,6 +275,20 @@ void sq_progress(struct eqp *e)
 	ready = sim_ring_count(&qp->sq);
 	while (state == IBV_QPS_RTS && e->out_count < e->out_cap &&
 	       (ready < 0 || e->out_count + taken < ready)) {
+		/*
+		 * A same-host stream that met the fabric (its target had no
+		 * receive posted yet, or its lock stayed busy) returns to one
+		 * copy once what it put there is acknowledged: the WQEs
+		 * behind wait in the ring meanwhile, as per-QP order wants,
+		 * rather than follow it onto the fabric for as long as the
+		 * stream never lets the QP drain. A target that keeps
+		 * refusing gets the fabric in full flight, and one more
+		 * attempt every DIRECT_PROBE_EVERY WQEs.
+		 */
+		if (e->out_count && (e->direct_misses < DIRECT_MISSES_HELD ||
+				     e->fabric_run >= DIRECT_PROBE_EVERY) &&
+		    direct_reachable(qp, e->link))
+			break;
 		/* past the WQEs in flight, which stay in the ring (out_pop) */
 		rs = sim_ring_peek_at(&qp->sq, e->out_count, &elem);
 		if (rs == SIM_RING_INVALID) {
@@ -284,8 +318,7 @@ void sq_progress(struct eqp *e)
 		/* Same-host target: executed here, in one copy, once nothing
 		 * of the QP is in flight on the fabric (per-QP order). */
 		if (!st && !e->out_count && !e->rnr_until &&
-		    (ndirect = direct_execute(qp, e->link, &o->wr, &st,
-					      &direct_wrs))) {
+		    (ndirect = direct_attempt(e, &o->wr, &st, &direct_wrs))) {
 			taken += ndirect;
 			for (i = 0, moved = 0; i < ndirect; i++)
 				moved += direct_wrs[i].total_len;
@@ -307,6 +340,8 @@ void sq_progress(struct eqp *e)
 			}
 			continue;
 		}
+		if (e->fabric_run < UINT8_MAX)
+			e->fabric_run++;
 		o->psn = e->next_psn;
 		e->next_psn = (e->next_psn + 1) & PSN_MASK;
 		e->out_count++;

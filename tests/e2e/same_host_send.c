@@ -12,8 +12,12 @@
  *     solicited completions only;
  *   each CQE as the IB spec has it (opcode, byte_len, imm, src_qp,
  *   qp_num), the data in place, one event for each arm and no more;
- *   - a SEND while no receive is posted: RNR NAKs until the server posts
- *     one, then both sides succeed;
+ *   - a SEND while no receive is posted, with RNR_BURST - 1 more posted
+ *     right behind it: RNR NAKs until the server posts receives, then
+ *     all of them arrive in order and succeed. The first took the socket
+ *     fabric (the responder's RNR NAK); the ones behind it return to one
+ *     copy once it is acknowledged, instead of following it there (the
+ *     script counts them);
  *   - a SEND longer than the posted receive: the client's WR ends in
  *     IBV_WC_REM_INV_REQ_ERR, the server's receive in IBV_WC_LOC_LEN_ERR.
  * With --mode srq the server's QP takes its receives from an SRQ, whose
@@ -68,6 +72,8 @@
 #define SHORT_RECV	10u
 #define SRQ_LIMIT	3u
 #define CHURN_ROUNDS	300u
+#define RNR_BURST	9u
+#define RNR_LEN		300u
 /* Ring mappings a process may have besides the peers' it caches: its own
  * rings, twice each (its mapping and the device's). */
 #define MAX_RING_MAPS	96u
@@ -216,18 +222,26 @@ static void server(struct ctx *c)
 	if (c->srq)
 		srq_limit_event(c);
 
-	/* RNR: the client sends first, the receive comes later. */
+	/* RNR: the client sends first, the receives come later. */
 	arm(c, false);
 	e2e_sync(c->sock, "rnr sent");
 	usleep(200 * 1000);
-	post_recv(c, 0, SLOT);
-	wait_event(c, &wc, "a SEND after RNR");
-	E2E_CHECK(wc.status == IBV_WC_SUCCESS && wc.byte_len == 300 &&
-		  e2e_pattern_ok(c->buf, 300, 60),
-		  "SEND after RNR: status %s byte_len %u",
-		  ibv_wc_status_str(wc.status), wc.byte_len);
+	for (i = 0; i < RNR_BURST; i++)
+		post_recv(c, i, SLOT);
+	for (i = 0; i < RNR_BURST; i++) {
+		if (i)
+			e2e_poll_one(c->rcq, &wc, "a SEND behind the RNR");
+		else
+			wait_event(c, &wc, "a SEND after RNR");
+		E2E_CHECK(wc.wr_id == 100 + i && wc.status == IBV_WC_SUCCESS &&
+			  wc.byte_len == RNR_LEN &&
+			  e2e_pattern_ok(c->buf + i * SLOT, RNR_LEN, 60 + i),
+			  "SEND %u after RNR: wr_id %llu status %s byte_len %u",
+			  i, (unsigned long long)wc.wr_id,
+			  ibv_wc_status_str(wc.status), wc.byte_len);
+	}
 	e2e_sync(c->sock, "rnr done");
-	printf("RNR, then the SEND\n");
+	printf("RNR, then the SEND and the %u behind it\n", RNR_BURST - 1);
 
 	/* A receive too short for the SEND. */
 	post_recv(c, 1, SHORT_RECV);
@@ -242,12 +256,14 @@ static void server(struct ctx *c)
 	printf("receive too short: LOC_LEN_ERR\n");
 }
 
-static void send_one(struct ctx *c, uint64_t wr_id, enum ibv_wr_opcode op,
-		     uint32_t len, uint32_t imm, bool solicited,
-		     unsigned int seed)
+/* A SEND of the pattern seed, from buf + off. */
+static void send_from(struct ctx *c, uint64_t wr_id, enum ibv_wr_opcode op,
+		      uint32_t off, uint32_t len, uint32_t imm,
+		      bool solicited, unsigned int seed)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)c->buf, .length = len, .lkey = c->mr->lkey,
+		.addr = (uintptr_t)c->buf + off, .length = len,
+		.lkey = c->mr->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = wr_id, .sg_list = &sge, .num_sge = len ? 1 : 0,
@@ -259,9 +275,16 @@ static void send_one(struct ctx *c, uint64_t wr_id, enum ibv_wr_opcode op,
 	}, *bad;
 	int ret;
 
-	e2e_pattern(c->buf, len, seed);
+	e2e_pattern(c->buf + off, len, seed);
 	ret = ibv_post_send(c->qp, &wr, &bad);
 	E2E_CHECK(!ret, "ibv_post_send: %s", strerror(ret));
+}
+
+static void send_one(struct ctx *c, uint64_t wr_id, enum ibv_wr_opcode op,
+		     uint32_t len, uint32_t imm, bool solicited,
+		     unsigned int seed)
+{
+	send_from(c, wr_id, op, 0, len, imm, solicited, seed);
 }
 
 static void sent(struct ctx *c, uint64_t wr_id, enum ibv_wc_status status,
@@ -287,13 +310,16 @@ static void client(struct ctx *c)
 		sent(c, i, IBV_WC_SUCCESS, "message to a sleeping target");
 		e2e_sync(c->sock, "got it");
 	}
-	send_one(c, 50, IBV_WR_SEND, 300, 0, false, 60);
+	for (i = 0; i < RNR_BURST; i++)
+		send_from(c, 50 + i, IBV_WR_SEND, i * SLOT, RNR_LEN, 0, false,
+			  60 + i);
 	e2e_sync(c->sock, "rnr sent");
-	sent(c, 50, IBV_WC_SUCCESS, "SEND after RNR");
+	for (i = 0; i < RNR_BURST; i++)
+		sent(c, 50 + i, IBV_WC_SUCCESS, "SEND after RNR");
 	e2e_sync(c->sock, "rnr done");
 	e2e_sync(c->sock, "short posted");
-	send_one(c, 51, IBV_WR_SEND, 100, 0, false, 61);
-	sent(c, 51, IBV_WC_REM_INV_REQ_ERR, "SEND longer than the receive");
+	send_one(c, 70, IBV_WR_SEND, 100, 0, false, 61);
+	sent(c, 70, IBV_WC_REM_INV_REQ_ERR, "SEND longer than the receive");
 	e2e_sync(c->sock, "short done");
 	printf("client: every SEND as the IB spec has it\n");
 }
