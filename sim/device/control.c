@@ -46,6 +46,8 @@ static void eqp_reset(struct eqp *e)
 	e->out_head = e->out_count = e->out_sent = 0;
 	e->rd_inflight = 0;
 	e->deadline = e->rnr_until = 0;
+	e->direct_rnr_since = 0;
+	e->direct_misses = e->fabric_run = 0;
 	e->link = e->ud_link = NULL;
 	e->need_resolve = false;
 	e->nak_sent = false;

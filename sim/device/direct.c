@@ -312,7 +312,8 @@ static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
 
 unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 			    const struct sim_send_wr *wr, uint32_t *status,
-			    const struct sim_send_wr **done_wrs)
+			    const struct sim_send_wr **done_wrs,
+			    uint64_t *rnr_ns)
 {
 	struct sim_dev *dev = qp->uctx->dev;
 	struct write_batch *b;
@@ -323,11 +324,12 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	uint64_t orig = 0, bytes = 0;
 	int n = 0;
 
+	*rnr_ns = 0;
 	if (wr->opcode == PVRDMA_WR_SEND ||
 	    wr->opcode == PVRDMA_WR_SEND_WITH_IMM ||
 	    wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM) {
 		*status = PVRDMA_WC_SUCCESS;
-		return direct_send_execute(qp, link, wr, done_wrs);
+		return direct_send_execute(qp, link, wr, done_wrs, rnr_ns);
 	}
 	if (wr->opcode != PVRDMA_WR_RDMA_WRITE &&
 	    wr->opcode != PVRDMA_WR_RDMA_READ &&

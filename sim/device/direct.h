@@ -31,11 +31,14 @@ struct shared_seg;
  * success. 0: nothing observable happened at the target, or what happened
  * is idempotent (a partial WRITE or READ), and the WR takes the fabric,
  * which gives every error its exact IB semantics (the target's responder
- * NAKs, a target that is gone runs the retry count out).
+ * NAKs, a target that is gone runs the retry count out). *rnr_ns: not 0
+ * when it was 0 because a SEND found no receive posted: the time the
+ * target's RNR NAK would have the requester wait.
  */
 unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 			    const struct sim_send_wr *wr, uint32_t *status,
-			    const struct sim_send_wr **done_wrs);
+			    const struct sim_send_wr **done_wrs,
+			    uint64_t *rnr_ns);
 
 /* publish.c: the QP's responder state as same-host requesters see it
  * (created, modified, in error), and its end (dev->lock held). */
@@ -64,7 +67,8 @@ void direct_own_unlock(struct sim_dev *dev);
  * the requester, as direct_execute() (which calls it) says. */
 unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 				 const struct sim_send_wr *wr,
-				 const struct sim_send_wr **done_wrs);
+				 const struct sim_send_wr **done_wrs,
+				 uint64_t *rnr_ns);
 /* For it: the path is on (false: turned off or refused, said once), and
  * the path is refused by the system. */
 bool direct_enabled(void);

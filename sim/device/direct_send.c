@@ -218,7 +218,7 @@ static bool target_dst(struct shared_seg *seg,
 static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 			const struct sim_send_wr *wr, const struct fab_hdr *h,
 			const struct local_iov *li, bool *notify,
-			uint32_t *notify_cqn)
+			uint32_t *notify_cqn, uint64_t *rnr_ns)
 {
 	unsigned int adapter = qp->uctx->dev->index, n;
 	uint32_t qpn = qp->attr.dest_qp_num & 0xffffff, limit;
@@ -231,6 +231,7 @@ static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 	struct sim_ring rq, cq;
 	struct sim_recv_wr rwr;
 	struct pvrdma_cqe c;
+	enum sim_ring_status rs;
 	void *elem, *slot;
 	ssize_t got;
 
@@ -245,8 +246,13 @@ static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 	    !ring_get(adapter, seg, &r.cq, sizeof(struct pvrdma_cqe), &cq,
 		      used, &used))
 		return false;
-	if (sim_ring_peek(&rq, &elem) != SIM_RING_READY)
-		return false;	/* RNR, or a ring the target must fail */
+	rs = sim_ring_peek(&rq, &elem);
+	if (rs != SIM_RING_READY) {
+		/* RNR, or a ring the target must fail */
+		if (rs == SIM_RING_NONE)
+			*rnr_ns = 1000ull * rnr_timer_us[q.min_rnr_timer & 31];
+		return false;
+	}
 	if (r.srq) {
 		limit = shared_srq_limit(seg, r.srqn);
 		if (limit && sim_ring_count(&rq) - 1 < (int64_t)limit)
@@ -289,7 +295,8 @@ static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 
 unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 				 const struct sim_send_wr *wr,
-				 const struct sim_send_wr **done_wrs)
+				 const struct sim_send_wr **done_wrs,
+				 uint64_t *rnr_ns)
 {
 	struct sim_dev *dev = qp->uctx->dev;
 	struct engine *eng = engine_of(dev);
@@ -318,7 +325,7 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 		h.flags |= FAB_F_SOLICITED;
 	if (!shared_trylock(seg))
 		return 0;
-	ok = send_locked(qp, seg, wr, &h, &li, &notify, &notify_cqn);
+	ok = send_locked(qp, seg, wr, &h, &li, &notify, &notify_cqn, rnr_ns);
 	shared_unlock(seg);
 	if (!ok)
 		return 0;

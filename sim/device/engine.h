@@ -185,6 +185,10 @@ struct eqp {
 	 * last attempt (both saturate). */
 	uint8_t direct_misses;
 	uint8_t fabric_run;
+	/* A same-host SEND at the head of the ring found no receive: when
+	 * it first did (ns; 0: it did not), and the next try is due at
+	 * rnr_until. */
+	uint64_t direct_rnr_since;
 
 	/* responder */
 	uint32_t epsn;

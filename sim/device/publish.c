@@ -171,6 +171,7 @@ void direct_qp_publish(const struct sim_qp *qp)
 		.access = qp->attr.qp_access_flags,
 		.state = (uint8_t)qp->attr.state,
 		.type = (uint8_t)qp->type,
+		.min_rnr_timer = (uint8_t)(qp->attr.min_rnr_timer & 31),
 	};
 	struct shared_recv_view r = { 0 };
 	unsigned int adapter = qp->uctx->dev->index;

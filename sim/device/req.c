@@ -224,20 +224,48 @@ static uint32_t rd_atomic_limit(const struct sim_qp *qp)
  * drain, and how often it tries one copy again then. */
 #define DIRECT_MISSES_HELD	4u
 #define DIRECT_PROBE_EVERY	64u
+/*
+ * A same-host SEND that finds no receive posted is tried again in one
+ * copy every DIRECT_RNR_RETRY_NS (at the QP's next doorbell or device
+ * round after that, at the latest on its timer) for as long as the
+ * target's RNR NAK would have the requester wait (its min_rnr_timer),
+ * before it takes the fabric, where the target's responder NAKs it if
+ * there is still no receive. A receiver that reposts a little late then
+ * costs the stream microseconds, not the whole RNR timer (perftest's is
+ * 0.64 ms); to the application it is a SEND that spent longer on the
+ * wire, and one that finds no receive at all still ends in the
+ * responder's RNR NAKs and the QP's rnr_retry.
+ */
+#define DIRECT_RNR_RETRY_NS	5000ull
 
-/* direct_execute(), counted for a stream's way back to one copy. */
-static unsigned int direct_attempt(struct eqp *e, const struct sim_send_wr *wr,
-				   uint32_t *st,
-				   const struct sim_send_wr **done_wrs)
+/* direct_execute(), counted for a stream's way back to one copy; -1:
+ * no receive was posted, the WQE stays in the ring and is tried again. */
+static int direct_attempt(struct eqp *e, const struct sim_send_wr *wr,
+			  uint32_t *st, const struct sim_send_wr **done_wrs)
 {
-	unsigned int n = direct_execute(e->qp, e->link, wr, st, done_wrs);
+	uint64_t rnr_ns;
+	unsigned int n = direct_execute(e->qp, e->link, wr, st, done_wrs,
+					&rnr_ns);
+	uint64_t now = e->eng->now;
 
 	e->fabric_run = 0;
-	if (n)
+	if (n) {
 		e->direct_misses = 0;
-	else if (e->direct_misses < UINT8_MAX)
+		e->direct_rnr_since = 0;
+		return (int)n;
+	}
+	if (rnr_ns) {
+		if (!e->direct_rnr_since)
+			e->direct_rnr_since = now;
+		if (now - e->direct_rnr_since < rnr_ns) {
+			arm_rnr_timer(e, now + DIRECT_RNR_RETRY_NS);
+			return -1;
+		}
+	}
+	e->direct_rnr_since = 0;
+	if (e->direct_misses < UINT8_MAX)
 		e->direct_misses++;
-	return n;
+	return 0;
 }
 
 /* Fetches what the SQ ring holds and sends what may be sent. */
@@ -251,6 +279,7 @@ void sq_progress(struct eqp *e)
 	unsigned int ndirect, i, taken = 0;
 	uint64_t moved;
 	int64_t ready;
+	int tried;
 	struct out_wqe *o;
 	void *elem;
 	uint32_t st;
@@ -289,6 +318,13 @@ void sq_progress(struct eqp *e)
 				     e->fabric_run >= DIRECT_PROBE_EVERY) &&
 		    direct_reachable(qp, e->link))
 			break;
+		/* The head SEND waits for its target's receive a little
+		 * (direct_attempt): until the try is due, nothing moves. */
+		if (e->direct_rnr_since && !e->out_count) {
+			if (e->eng->now < e->rnr_until)
+				break;
+			e->rnr_until = 0;
+		}
 		/* past the WQEs in flight, which stay in the ring (out_pop) */
 		rs = sim_ring_peek_at(&qp->sq, e->out_count, &elem);
 		if (rs == SIM_RING_INVALID) {
@@ -318,7 +354,13 @@ void sq_progress(struct eqp *e)
 		/* Same-host target: executed here, in one copy, once nothing
 		 * of the QP is in flight on the fabric (per-QP order). */
 		if (!st && !e->out_count && !e->rnr_until &&
-		    (ndirect = direct_attempt(e, &o->wr, &st, &direct_wrs))) {
+		    (tried = direct_attempt(e, &o->wr, &st, &direct_wrs))) {
+			if (tried < 0) {
+				/* no receive yet: fetched again later */
+				atomic_fetch_sub(&dev->stats.send_wqes, 1);
+				break;
+			}
+			ndirect = (unsigned int)tried;
 			taken += ndirect;
 			for (i = 0, moved = 0; i < ndirect; i++)
 				moved += direct_wrs[i].total_len;

@@ -48,7 +48,7 @@
 #include "sys.h"
 
 #define SHM_MAGIC	0x4d485350u	/* "PSHM" */
-#define SHM_VERSION	4u
+#define SHM_VERSION	5u
 #define SHM_MR_SLOTS	SHARED_MR_KEYS
 #define SHM_QP_SLOTS	65536u
 #define SHM_CQ_SLOTS	65536u
@@ -75,6 +75,7 @@ struct shm_qp {
 	uint8_t type;
 	uint8_t valid;
 	uint8_t recv_valid;	/* recv holds the receive side */
+	uint8_t min_rnr_timer;
 	struct shared_recv_view recv;
 };
 
@@ -396,6 +397,7 @@ void shared_qp_publish(unsigned int adapter, uint32_t qpn,
 		q->access = qp->access;
 		q->state = qp->state;
 		q->type = qp->type;
+		q->min_rnr_timer = qp->min_rnr_timer;
 		q->valid = 1;
 	}
 	shared_unlock(seg);
@@ -666,6 +668,7 @@ bool shared_qp_find(struct shared_seg *seg, uint32_t qpn,
 	out->access = q->access;
 	out->state = q->state;
 	out->type = q->type;
+	out->min_rnr_timer = q->min_rnr_timer;
 	return true;
 }
 

@@ -54,6 +54,7 @@ struct shared_qp_view {
 	int access;		/* qp_access_flags */
 	uint8_t state;		/* enum ibv_qp_state */
 	uint8_t type;		/* enum ibv_qp_type */
+	uint8_t min_rnr_timer;	/* what its RNR NAKs tell (IB encoding) */
 };
 
 /* A ring of the target as a requester maps it: the target keeps the ring's

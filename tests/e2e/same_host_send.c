@@ -34,6 +34,14 @@
  * The same program passes on the socket fabric (--no-single-copy); its
  * script checks with --stats which path the SENDs took.
  *
+ * Mode late: the server's QP has the longest RNR timer (min_rnr_timer
+ * 31, 491.52 ms); the client SENDs while the server has no receive
+ * posted, and the server posts one 20 ms later. The requester keeps
+ * trying the SEND in one copy for as long as the RNR NAK would make it
+ * wait, so it lands in one copy as soon as the receive is there (the
+ * script wants single_copy 1; a SEND that took the fabric at once would
+ * count 0 and wait out the NAK's timer).
+ *
  * Mode gone: the client's first empty SEND lands (the server's rings are
  * mapped in the client from then on), the server exits with a receive
  * still posted, and the client's second empty SEND must end in
@@ -50,7 +58,7 @@
  * rings or segment.
  *
  *   same_host_send --server|--client --port P
- *                  --mode rq|srq|churn|gone|truncate
+ *                  --mode rq|srq|churn|late|gone|truncate
  */
 #include "e2e_common.h"
 
@@ -463,6 +471,28 @@ static void gone(struct ctx *c, bool is_server)
 	exit(0);
 }
 
+static void late(struct ctx *c, bool is_server)
+{
+	struct ibv_wc wc;
+
+	if (is_server) {
+		e2e_sync(c->sock, "sent");
+		usleep(20 * 1000);
+		post_recv(c, 0, SLOT);
+		e2e_poll_one(c->rcq, &wc, "the SEND that waited");
+		E2E_CHECK(wc.status == IBV_WC_SUCCESS &&
+			  wc.byte_len == RNR_LEN &&
+			  e2e_pattern_ok(c->buf, RNR_LEN, 80),
+			  "late receive: status %s byte_len %u",
+			  ibv_wc_status_str(wc.status), wc.byte_len);
+		printf("a SEND that waited for its receive\n");
+		return;
+	}
+	send_one(c, 80, IBV_WR_SEND, RNR_LEN, 0, false, 80);
+	e2e_sync(c->sock, "sent");
+	sent(c, 80, IBV_WC_SUCCESS, "a SEND before its receive");
+}
+
 #define MAX_RING_FDS	64
 
 /* ftruncate(0) on every ring file in the fd table: how many shrank. */
@@ -575,10 +605,13 @@ int main(int argc, char **argv)
 	E2E_CHECK(args.mode && (!strcmp(args.mode, "rq") ||
 				!strcmp(args.mode, "srq") ||
 				!strcmp(args.mode, "churn") ||
+				!strcmp(args.mode, "late") ||
 				!strcmp(args.mode, "gone") ||
 				!strcmp(args.mode, "truncate")),
-		  "--mode rq, srq, churn, gone or truncate");
+		  "--mode rq, srq, churn, late, gone or truncate");
 	srq = !strcmp(args.mode, "srq");
+	if (!strcmp(args.mode, "late"))
+		opts.min_rnr_timer = 31;
 	if (!strcmp(args.mode, "gone")) {
 		/* ~17 ms a try, 2 retries: a target that is gone fails the
 		 * SEND in well under a second. */
@@ -631,6 +664,8 @@ int main(int argc, char **argv)
 		churn(&c, &opts, args.server);
 	else if (!strcmp(args.mode, "gone"))
 		gone(&c, args.server);
+	else if (!strcmp(args.mode, "late"))
+		late(&c, args.server);
 	else if (!strcmp(args.mode, "truncate"))
 		truncate_mode(&c, args.server);
 	else if (args.server)

@@ -41,6 +41,7 @@ copies=$(stat client single_copy)
 want=10
 [ "$mode" != churn ] || want=150
 [ "$mode" != gone ] || want=1
+[ "$mode" != late ] || want=1
 [ "$mode" != truncate ] || want=1
 case " ${E2E_SIM_OPTS:-} " in
 *" --no-single-copy "*)
@@ -55,7 +56,8 @@ esac
 	expect_out server "^segment files: 1 found, 0 shrank" \
 		"the segment, a sealed memory file"
 # Counters of the server that is still there at the end.
-if [ "$mode" = churn ] || [ "$mode" = gone ] || [ "$mode" = truncate ]; then
+if [ "$mode" = churn ] || [ "$mode" = gone ] || [ "$mode" = truncate ] ||
+   [ "$mode" = late ]; then
 	e2e_pass "same_host_send $mode: $prov (single_copy ${copies:-0})"
 fi
 # The server's adapter took 17 receives and wrote 17 CQEs; 76536 bytes
