@@ -2,6 +2,7 @@
 /* The libc gateway (libc.h): libc's functions until the host fills it. */
 #include <fcntl.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "libc.h"
@@ -9,11 +10,15 @@
 struct sim_libc sim_libc = {
 	.open = open,
 	.close = close,
+	.read = read,
+	.readv = readv,
+	.ioctl = ioctl,
 	.stat = stat,
 	.lstat = lstat,
 	.fstat = fstat,
 	.fcntl = fcntl,
 	.socket = socket,
+	.getifaddrs = getifaddrs,
 	.ppoll = ppoll,
 	.pthread_create = pthread_create,
 	.pthread_sigmask = pthread_sigmask,

@@ -7,26 +7,34 @@
  * answers them (sim/host/), so a call of the sim's own through them would
  * be taken for the application's. The layers call through this table
  * instead. It starts as libc's functions as linked (what a unit test or a
- * tool wants); the host fills it when the library loads: the file calls
- * with libc's real ones, the thread calls with its own, which keep the
- * signals the doorbell trap owns unblocked in every thread of the sim.
+ * tool wants); the host fills it when the library loads: the file and
+ * interface calls with libc's real ones, the thread calls with its own,
+ * which keep the signals the doorbell trap owns unblocked in every thread
+ * of the sim. The ctest sim.libc_gateway holds the layers to it.
  */
 #ifndef PVRDMA_SIM_LIBC_H
 #define PVRDMA_SIM_LIBC_H
 
+#include <ifaddrs.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 struct sim_libc {
 	int (*open)(const char *path, int flags, ...);
 	int (*close)(int fd);
+	ssize_t (*read)(int fd, void *buf, size_t len);
+	ssize_t (*readv)(int fd, const struct iovec *iov, int n);
+	int (*ioctl)(int fd, unsigned long request, ...);
 	int (*stat)(const char *path, struct stat *st);
 	int (*lstat)(const char *path, struct stat *st);
 	int (*fstat)(int fd, struct stat *st);
 	int (*fcntl)(int fd, int cmd, ...);
 	int (*socket)(int domain, int type, int protocol);
+	int (*getifaddrs)(struct ifaddrs **list);
 	int (*ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 		     const sigset_t *mask);
 	int (*pthread_create)(pthread_t *thread, const pthread_attr_t *attr,

@@ -3,7 +3,8 @@
  * pvrdma-sim configuration values: their parsers and the rules that tie them
  * together. Header-only because two programs need them: the launcher checks
  * the user's options before it execs anything, and config.c checks the same
- * values again when the library is preloaded by hand.
+ * values again when the library is preloaded by hand. Both reach libc
+ * through the gateway (libc.h).
  *
  * Every parser returns 0 or an errno, and never writes *out on failure.
  */
@@ -23,6 +24,8 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/vmw_pvrdma-abi.h>
+
+#include "libc.h"
 
 /* The environment that carries the launcher's options into the library. */
 #define SIM_ENV_ADAPTERS	"PVRDMA_SIM_ADAPTERS"
@@ -278,7 +281,7 @@ static inline int sim_iface_ipv4(const char *ifname, uint32_t *out,
 	struct ifaddrs *ifa, *i;
 	int ret = ENODEV;
 
-	if (getifaddrs(&ifa))
+	if (sim_libc.getifaddrs(&ifa))
 		return errno;
 	for (i = ifa; i; i = i->ifa_next) {
 		const struct sockaddr_in *sin =

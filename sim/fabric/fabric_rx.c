@@ -78,7 +78,7 @@ static enum link_read link_read_full(struct fab_port *port,
 			v[nv].iov_len = sizeof(link->ahead) - link->ahead_len;
 			nv++;
 		}
-		n = readv(link->fd, v, nv);
+		n = sim_libc.readv(link->fd, v, nv);
 		if (n > 0) {
 			link_took(link, (size_t)n);
 			while (n > 0 && iovcnt > 0) {
@@ -217,7 +217,7 @@ static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr,
 	if (!link->tcp || !hdr->len || hdr->len > FAB_TCP_WHOLE ||
 	    link->rx_known >= hdr->len) {
 		avail = (int)hdr->len;
-	} else if (ioctl(link->fd, FIONREAD, &avail)) {
+	} else if (sim_libc.ioctl(link->fd, FIONREAD, &avail)) {
 		return true;	/* the read will tell what is wrong */
 	} else {
 		/* One ask covers every frame that arrived with this one. */

@@ -27,11 +27,15 @@ static void sim_libc_fill(void)
 {
 	sim_libc.open = get_open();
 	sim_libc.close = get_close();
+	sim_libc.read = get_read();
+	sim_libc.readv = get_readv();
+	sim_libc.ioctl = get_ioctl();
 	sim_libc.stat = get_stat();
 	sim_libc.lstat = get_lstat();
 	sim_libc.fstat = get_fstat();
 	sim_libc.fcntl = get_fcntl();
 	sim_libc.socket = get_socket();
+	sim_libc.getifaddrs = get_getifaddrs();
 	sim_libc.ppoll = get_ppoll();
 	sim_libc.pthread_create = pthread_create;
 	sim_libc.pthread_sigmask = pthread_sigmask;

@@ -258,7 +258,7 @@ static bool sysfs_owner(const union ibv_gid *gid)
 				fd = sim_libc.open(path, O_RDONLY | O_CLOEXEC);
 				if (fd < 0)
 					continue;
-				n = read(fd, text, sizeof(text) - 1);
+				n = sim_libc.read(fd, text, sizeof(text) - 1);
 				sim_libc.close(fd);
 				if (n <= 0)
 					continue;
