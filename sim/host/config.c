@@ -118,7 +118,7 @@ int sim_config_load(void)
 	unsigned int hw = SIM_HW_VERSION_DEFAULT, roce, max_ud, i;
 	unsigned int max_qp_wr = 0, max_srq_wr = 0, max_cqe = 0;
 	enum ibv_mtu mtu = SIM_MTU_DEFAULT;
-	uint8_t mac[6];
+	uint8_t mac[6] = { 0 };	/* set when mac_given */
 	bool mac_given = false, ipv4_auto = true, namespaces;
 	uint32_t ipv4 = 0;
 	const char *v, *why;

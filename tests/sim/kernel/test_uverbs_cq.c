@@ -27,7 +27,7 @@ static void test_cq_sizes_and_events(void **state)
 	struct ib_uverbs_comp_event_desc ev;
 	struct sim_file *f;
 	struct sim_cq *cq;
-	uint32_t h, cqn, granted;
+	uint32_t h = 0, cqn, granted;	/* h: set by create_cq */
 
 	dev_setup(18, false);
 	f = open_ctx();

@@ -96,7 +96,7 @@ static void test_qp_namespaces(void **state)
 {
 	struct sim_file *f;
 	struct qp_out q;
-	uint32_t pd, cq;
+	uint32_t pd, cq = 0;	/* set by create_cq */
 
 	dev_setup(18, true);
 	f = open_ctx();
