@@ -91,7 +91,7 @@ struct pvrdma_context {
 
 	/* CQE.qp -> QP. Readers (poll) do not lock: a slot is cleared, and
 	 * the QP's CQEs removed under its CQs' locks, before it is freed. */
-	struct pvrdma_qp *_Atomic *qp_table;
+	struct pvrdma_qp **qp_table;	/* __atomic_* access */
 	uint32_t qp_table_mask;
 	pthread_mutex_t qp_table_lock;	/* writers */
 
@@ -193,7 +193,7 @@ struct pvrdma_cq {
 	struct pvrdma_ring *ring;	/* rx: device produces, we consume */
 	struct pvrdma_cqe *cqes;
 	/* the context's QP table (fixed for the context's life) at hand */
-	struct pvrdma_qp *_Atomic *qp_table;
+	struct pvrdma_qp **qp_table;	/* __atomic_* access */
 	uint32_t cqe_cnt;		/* power of two */
 	uint32_t idx_mask;		/* 2 * cqe_cnt - 1 */
 	uint32_t qp_table_mask;

@@ -303,7 +303,7 @@ struct path_record {
 int ucma_query_path(struct cm_id *id, uint64_t response, uint16_t out)
 {
 	struct {
-		struct rdma_ucm_query_path_resp hdr;
+		struct { __u32 num_paths, reserved; } hdr; /* path_resp head */
 		struct ib_path_rec_data data;
 	} resp;
 	struct path_record rec;

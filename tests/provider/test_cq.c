@@ -30,7 +30,7 @@ static struct fake_cq *fake_cq_new(uint32_t poll_db_interval)
 	struct fake_cq *f = pvrdma_calloc_aligned(_Alignof(struct fake_cq),
 						  sizeof(*f));
 
-	f->ctx.qp_table = (struct pvrdma_qp *_Atomic *)f->table;
+	f->ctx.qp_table = f->table;
 	f->ctx.qp_table_mask = 15;
 	pthread_mutex_init(&f->ctx.qp_table_lock, NULL);
 	f->ctx.cq_poll_db_interval = poll_db_interval;

@@ -29,7 +29,7 @@ static struct fake_cqx *fake_cqx_new(void)
 	struct fake_cqx *f = pvrdma_calloc_aligned(_Alignof(struct fake_cqx),
 						   sizeof(*f));
 
-	f->ctx.qp_table = (struct pvrdma_qp *_Atomic *)f->table;
+	f->ctx.qp_table = f->table;
 	f->ctx.qp_table_mask = 15;
 	pthread_mutex_init(&f->ctx.qp_table_lock, NULL);
 	f->cq.ring = &f->rs.rx;
