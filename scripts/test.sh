@@ -1,13 +1,18 @@
 #!/bin/sh
 # The whole test suite: installs what is missing, builds a release tree and
-# an ASan+UBSan tree, and runs every test of both on pvrdma-sim with ctest.
+# an ASan+UBSan tree with warnings as errors, builds the other
+# configurations users and distributions build (scripts/build_matrix.sh),
+# and runs every test of both trees on pvrdma-sim with ctest.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-sh scripts/bootstrap.sh
-sh scripts/build.sh build
-sh scripts/build.sh build-asan -DPVRDMA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+sh scripts/bootstrap.sh --matrix
+sh scripts/build.sh build -DPVRDMA_WERROR=ON
+sh scripts/build.sh build-asan -DPVRDMA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug \
+	-DPVRDMA_WERROR=ON
 rc=0
+# Before the suite, so that ctest's summary closes the output.
+sh scripts/build_matrix.sh build-matrix || rc=1
 ctest --test-dir build --output-on-failure -j2 || rc=1
 ctest --test-dir build-asan --output-on-failure -j2 -L sanitize || rc=1
 exit $rc

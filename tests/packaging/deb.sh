@@ -38,6 +38,11 @@ copy_tree "$src" "$work/src"
 	dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 ||
 	{ show_log "$work/build.log"; fail "dpkg-buildpackage"; }
 echo "dpkg-buildpackage OK (log: $work/build.log)"
+# Debian's compiler flags (dpkg-buildflags), never -Werror (PVRDMA_WERROR).
+grep -q -- '-fstack-protector-strong.* -c ' "$work/build.log" ||
+	fail "dpkg-buildpackage compiled without Debian's CFLAGS"
+grep -q -- '-Werror\( \|$\)' "$work/build.log" &&
+	fail "dpkg-buildpackage compiled with -Werror"
 
 provider_deb=$work/${provider}_${version}_$arch.deb
 sim_deb=$work/pvrdma-sim_${version}_$arch.deb

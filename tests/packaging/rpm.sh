@@ -31,6 +31,9 @@ rpmbuild -bb --nodeps --nocheck --define "_topdir $top" "$spec" \
 	>"$work/build.log" 2>&1 ||
 	{ show_log "$work/build.log"; fail "rpmbuild"; }
 echo "rpmbuild OK (log: $work/build.log)"
+# A distribution's compiler flags, never -Werror (PVRDMA_WERROR).
+grep -q -- '-Werror\( \|$\)' "$work/build.log" &&
+	fail "rpmbuild compiled with -Werror"
 
 arch=$(rpm --eval '%{_arch}')
 libdir=$(rpm --eval '%{_libdir}')
