@@ -57,6 +57,51 @@ e2e_pass() {
 	exit 0
 }
 
+# e2e_skip REASON: this machine cannot run the test; ctest reports it
+# skipped (SKIP_RETURN_CODE 77), with the reason in its output.
+e2e_skip() {
+	e2e_log "SKIP: $*"
+	exit 77
+}
+
+# netns_probe NAME: whether this machine gives two "hosts" in network
+# namespaces all that multihost.sh takes, tried end to end on a pair of its
+# own (NAME-p, NAME-q) that it removes again: root, ip(8) and ss(8), the
+# namespaces, a command run inside one (ip netns exec, which needs / to be
+# a mount point: not so in a bare chroot), a veth pair between them with a
+# link set up and an address, and ss inside. On the first missing piece it
+# prints why and returns 1.
+netns_probe() {
+	local a="$1-p" b="$1-q" out why="" tool
+
+	[ "$(id -u)" = 0 ] || { echo "needs root for network namespaces"; return 1; }
+	for tool in ip ss timeout; do
+		command -v "$tool" >/dev/null 2>&1 ||
+			{ echo "no $tool(8) (iproute2, coreutils)"; return 1; }
+	done
+	if ! out=$(ip netns add "$a" 2>&1); then
+		echo "cannot create a network namespace: $out"
+		return 1
+	fi
+	if ! out=$(ip netns add "$b" 2>&1); then
+		why="cannot create a second network namespace: $out"
+	elif ! out=$(ip netns exec "$a" true 2>&1); then
+		why="cannot run a command in a network namespace: $out"
+	elif ! out=$(ip link add "$a" netns "$a" type veth peer name "$b" \
+		     netns "$b" 2>&1); then
+		why="cannot create a veth pair between namespaces: $out"
+	elif ! out=$({ ip -n "$a" link set "$a" up &&
+		       ip -n "$a" addr add 198.51.100.1/24 dev "$a" &&
+		       ip -n "$a" link set lo up; } 2>&1); then
+		why="cannot configure a link in a network namespace: $out"
+	elif ! out=$(ip netns exec "$a" ss -Hltn 2>&1); then
+		why="ss(8) does not run in a network namespace: $out"
+	fi
+	ip netns del "$a" 2>/dev/null
+	ip netns del "$b" 2>/dev/null
+	[ -z "$why" ] || { echo "$why"; return 1; }
+}
+
 # Refuses to run (ctest then reports the test as failed) when the pieces
 # under test were not built.
 e2e_setup() {

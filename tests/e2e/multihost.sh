@@ -21,23 +21,19 @@
 # (mpi_check, one rank per host) | host_netdev (an adapter by --netdev:
 # its netdev is the veth, whose address the interface calls list once).
 #
-# Needs root and ip(8) with network namespaces: otherwise the test reports
-# itself skipped (exit 77) with the reason.
+# Needs root, and network namespaces that commands run in, joined by veth
+# pairs (netns_probe, lib.sh, tries all of it first): where any of it is
+# missing the test reports itself skipped (exit 77) with the reason. Once
+# the probe passed, a failure to set the hosts up is the test's failure.
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
 . "$E2E_SRC/lib.sh"
-
-mh_skip() {
-	echo "SKIP: $*"
-	exit 77
-}
 
 sprov=$(provider_of "$1")
 cprov=$(provider_of "$2")
 scenario=$3
 shift 3
 
-[ "$(id -u)" = 0 ] || mh_skip "needs root for network namespaces"
-command -v ip >/dev/null 2>&1 || mh_skip "no ip(8)"
+why=$(netns_probe "pvmh$$") || e2e_skip "$why"
 
 e2e_setup
 NS_A=pvmh$$a NS_B=pvmh$$b
@@ -53,10 +49,10 @@ mh_cleanup() {
 }
 trap 'mh_cleanup' EXIT
 
-ip netns add "$NS_A" 2>/dev/null || mh_skip "cannot create a network namespace"
+ip netns add "$NS_A" || e2e_fail "ip netns add $NS_A"
 ip netns add "$NS_B" || e2e_fail "ip netns add $NS_B"
 ip link add "$VETH_A" netns "$NS_A" type veth peer name "$VETH_B" \
-	netns "$NS_B" || mh_skip "cannot create a veth pair"
+	netns "$NS_B" || e2e_fail "cannot create a veth pair"
 ip -n "$NS_A" addr add "$ADDR_A/24" dev "$VETH_A" &&
 ip -n "$NS_B" addr add "$ADDR_B/24" dev "$VETH_B" &&
 ip -n "$NS_A" link set "$VETH_A" up &&
