@@ -29,7 +29,9 @@ for p in "$E2E_SRC" "${E2E_SIM:-/}" "${E2E_BIN:-/}" "$(pwd)"; do
 done
 mkdir "$root" || e2e_fail "mkdir $root"
 # Everything below runs in the new mount namespace: its mounts go with it.
-unshare -m sh -c '
+# It makes / private itself (unshare would fail where that is refused: in
+# a chroot already), and binds nothing if it cannot.
+unshare -m --propagation unchanged sh -c '
 	root=$1
 	tops=$2
 	shift 2
