@@ -18,6 +18,8 @@ E2E_SRC=$(cd "$(dirname "$0")" && pwd)
 for tool in unshare chroot mount; do
 	command -v "$tool" >/dev/null 2>&1 || e2e_skip "no $tool"
 done
+unshare -m --propagation unchanged true 2>/dev/null ||
+	e2e_skip "cannot make a mount namespace"
 e2e_setup
 
 root=$RUNDIR/root
