@@ -166,10 +166,36 @@ void ucma_event_drop_id(struct cm_id *id)
 	}
 }
 
+/*
+ * An unreported child goes with the CONNECT_REQUEST that would report it:
+ * its file may be closed before its listener's (the ids of a file go in
+ * any order), or the listener migrated to another file.
+ */
+static void drop_child_event(struct cm_id *child)
+{
+	struct ucma_file *file = child->listener->file;
+	struct ucma_event **p = &file->head, *e;
+
+	file->tail = NULL;
+	while ((e = *p)) {
+		if (e->child == child) {
+			*p = e->next;
+			free(e);
+			child->listener->backlog++;
+			continue;
+		}
+		file->tail = e;
+		p = &e->next;
+	}
+	file_update_readiness(file);
+}
+
 void ucma_id_destroy(struct cm_id *id)
 {
 	struct ucma_mc **m = &mcs, *mc;
 
+	if (id->listener && !id->reported)
+		drop_child_event(id);
 	id->destroyed = true;
 	cm_destroy(id);
 	ucma_event_drop_id(id);
