@@ -401,23 +401,9 @@ static void agent_fd_ready(int fd)
 	bool got;
 
 	for (i = 0; i < cm_agent.num_listen; i++) {
-		if (cm_agent.listen[i] != fd)
-			continue;
-		for (;;) {
-			int s = sim_fd_own(accept4(fd, NULL, NULL,
-						   SOCK_NONBLOCK |
-						   SOCK_CLOEXEC));
-
-			if (s < 0)
-				return;
-			pend = calloc(1, sizeof(*pend));
-			if (!pend) {
-				sim_fd_close(s);
-				return;
-			}
-			pend->sock = s;
-			pend->next = cm_agent.pending;
-			cm_agent.pending = pend;
+		if (cm_agent.listen[i] == fd) {
+			cm_pending_accept(fd);
+			return;
 		}
 	}
 	for (p = &cm_agent.pending; (pend = *p); p = &pend->next) {
@@ -426,14 +412,11 @@ static void agent_fd_ready(int fd)
 		if (!recv_msg(fd, &m, &got) ||
 		    (got && m.type != CM_MSG_REQ &&
 		     m.type != CM_MSG_SIDR_REQ)) {
-			*p = pend->next;
-			sim_fd_close(fd);
-			free(pend);
+			cm_pending_drop(p, true);
 			return;
 		}
 		if (got) {
-			*p = pend->next;
-			free(pend);
+			cm_pending_drop(p, false);
 			handle_req(fd, &m);
 		}
 		return;
@@ -461,7 +444,7 @@ static void agent_fd_ready(int fd)
  * poll timeout in ms until the next deadline, -1 for none. */
 static int expire_timers(void)
 {
-	uint64_t now = cm_now_ns(), next = 0;
+	uint64_t now = cm_now_ns(), next = cm_pending_expire(now);
 	struct cm_id *id;
 
 	for (id = cm_ids; id; id = id->next) {
@@ -581,7 +564,6 @@ static void cm_fork_parent(void)
 
 static void cm_fork_child(void)
 {
-	struct cm_pending *pend;
 	struct cm_id *id;
 	unsigned int i;
 
@@ -589,11 +571,8 @@ static void cm_fork_child(void)
 		for (i = 0; i < cm_agent.num_listen; i++)
 			sim_fd_close(cm_agent.listen[i]);
 		cm_agent.num_listen = 0;
-		while ((pend = cm_agent.pending)) {
-			cm_agent.pending = pend->next;
-			sim_fd_close(pend->sock);
-			free(pend);
-		}
+		while (cm_agent.pending)
+			cm_pending_drop(&cm_agent.pending, true);
 		sim_fd_close(cm_agent.wake);
 		cm_agent.wake = -1;
 		for (id = cm_ids; id; id = id->next) {

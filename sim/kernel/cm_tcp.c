@@ -84,6 +84,7 @@ static void tune(int s, size_t msg_size)
 
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(s, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
+	fab_tcp_keepalive(s);
 }
 
 int cm_tcp_listen(const struct sim_dev *dev, size_t msg_size)
