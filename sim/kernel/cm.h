@@ -106,6 +106,7 @@ enum cm_state {
 };
 
 struct ucma_file;
+struct cm_msg;
 
 struct cm_id {
 	uint32_t handle;		/* the ucma id */
@@ -139,6 +140,8 @@ struct cm_id {
 
 	/* connection */
 	int sock;			/* to the peer's CM agent, -1 when none */
+	struct cm_msg *connecting;	/* a TCP connect under way: the REQ
+					 * to send once it is made */
 	struct cm_id *listener;		/* child: its listen id until reported */
 	uint32_t local_qpn, remote_qpn;
 	uint32_t local_psn, remote_psn;
@@ -296,14 +299,17 @@ socklen_t cm_agent_sockaddr(const union ibv_gid *gid, struct sockaddr *sa);
 /* cm_tcp.c: agents on other hosts, over TCP. cm_tcp_gid: whether gid is
  * on another host this process can reach; cm_tcp_route: the adapter
  * towards such an address; cm_tcp_listen: the agent's listening socket at
- * dev's address (-1: none); cm_tcp_connect: a connected socket to the
- * agent answering for gid, or -1 with errno. Sockets pass whole messages
+ * dev's address (-1: none); cm_tcp_connect: a socket connecting to the
+ * agent answering for gid (poll it for POLLOUT), or -1 with errno.
+ * Sockets pass whole messages
  * of msg_size bytes to poll. */
 bool cm_tcp_gid(const union ibv_gid *gid);
 struct sim_dev *cm_tcp_route(const struct sockaddr *dst,
 			     unsigned int *gid_index);
 int cm_tcp_listen(const struct sim_dev *dev, size_t msg_size);
 int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size);
+/* How long such a connect may take before the REQ counts as refused. */
+#define CM_TCP_CONNECT_MS	2000
 /* Listener lookup: whether a listen id bound to lsa takes a connection to
  * dst (same port, same address or a wildcard of a compatible family). */
 bool cm_addr_listen_match(const struct sockaddr *lsa, bool afonly,

@@ -424,6 +424,10 @@ static void agent_fd_ready(int fd)
 	for (id = cm_ids; id; id = id->next) {
 		if (id->sock != fd)
 			continue;
+		if (id->connecting) {
+			cm_connect_made(id);
+			return;
+		}
 		while (id->sock == fd) {
 			if (!recv_msg(fd, &m, &got)) {
 				handle_eof(id);
@@ -455,6 +459,11 @@ static int expire_timers(void)
 		if (id->deadline_ns > now) {
 			if (!next || id->deadline_ns < next)
 				next = id->deadline_ns;
+			continue;
+		}
+		if (id->connecting) {
+			cm_id_close_sock(id);
+			cm_connect_refused(id);
 			continue;
 		}
 		if (state == CM_TIMEWAIT && id->timewait_exit) {
@@ -518,9 +527,10 @@ static void *agent_main(void *arg)
 							    POLLIN, 0 };
 			for (id = cm_ids; id && n < cap; id = id->next)
 				if (id->sock >= 0)
-					fds[n++] = (struct pollfd){ id->sock,
-								    POLLIN,
-								    0 };
+					fds[n++] = (struct pollfd){
+						id->sock,
+						id->connecting ? POLLOUT :
+								 POLLIN, 0 };
 		}
 		pthread_mutex_unlock(&cm_lock);
 
@@ -580,6 +590,8 @@ static void cm_fork_child(void)
 				sim_fd_close(id->sock);
 			id->sock = -1;
 			id->deadline_ns = 0;
+			free(id->connecting);
+			id->connecting = NULL;
 		}
 		cm_agent.rng = 0;	/* the child's own PSNs and ports */
 		cm_agent.started = false;

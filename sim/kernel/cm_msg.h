@@ -92,6 +92,11 @@ void cm_msg_init(struct cm_msg *m, uint8_t type, const uint8_t *pdata,
 		 uint8_t len);
 /* Ends the id's connection socket and any wait on it. */
 void cm_id_close_sock(struct cm_id *id);
+/* A connect that did not reach an agent: REJECTED, or UNREACHABLE for
+ * SIDR; false when the event could not be queued. */
+bool cm_connect_refused(struct cm_id *id);
+/* The agent saw id's TCP connect finish (or fail): sends the REQ. */
+void cm_connect_made(struct cm_id *id);
 /* The address vector of the id's path, for INIT_QP_ATTR and SIDR. */
 void cm_fill_av(const struct cm_id *id, struct ib_uverbs_ah_attr *ah);
 

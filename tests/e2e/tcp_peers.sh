@@ -7,7 +7,8 @@
 # CM agent's (4792) with connections that send half a message. The
 # server must keep its descriptors within the per-peer limits, close the
 # silent connections when their handshake time is up, and still serve
-# rping from .2.
+# rping from .2. And a connect to an address nobody holds must not hold
+# up the process's other connects.
 #
 #   tcp_peers.sh PROVIDER
 E2E_TIMEOUT=${E2E_TIMEOUT:-120}
@@ -25,6 +26,7 @@ command -v ip >/dev/null 2>&1 || skip "no ip(8)"
 e2e_setup
 NS_A=pvs-ucma-$$a NS_B=pvs-ucma-$$b
 ADDR_A=198.51.100.1 ADDR_B=198.51.100.2 ADDR_C=198.51.100.3
+ADDR_DEAD=198.51.100.9
 FLOOD=200	# connections per port
 FLOOD_S=30	# held until the client is done (ended then)
 SILENT_S=8	# past one handshake deadline
@@ -90,6 +92,17 @@ until listening 4792; do
 done
 rp=$(find_proc "$spid" rping) || e2e_fail "no rping process"
 base=$(ls /proc/"$rp"/fd | wc -l)
+
+# A connect to an address nobody holds (its SYN never leaves: no ARP
+# answer) holds up no other connect of the process: LIVE's CM agent
+# answers first (a reject: nobody listens at that port).
+# shellcheck disable=SC2046
+$(sim "$NS_B" $ADDR_B) "$E2E_BIN/cm_blackhole" $ADDR_DEAD $ADDR_A 7999 \
+	>"$RUNDIR/blackhole.out" 2>&1
+rc=$?
+cat "$RUNDIR/blackhole.out"
+expect_rc cm_blackhole "$rc" 0
+expect_out blackhole "cm_blackhole: passed"
 
 # A few silent connections, within the limits: closed when their
 # handshake time is up (and opened again by the flood).
