@@ -194,6 +194,7 @@ static void link_hello_rx(struct fab_link *link, struct fab_rx *rx)
 		}
 		link->verified = true;
 		link->port->tcp_unverified--;
+		fab_tcp_hello_taken(link);
 	}
 	memcpy(link->path, path, sizeof(path));
 }

@@ -45,6 +45,10 @@
 #define FAB_TCP_UNVERIFIED	64
 #define FAB_TCP_UNVERIFIED_PEER	8
 #define FAB_TCP_HELLO_MS	5000
+/* Links a peer address connected and said HELLO on, per port: one per
+ * port that sends requests here, and reconnections while an old one
+ * lingers; beyond, the oldest are closed (tcp.c). */
+#define FAB_TCP_LINKS_PER_PEER	8
 /* Readiness events taken per wait. */
 #define FAB_EVENTS		32
 /* Pieces of one packet: header, payload pieces, read-ahead. */
@@ -176,6 +180,9 @@ static inline bool fab_link_held(const struct fab_link *link)
 bool fab_tcp_admit(struct fab_port *port, int fd, uint32_t *ipv4);
 /* When the HELLO of a link accepted now is due. */
 uint64_t fab_tcp_hello_due(void);
+/* link said its HELLO: the oldest links from its address beyond
+ * FAB_TCP_LINKS_PER_PEER go. */
+void fab_tcp_hello_taken(struct fab_link *link);
 /* Kills the accepted TCP links whose HELLO is overdue. */
 void fab_tcp_expire_hello(struct fab_port *port);
 

@@ -213,6 +213,19 @@ bool fab_tcp_admit(struct fab_port *port, int fd, uint32_t *ipv4)
 	return same < FAB_TCP_UNVERIFIED_PEER;
 }
 
+void fab_tcp_hello_taken(struct fab_link *link)
+{
+	struct fab_link *l;
+	unsigned int same = 0;
+
+	/* Newest first: the oldest links from the address go. */
+	for (l = link->port->links; l; l = l->next)
+		if (l->tcp && !l->outgoing && l->verified && !l->dead &&
+		    l->peer_ipv4 == link->peer_ipv4 &&
+		    ++same > FAB_TCP_LINKS_PER_PEER)
+			fab_link_kill(l);
+}
+
 bool fab_tcp_hello_matches(int fd, const char *name)
 {
 	struct sockaddr_in sa;

@@ -4,9 +4,11 @@
  * their handshake: COUNT connections from SRC to DST:PORT, each silent
  * (or, with "half", having sent the first bytes of a message and no
  * more), held for SECONDS. One the other side closes is opened again at
- * once, so the pressure stays. Not run under the sim: a plain program.
+ * once, so the pressure stays. With "hello", each says a good HELLO of
+ * the fabric (naming SRC) instead, as a port on another host does. Not
+ * run under the sim: a plain program.
  *
- *   tcp_flood SRC DST PORT COUNT SECONDS [half]
+ *   tcp_flood SRC DST PORT COUNT SECONDS [half|hello]
  *
  * Prints how many connections were made and how many the other side
  * closed.
@@ -24,10 +26,26 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "fabric.h"
+#include "tcp.h"
+
 #define MAX_CONNS	1024
 
 static struct sockaddr_in src, dst;
-static bool half;
+static bool half, hello;
+static char hello_name[FAB_TCP_NAME_MAX];
+
+static void say_hello(int fd)
+{
+	struct fab_hdr h = { .magic = FAB_MAGIC, .type = FAB_HELLO,
+			     .opcode = FAB_VERSION };
+	uint8_t b[sizeof(h) + FAB_TCP_NAME_MAX];
+
+	h.len = (uint32_t)strlen(hello_name) + 1;
+	memcpy(b, &h, sizeof(h));
+	memcpy(b + sizeof(h), hello_name, h.len);
+	(void)!write(fd, b, sizeof(h) + h.len);
+}
 
 static int open_one(void)
 {
@@ -62,7 +80,7 @@ int main(int argc, char **argv)
 	char buf[256];
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: tcp_flood SRC DST PORT COUNT SECONDS [half]\n");
+		fprintf(stderr, "usage: tcp_flood SRC DST PORT COUNT SECONDS [half|hello]\n");
 		return 2;
 	}
 	src.sin_family = dst.sin_family = AF_INET;
@@ -75,6 +93,9 @@ int main(int argc, char **argv)
 		count = MAX_CONNS;
 	end = now_s() + atof(argv[5]);
 	half = argc > 6 && !strcmp(argv[6], "half");
+	hello = argc > 6 && !strcmp(argv[6], "hello");
+	snprintf(hello_name, sizeof(hello_name), "tcp:%s:%s", argv[1],
+		 argv[3]);
 	for (i = 0; i < count; i++) {
 		p[i].fd = open_one();
 		p[i].events = POLLIN | POLLOUT;
@@ -92,6 +113,8 @@ int main(int argc, char **argv)
 				/* connected: half a header, or nothing */
 				if (half)
 					(void)!write(p[i].fd, "\x11\x22\x33", 3);
+				else if (hello)
+					say_hello(p[i].fd);
 				said[i] = true;
 				p[i].events = POLLIN;
 			}

@@ -1,14 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # Peers across hosts cost bounded resources and stall no other peer: two
-# network namespaces play two hosts (198.51.100.1, and .2 and .3 on the
-# other), as in multihost.sh. While rping's server waits at .1, a peer at
-# .3 floods its adapter's TCP port (4791) with silent connections and its
-# CM agent's (4792) with connections that send half a message. The
-# server must keep its descriptors within the per-peer limits, close the
-# silent connections when their handshake time is up, and still serve
-# rping from .2. And a connect to an address nobody holds must not hold
-# up the process's other connects.
+# network namespaces play two hosts (198.51.100.1, and .2, .3 and .4 on
+# the other), as in multihost.sh; rping's server (persistent) waits at .1.
+# A connect to an address nobody holds must not hold up the process's
+# other connects; silent connections to the CM agent (4792) are closed
+# when their handshake time is up. Then a peer at .3 floods the adapter's
+# TCP port (4791) with connections that send half a header and the CM
+# agent's with ones that send half a message, one at .4 the adapter's
+# with connections that say a good HELLO: the
+# server keeps its descriptors within the per-peer limits and still
+# serves rping from .2.
 #
 #   tcp_peers.sh PROVIDER
 E2E_TIMEOUT=${E2E_TIMEOUT:-120}
@@ -26,13 +28,14 @@ command -v ip >/dev/null 2>&1 || skip "no ip(8)"
 e2e_setup
 NS_A=pvs-ucma-$$a NS_B=pvs-ucma-$$b
 ADDR_A=198.51.100.1 ADDR_B=198.51.100.2 ADDR_C=198.51.100.3
-ADDR_DEAD=198.51.100.9
+ADDR_D=198.51.100.4 ADDR_DEAD=198.51.100.9
 FLOOD=200	# connections per port
 FLOOD_S=30	# held until the client is done (ended then)
 SILENT_S=8	# past one handshake deadline
-# The limits of pvrdma-sim(1): a peer's connections before their
-# handshake, on each of the two ports (8 each), and some slack.
-MAX_EXTRA_FDS=24
+# The limits of pvrdma-sim(1) for each peer: connections before their
+# handshake on each of the two ports, links after it (8 each; .4 may have
+# some of both at once), and slack.
+MAX_EXTRA_FDS=40
 
 cleanup() {
 	ip netns del "$NS_A" 2>/dev/null
@@ -49,6 +52,7 @@ ip link add "$NS_A" netns "$NS_A" type veth peer name "$NS_B" \
 ip -n "$NS_A" addr add "$ADDR_A/24" dev "$NS_A" &&
 ip -n "$NS_B" addr add "$ADDR_B/24" dev "$NS_B" &&
 ip -n "$NS_B" addr add "$ADDR_C/24" dev "$NS_B" &&
+ip -n "$NS_B" addr add "$ADDR_D/24" dev "$NS_B" &&
 ip -n "$NS_A" link set "$NS_A" up &&
 ip -n "$NS_B" link set "$NS_B" up &&
 ip -n "$NS_A" link set lo up &&
@@ -77,9 +81,9 @@ listening() {
 	ip netns exec "$NS_A" ss -Hltn "sport = :$1" 2>/dev/null | grep -q .
 }
 
-e2e_log "server: $(sim "$NS_A" $ADDR_A) rping -s -a $ADDR_A -V -C 10"
+e2e_log "server: $(sim "$NS_A" $ADDR_A) rping -s -P -a $ADDR_A -V -C 10"
 # shellcheck disable=SC2046
-$(sim "$NS_A" $ADDR_A) rping -s -a $ADDR_A -V -C 10 \
+$(sim "$NS_A" $ADDR_A) rping -s -P -a $ADDR_A -V -C 10 \
 	>"$RUNDIR/server.out" 2>&1 &
 spid=$!
 E2E_PIDS="$E2E_PIDS $spid"
@@ -115,12 +119,29 @@ grep -q "closed by the peer" "$RUNDIR/silent.out" ||
 grep -q " 0 closed by the peer" "$RUNDIR/silent.out" &&
 	e2e_fail "silent connections to the CM agent were never closed"
 
-# A flood at both ports; the adapter's listens once rping opens it.
-for port in 4791 4792; do
-	e2e_log "flood: tcp_flood $ADDR_C $ADDR_A $port $FLOOD $FLOOD_S half"
+# A first client: the server's adapter is open (and listens) from now on.
+client() {
+	e2e_log "$1: $(sim "$NS_B" $ADDR_B) rping -c -a $ADDR_A -C 10 -V -v"
+	# shellcheck disable=SC2046
+	$(sim "$NS_B" $ADDR_B) rping -c -a $ADDR_A -C 10 -V -v \
+		>"$RUNDIR/$1.out" 2>&1
+	eval "$1_rc=$?"
+	rping_rc "$1"
+	expect_out "$1" "ping data: rdma-ping-9: "
+}
+client client1
+listening 4791 || e2e_fail "the server's adapter does not listen"
+base=$(ls /proc/"$rp"/fd | wc -l)
+
+# A flood at both ports: half a header or half a message from .3, good
+# HELLOs from .4.
+for f in $ADDR_C:4791:half $ADDR_D:4791:hello $ADDR_C:4792:half; do
+	from=${f%%:*} port=${f#*:} how=${f##*:}
+	port=${port%:*}
+	e2e_log "flood: tcp_flood $from $ADDR_A $port $FLOOD $FLOOD_S $how"
 	ip netns exec "$NS_B" timeout -k 5 "$E2E_TIMEOUT" \
-		"$E2E_BIN/tcp_flood" $ADDR_C $ADDR_A $port $FLOOD $FLOOD_S \
-		half >"$RUNDIR/flood_$port.out" 2>&1 &
+		"$E2E_BIN/tcp_flood" $from $ADDR_A $port $FLOOD $FLOOD_S \
+		$how >"$RUNDIR/flood_$port$how.out" 2>&1 &
 	E2E_PIDS="$E2E_PIDS $!"
 done
 sleep 3
@@ -130,14 +151,5 @@ e2e_log "server descriptors: $base before the flood, $fds under it"
 	e2e_fail "the flood took $((fds - base)) descriptors of the server"
 
 # Another peer is served meanwhile.
-e2e_log "client: $(sim "$NS_B" $ADDR_B) rping -c -a $ADDR_A -C 10 -V -v"
-# shellcheck disable=SC2046
-$(sim "$NS_B" $ADDR_B) rping -c -a $ADDR_A -C 10 -V -v \
-	>"$RUNDIR/client.out" 2>&1
-client_rc=$?
-sim_wait "$spid"
-server_rc=$rc
-rping_rc client
-rping_rc server
-expect_out client "ping data: rdma-ping-9: "
+client client2
 e2e_pass "a flooding peer at both TCP ports: $prov"
