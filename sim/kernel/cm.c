@@ -261,7 +261,7 @@ void cm_connect_made(struct cm_id *id)
 	int err = 0;
 
 	if (poll(&p, 1, 0) != 1)
-		return;		/* not yet: an earlier socket's readiness */
+		return;	/* not yet: an earlier socket's readiness */
 	id->connecting = NULL;
 	if (getsockopt(id->sock, SOL_SOCKET, SO_ERROR, &err, &len) || err ||
 	    !cm_send_msg(id->sock, m)) {

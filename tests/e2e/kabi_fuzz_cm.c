@@ -37,7 +37,7 @@
 #define POOL_PAGES	16u
 #define KERNEL_ADDR	0xffff888000000000ull
 #define UNMAPPED_ADDR	0x1000ull	/* below mmap_min_addr */
-#define REOPEN_EVERY	5000u		/* commands per pair of files */
+#define REOPEN_EVERY	5000u	/* commands per pair of files */
 #define MAX_KEEP	64u
 #define NCMDS		(RDMA_USER_CM_CMD_JOIN_MCAST + 1)
 
@@ -67,9 +67,9 @@ static bool chance(unsigned int percent)
 
 struct fuzz {
 	int fd[2];		/* two files: MIGRATE_ID moves ids between */
-	uint8_t *pool;		/* read-write, then a PROT_NONE guard page */
+	uint8_t *pool;		/* read-write, then a PROT_NONE guard */
 	uint8_t *rdonly, *none;
-	uint8_t *edge;		/* read-write page, then a PROT_NONE one */
+	uint8_t *edge;		/* read-write page, then PROT_NONE */
 	uint32_t ids[MAX_KEEP], mcs[MAX_KEEP];
 	unsigned int nids, nmcs;
 	uint64_t resp;		/* the last command's response address */
@@ -168,40 +168,105 @@ static void fill_conn_param(struct rdma_ucm_conn_param *p)
 	p->qp_num = chance(50) ? below(64) : (uint32_t)rnd();
 }
 
+/* Any command's structure. */
+union cmd_buf {
+	struct rdma_ucm_create_id create;
+	struct rdma_ucm_destroy_id destroy;
+	struct rdma_ucm_bind_ip bind_ip;
+	struct rdma_ucm_bind bind;
+	struct rdma_ucm_resolve_route route;
+	struct rdma_ucm_resolve_ip res_ip;
+	struct rdma_ucm_resolve_addr res_addr;
+	struct rdma_ucm_query query;
+	struct rdma_ucm_connect connect;
+	struct rdma_ucm_listen listen;
+	struct rdma_ucm_accept accept;
+	struct rdma_ucm_reject reject;
+	struct rdma_ucm_init_qp_attr qp_attr;
+	struct rdma_ucm_get_event event;
+	struct rdma_ucm_set_option opt;
+	struct rdma_ucm_notify notify;
+	struct rdma_ucm_join_ip_mcast join_ip;
+	struct rdma_ucm_join_mcast join;
+	struct rdma_ucm_migrate_id migrate;
+	uint8_t raw[512];
+};
+
+/* The commands that carry addresses: their length, 0 for another. */
+static size_t fill_addr_cmd(uint32_t cmd, union cmd_buf *u, uint32_t id,
+			    uint64_t resp)
+{
+	size_t len = 0;
+	uint16_t sz;
+
+	switch (cmd) {
+	case RDMA_USER_CM_CMD_BIND_IP:
+		u->bind_ip.id = id;
+		fill_addr(&u->bind_ip.addr, sizeof(u->bind_ip.addr), &sz);
+		len = sizeof(u->bind_ip);
+		break;
+	case RDMA_USER_CM_CMD_BIND:
+		u->bind.id = id;
+		fill_addr(&u->bind.addr, sizeof(u->bind.addr),
+			  &u->bind.addr_size);
+		len = sizeof(u->bind);
+		break;
+	case RDMA_USER_CM_CMD_RESOLVE_IP:
+		u->res_ip.id = id;
+		if (chance(30))
+			fill_addr(&u->res_ip.src_addr,
+				  sizeof(u->res_ip.src_addr), &sz);
+		fill_addr(&u->res_ip.dst_addr, sizeof(u->res_ip.dst_addr), &sz);
+		len = sizeof(u->res_ip);
+		break;
+	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
+		u->res_addr.id = id;
+		if (chance(30))
+			fill_addr(&u->res_addr.src_addr,
+				  sizeof(u->res_addr.src_addr),
+				  &u->res_addr.src_size);
+		fill_addr(&u->res_addr.dst_addr, sizeof(u->res_addr.dst_addr),
+			  &u->res_addr.dst_size);
+		len = sizeof(u->res_addr);
+		break;
+	case RDMA_USER_CM_CMD_JOIN_IP_MCAST:
+		u->join_ip.id = id;
+		u->join_ip.uid = rnd();
+		u->join_ip.response = resp;
+		fill_addr(&u->join_ip.addr, sizeof(u->join_ip.addr), &sz);
+		len = sizeof(u->join_ip);
+		break;
+	case RDMA_USER_CM_CMD_JOIN_MCAST:
+		u->join.id = id;
+		u->join.uid = rnd();
+		u->join.response = resp;
+		u->join.join_flags = below(3);
+		fill_addr(&u->join.addr, sizeof(u->join.addr),
+			  &u->join.addr_size);
+		len = sizeof(u->join);
+		break;
+	default:
+		return 0;
+	}
+	return len;
+}
+
 /* The command structure: plausible, but any field may be anything. */
 static size_t fill_cmd(struct fuzz *z, uint32_t cmd, uint8_t *c,
 		       size_t room, uint16_t *out)
 {
-	union {
-		struct rdma_ucm_create_id create;
-		struct rdma_ucm_destroy_id destroy;
-		struct rdma_ucm_bind_ip bind_ip;
-		struct rdma_ucm_bind bind;
-		struct rdma_ucm_resolve_route route;
-		struct rdma_ucm_resolve_ip res_ip;
-		struct rdma_ucm_resolve_addr res_addr;
-		struct rdma_ucm_query query;
-		struct rdma_ucm_connect connect;
-		struct rdma_ucm_listen listen;
-		struct rdma_ucm_accept accept;
-		struct rdma_ucm_reject reject;
-		struct rdma_ucm_init_qp_attr qp_attr;
-		struct rdma_ucm_get_event event;
-		struct rdma_ucm_set_option opt;
-		struct rdma_ucm_notify notify;
-		struct rdma_ucm_join_ip_mcast join_ip;
-		struct rdma_ucm_join_mcast join;
-		struct rdma_ucm_migrate_id migrate;
-		uint8_t raw[512];
-	} u;
+	union cmd_buf u;
 	uint32_t id = pick_from(z->ids, z->nids);
 	uint64_t resp = pick_ptr(z, 512, 85);
-	size_t len = sizeof(u.destroy);
-	uint16_t sz;
+	size_t len;
 
 	memset(&u, 0, sizeof(u));
 	z->resp = resp;
 	*out = 512;
+	len = fill_addr_cmd(cmd, &u, id, resp);
+	if (len)
+		goto done;
+	len = sizeof(u.destroy);
 	switch (cmd) {
 	case RDMA_USER_CM_CMD_CREATE_ID: {
 		static const uint16_t ps[] = { RDMA_PS_TCP, RDMA_PS_UDP,
@@ -214,34 +279,6 @@ static size_t fill_cmd(struct fuzz *z, uint32_t cmd, uint8_t *c,
 		len = sizeof(u.create);
 		break;
 	}
-	case RDMA_USER_CM_CMD_BIND_IP:
-		u.bind_ip.id = id;
-		fill_addr(&u.bind_ip.addr, sizeof(u.bind_ip.addr), &sz);
-		len = sizeof(u.bind_ip);
-		break;
-	case RDMA_USER_CM_CMD_BIND:
-		u.bind.id = id;
-		fill_addr(&u.bind.addr, sizeof(u.bind.addr), &u.bind.addr_size);
-		len = sizeof(u.bind);
-		break;
-	case RDMA_USER_CM_CMD_RESOLVE_IP:
-		u.res_ip.id = id;
-		if (chance(30))
-			fill_addr(&u.res_ip.src_addr,
-				  sizeof(u.res_ip.src_addr), &sz);
-		fill_addr(&u.res_ip.dst_addr, sizeof(u.res_ip.dst_addr), &sz);
-		len = sizeof(u.res_ip);
-		break;
-	case RDMA_USER_CM_CMD_RESOLVE_ADDR:
-		u.res_addr.id = id;
-		if (chance(30))
-			fill_addr(&u.res_addr.src_addr,
-				  sizeof(u.res_addr.src_addr),
-				  &u.res_addr.src_size);
-		fill_addr(&u.res_addr.dst_addr, sizeof(u.res_addr.dst_addr),
-			  &u.res_addr.dst_size);
-		len = sizeof(u.res_addr);
-		break;
 	case RDMA_USER_CM_CMD_QUERY_ROUTE:
 	case RDMA_USER_CM_CMD_QUERY:
 		u.query.id = id;
@@ -297,21 +334,6 @@ static size_t fill_cmd(struct fuzz *z, uint32_t cmd, uint8_t *c,
 		u.notify.event = below(20);
 		len = sizeof(u.notify);
 		break;
-	case RDMA_USER_CM_CMD_JOIN_IP_MCAST:
-		u.join_ip.id = id;
-		u.join_ip.uid = rnd();
-		u.join_ip.response = resp;
-		fill_addr(&u.join_ip.addr, sizeof(u.join_ip.addr), &sz);
-		len = sizeof(u.join_ip);
-		break;
-	case RDMA_USER_CM_CMD_JOIN_MCAST:
-		u.join.id = id;
-		u.join.uid = rnd();
-		u.join.response = resp;
-		u.join.join_flags = below(3);
-		fill_addr(&u.join.addr, sizeof(u.join.addr), &u.join.addr_size);
-		len = sizeof(u.join);
-		break;
 	case RDMA_USER_CM_CMD_MIGRATE_ID:
 		u.migrate.id = id;
 		u.migrate.fd = (uint32_t)(chance(80) ? z->fd[below(2)] :
@@ -334,6 +356,7 @@ static size_t fill_cmd(struct fuzz *z, uint32_t cmd, uint8_t *c,
 		u.destroy.response = resp;
 		break;
 	}
+done:
 	if (chance(3))
 		*out = (uint16_t)below(64);
 	if (chance(2))
@@ -381,7 +404,8 @@ static void fuzz_one(struct fuzz *z)
 	};
 	/* Half the commands along a connection's path, so that ids get
 	 * there; the others any command, or none. */
-	uint32_t cmd = chance(50) ? path[below(sizeof(path) / sizeof(path[0]))] :
+	uint32_t npath = sizeof(path) / sizeof(path[0]);
+	uint32_t cmd = chance(50) ? path[below(npath)] :
 		       chance(95) ? below(NCMDS) : (uint32_t)rnd();
 	int fd = z->fd[chance(90) ? 0 : 1];
 	size_t len, claimed;

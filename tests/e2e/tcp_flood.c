@@ -80,7 +80,8 @@ int main(int argc, char **argv)
 	char buf[256];
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: tcp_flood SRC DST PORT COUNT SECONDS [half|hello]\n");
+		fprintf(stderr, "usage: tcp_flood SRC DST PORT COUNT "
+			"SECONDS [half|hello]\n");
 		return 2;
 	}
 	src.sin_family = dst.sin_family = AF_INET;
@@ -112,7 +113,7 @@ int main(int argc, char **argv)
 			if ((p[i].revents & POLLOUT) && !said[i]) {
 				/* connected: half a header, or nothing */
 				if (half)
-					(void)!write(p[i].fd, "\x11\x22\x33", 3);
+					(void)!write(p[i].fd, "\x11\x22", 2);
 				else if (hello)
 					say_hello(p[i].fd);
 				said[i] = true;
@@ -126,7 +127,7 @@ int main(int argc, char **argv)
 			if (said[i])
 				closed++;
 			else
-				usleep(1000);	/* refused: not at full speed */
+				usleep(1000);	/* refused: not at once */
 			close(p[i].fd);
 			p[i].fd = open_one();
 			p[i].events = POLLIN | POLLOUT;
