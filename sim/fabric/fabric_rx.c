@@ -194,6 +194,7 @@ static void link_hello_rx(struct fab_link *link, struct fab_rx *rx)
 		}
 		link->verified = true;
 		link->port->tcp_unverified--;
+		fab_tcp_hello_taken(link);
 	}
 	memcpy(link->path, path, sizeof(path));
 }
@@ -324,6 +325,8 @@ static int inq_deliver(struct fab_port *port)
 
 static void port_accept(struct fab_port *port, int listen_fd, bool tcp)
 {
+	struct fab_link *link;
+	uint32_t ipv4 = 0;
 	char peer[64];
 	int fd;
 
@@ -332,17 +335,27 @@ static void port_accept(struct fab_port *port, int listen_fd, bool tcp)
 					SOCK_NONBLOCK | SOCK_CLOEXEC));
 		if (fd < 0)
 			return;
-		if (tcp && port->tcp_unverified >= FAB_TCP_UNVERIFIED) {
-			fab_tcp_peer_text(fd, peer, sizeof(peer));
-			fprintf(stderr,
-				"pvrdma-sim: %s: refused a link from %s: too many links before HELLO\n",
-				port->adapter.name, peer);
+		if (tcp && !fab_tcp_admit(port, fd, &ipv4)) {
+			/* A line at the 1st, 2nd, 4th, ... : a flood of
+			 * connections is not a flood of lines. */
+			port->tcp_refused++;
+			if (!(port->tcp_refused & (port->tcp_refused - 1))) {
+				fab_tcp_peer_text(fd, peer, sizeof(peer));
+				fprintf(stderr,
+					"pvrdma-sim: %s: refused a link from %s: too many links before HELLO (%lu so far)\n",
+					port->adapter.name, peer,
+					port->tcp_refused);
+			}
 			fab_sys_close(fd);
 			continue;
 		}
 		if (tcp)
 			fab_tcp_tune(fd);
-		fab_link_new(port, fd, NULL, tcp);
+		link = fab_link_new(port, fd, NULL, tcp);
+		if (link && tcp) {
+			link->peer_ipv4 = ipv4;
+			link->hello_by_ns = fab_tcp_hello_due();
+		}
 	}
 }
 
@@ -353,6 +366,8 @@ static void links_prune(struct fab_port *port)
 {
 	struct fab_link **pp = &port->links, *link;
 
+	if (port->tcp_unverified)
+		fab_tcp_expire_hello(port);
 	while ((link = *pp)) {
 		if (link->dead && !link->exposed) {
 			*pp = link->next;

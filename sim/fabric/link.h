@@ -38,9 +38,17 @@
 /* A TCP frame up to this long is delivered only once all of it arrived
  * (tcp.c): a network that stalls inside it never stalls the adapter. */
 #define FAB_TCP_WHOLE		(1u << 20)
-/* Accepted TCP connections that have not said HELLO yet, per port: more
- * are closed at once (a flood must not take the sim's descriptors). */
+/* Accepted TCP connections that have not said HELLO yet, per port and
+ * per peer address: more are closed at once (a flood must not take the
+ * sim's descriptors, nor one peer's flood every place); each has
+ * FAB_TCP_HELLO_MS to say it (tcp.c). */
 #define FAB_TCP_UNVERIFIED	64
+#define FAB_TCP_UNVERIFIED_PEER	8
+#define FAB_TCP_HELLO_MS	5000
+/* Links a peer address connected and said HELLO on, per port: one per
+ * port that sends requests here, and reconnections while an old one
+ * lingers; beyond, the oldest are closed (tcp.c). */
+#define FAB_TCP_LINKS_PER_PEER	8
 /* Readiness events taken per wait. */
 #define FAB_EVENTS		32
 /* Pieces of one packet: header, payload pieces, read-ahead. */
@@ -73,6 +81,8 @@ struct fab_link {
 					 * named the address it came from */
 	bool exposed;			/* the engine may hold a pointer */
 	uint32_t lowat;			/* SO_RCVLOWAT raised for a frame */
+	uint32_t peer_ipv4;		/* TCP, accepted: where it came from */
+	uint64_t hello_by_ns;		/* ... and when its HELLO is due */
 	uint64_t rx_known;		/* TCP: bytes the socket holds at
 					 * least (FIONREAD less what was read
 					 * since): frames within need no ask */
@@ -103,6 +113,7 @@ struct fab_port {
 	int listen_fd;
 	int tcp_fd;			/* listening at ipv4:tcp_port */
 	unsigned int tcp_unverified;	/* accepted links before HELLO */
+	unsigned long tcp_refused;	/* links refused for that, ever */
 	char tcp_name[FAB_TCP_NAME_MAX];
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pid_t owner;			/* the process that made sock_path */
@@ -163,6 +174,17 @@ static inline bool fab_link_held(const struct fab_link *link)
 {
 	return link->tcp && !link->outgoing && link->out_head;
 }
+
+/* Whether port takes one more TCP link before HELLO, from where fd
+ * comes from (*ipv4): the silent ones past their time go first. */
+bool fab_tcp_admit(struct fab_port *port, int fd, uint32_t *ipv4);
+/* When the HELLO of a link accepted now is due. */
+uint64_t fab_tcp_hello_due(void);
+/* link said its HELLO: the oldest links from its address beyond
+ * FAB_TCP_LINKS_PER_PEER go. */
+void fab_tcp_hello_taken(struct fab_link *link);
+/* Kills the accepted TCP links whose HELLO is overdue. */
+void fab_tcp_expire_hello(struct fab_port *port);
 
 /* A socket link of port on fd, to the port named path. */
 struct fab_link *fab_link_new(struct fab_port *port, int fd,

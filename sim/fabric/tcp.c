@@ -56,10 +56,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "fds.h"
-#include "libc.h"
-#include "sys.h"
-#include "tcp.h"
+#include "link.h"
 
 /* The largest UD payload: the largest MTU. */
 #define FAB_MAX_UD_PAYLOAD	4096u
@@ -150,6 +147,18 @@ int fab_tcp_connect(uint32_t src, uint32_t dst, uint16_t port)
 	return fd;
 }
 
+void fab_tcp_keepalive(int fd)
+{
+	int one = 1, idle = FAB_TCP_KEEPIDLE_S, intvl = FAB_TCP_KEEPINTVL_S;
+	int cnt = FAB_TCP_KEEPCNT, user = FAB_TCP_USER_TIMEOUT_MS;
+
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof(user));
+}
+
 void fab_tcp_tune(int fd)
 {
 	int one = 1;
@@ -157,6 +166,64 @@ void fab_tcp_tune(int fd)
 	/* Frames are whole messages: an ACK or a ping-pong message must
 	 * not wait for more bytes to fill a segment. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	fab_tcp_keepalive(fd);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t fab_tcp_hello_due(void)
+{
+	return now_ns() + FAB_TCP_HELLO_MS * 1000000ull;
+}
+
+void fab_tcp_expire_hello(struct fab_port *port)
+{
+	uint64_t now = now_ns();
+	struct fab_link *link;
+
+	for (link = port->links; link; link = link->next)
+		if (link->tcp && !link->verified && !link->dead &&
+		    link->hello_by_ns <= now)
+			fab_link_kill(link);
+}
+
+bool fab_tcp_admit(struct fab_port *port, int fd, uint32_t *ipv4)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	const struct fab_link *link;
+	unsigned int same = 0;
+
+	*ipv4 = 0;
+	if (!getpeername(fd, (struct sockaddr *)&sa, &len) &&
+	    sa.sin_family == AF_INET)
+		*ipv4 = sa.sin_addr.s_addr;
+	fab_tcp_expire_hello(port);
+	if (port->tcp_unverified >= FAB_TCP_UNVERIFIED)
+		return false;
+	for (link = port->links; link; link = link->next)
+		same += link->tcp && !link->verified && !link->dead &&
+			link->peer_ipv4 == *ipv4;
+	return same < FAB_TCP_UNVERIFIED_PEER;
+}
+
+void fab_tcp_hello_taken(struct fab_link *link)
+{
+	struct fab_link *l;
+	unsigned int same = 0;
+
+	/* Newest first: the oldest links from the address go. */
+	for (l = link->port->links; l; l = l->next)
+		if (l->tcp && !l->outgoing && l->verified && !l->dead &&
+		    l->peer_ipv4 == link->peer_ipv4 &&
+		    ++same > FAB_TCP_LINKS_PER_PEER)
+			fab_link_kill(l);
 }
 
 bool fab_tcp_hello_matches(int fd, const char *name)

@@ -38,6 +38,17 @@ int fab_tcp_listen(uint32_t ipv4, uint16_t port);
 int fab_tcp_connect(uint32_t src, uint32_t dst, uint16_t port);
 /* Socket options of an accepted or connected link. */
 void fab_tcp_tune(int fd);
+/*
+ * A peer that vanished (a half-open connection) is found and the
+ * connection closed: by keepalive probes once it has been idle
+ * FAB_TCP_KEEPIDLE_S, or when bytes sent stay unacknowledged
+ * FAB_TCP_USER_TIMEOUT_MS (which also bounds the probes).
+ */
+#define FAB_TCP_KEEPIDLE_S		10
+#define FAB_TCP_KEEPINTVL_S		5
+#define FAB_TCP_KEEPCNT			3
+#define FAB_TCP_USER_TIMEOUT_MS		30000
+void fab_tcp_keepalive(int fd);
 /* Whether the HELLO name of an accepted connection is the address it came
  * from: a peer names only itself. */
 bool fab_tcp_hello_matches(int fd, const char *name);

@@ -137,6 +137,8 @@ void cm_msg_init(struct cm_msg *m, uint8_t type, const uint8_t *pdata,
 
 void cm_id_close_sock(struct cm_id *id)
 {
+	free(id->connecting);
+	id->connecting = NULL;
 	id->deadline_ns = 0;
 	if (id->sock >= 0) {
 		sim_fd_close(id->sock);
@@ -151,6 +153,8 @@ static bool has_cm(const struct cm_id *id)
 }
 
 /* ---- commands (cm_lock held) ---- */
+
+static int connect_later(struct cm_id *id, int sock, const struct cm_msg *m);
 
 int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 {
@@ -204,28 +208,69 @@ int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 		sim_fd_close(sock);
 		sock = cm_tcp_gid(&id->dgid) ?
 		       cm_tcp_connect(&id->dgid, sizeof(m)) : -1;
+		if (sock >= 0)
+			return connect_later(id, sock, &m);
 	}
 	if (sock < 0 || !cm_send_msg(sock, &m)) {
-		/*
-		 * The address is on the fabric but nothing there runs a CM
-		 * that knows the service: its CM answers with a reject (a
-		 * SIDR REP saying unsupported).
-		 */
 		if (sock >= 0)
 			sim_fd_close(sock);
-		id->state = CM_TIMEWAIT;
-		id->deadline_ns = 0;
-		if (ud)
-			return ucma_event_queue(id, RDMA_CM_EVENT_UNREACHABLE,
-						CM_SIDR_UNSUPPORTED) ?
-			       0 : -ENOMEM;
-		return ucma_event_queue(id, RDMA_CM_EVENT_REJECTED,
-					CM_REJ_INVALID_SERVICE_ID) ?
-		       0 : -ENOMEM;
+		return cm_connect_refused(id) ? 0 : -ENOMEM;
 	}
 	id->sock = sock;
 	cm_agent_wake();
 	return 0;
+}
+
+bool cm_connect_refused(struct cm_id *id)
+{
+	/*
+	 * The address is on the fabric but nothing there runs a CM that
+	 * knows the service: its CM answers with a reject (a SIDR REP
+	 * saying unsupported).
+	 */
+	id->state = CM_TIMEWAIT;
+	id->deadline_ns = 0;
+	if (id->qp_type == IBV_QPT_UD)
+		return ucma_event_queue(id, RDMA_CM_EVENT_UNREACHABLE,
+					CM_SIDR_UNSUPPORTED);
+	return ucma_event_queue(id, RDMA_CM_EVENT_REJECTED,
+				CM_REJ_INVALID_SERVICE_ID);
+}
+
+/* A connect to another host's agent under way: the agent sends the REQ
+ * when it is made (cm_connect_made), or refuses it at the deadline. */
+static int connect_later(struct cm_id *id, int sock, const struct cm_msg *m)
+{
+	id->connecting = malloc(sizeof(*m));
+	if (!id->connecting) {
+		sim_fd_close(sock);
+		return cm_connect_refused(id) ? 0 : -ENOMEM;
+	}
+	memcpy(id->connecting, m, sizeof(*m));
+	id->sock = sock;
+	id->deadline_ns = cm_now_ns() + CM_TCP_CONNECT_MS * 1000000ull;
+	cm_agent_wake();
+	return 0;
+}
+
+void cm_connect_made(struct cm_id *id)
+{
+	struct pollfd p = { .fd = id->sock, .events = POLLOUT };
+	struct cm_msg *m = id->connecting;
+	socklen_t len = sizeof(int);
+	int err = 0;
+
+	if (poll(&p, 1, 0) != 1)
+		return;	/* not yet: an earlier socket's readiness */
+	id->connecting = NULL;
+	if (getsockopt(id->sock, SOL_SOCKET, SO_ERROR, &err, &len) || err ||
+	    !cm_send_msg(id->sock, m)) {
+		cm_id_close_sock(id);
+		cm_connect_refused(id);
+	} else {
+		arm_timer(id);
+	}
+	free(m);
 }
 
 int cm_accept(struct cm_id *id, const struct rdma_ucm_conn_param *p)

@@ -3,8 +3,10 @@
  * pvrdma-sim: the RDMA connection manager, as Linux's rdma_ucm + rdma_cm +
  * ib_cm give it to librdmacm. The contract between its parts:
  *
- *   ucma.c      the /dev/infiniband/rdma_cm file: command decoding, ids
- *               by number, event queues, blocking and non-blocking reads
+ *   ucma.c      the /dev/infiniband/rdma_cm file: ids by number, event
+ *               queues, blocking and non-blocking reads
+ *   ucma_cmd.c  the file's command table: each command copied from the
+ *               user as rdma_ucm copies it
  *   ucma_addr.c the file's address commands: bind, resolve, query, options
  *   cm.c        the commands of the CM protocol between processes (REQ/REP/RTU, REJ,
  *               DREQ/DREP, SIDR REQ/REP) and each id's connection state
@@ -104,6 +106,7 @@ enum cm_state {
 };
 
 struct ucma_file;
+struct cm_msg;
 
 struct cm_id {
 	uint32_t handle;		/* the ucma id */
@@ -137,6 +140,8 @@ struct cm_id {
 
 	/* connection */
 	int sock;			/* to the peer's CM agent, -1 when none */
+	struct cm_msg *connecting;	/* a TCP connect under way: the REQ
+					 * to send once it is made */
 	struct cm_id *listener;		/* child: its listen id until reported */
 	uint32_t local_qpn, remote_qpn;
 	uint32_t local_psn, remote_psn;
@@ -194,6 +199,30 @@ struct ucma_event *ucma_event_queue(struct cm_id *id, uint32_t event,
 struct cm_id *ucma_child_alloc(struct cm_id *listener);
 /* Drops id's queued events (cm_lock held). */
 void ucma_event_drop_id(struct cm_id *id);
+/* The file's id numbered handle, or NULL with *err ENOENT or EINVAL. */
+struct cm_id *ucma_id_get(struct ucma_file *file, uint32_t handle, int *err);
+struct cm_id *ucma_id_alloc(struct ucma_file *file, uint16_t ps,
+			    uint8_t qp_type);
+void ucma_id_destroy(struct cm_id *id);
+/* The commands whose work is the file's own (cm_lock held); each writes
+ * its response at the user address given, 0 or a negative errno. */
+int ucma_get_event(struct ucma_file *file, int fd, uint64_t response,
+		   uint16_t out);
+int ucma_join_mcast(struct cm_id *id, uint64_t uid,
+		    const struct sockaddr *addr, uint64_t response,
+		    uint16_t out);
+int ucma_leave_mcast(struct ucma_file *file, uint32_t handle,
+		     uint64_t response);
+int ucma_migrate_id(struct ucma_file *to,
+		    const struct rdma_ucm_migrate_id *c, uint16_t out);
+
+/* ---- ucma_cmd.c: the command table ---- */
+/* Reads and checks the header of a write() at user address buf. */
+int ucma_cmd_header(uint64_t buf, size_t len, struct rdma_ucm_cmd_hdr *hdr);
+/* Runs the command whose structure is at user address in (cm_lock
+ * held). */
+int ucma_cmd_run(struct ucma_file *file, int fd,
+		 const struct rdma_ucm_cmd_hdr *hdr, uint64_t in);
 
 /*
  * Commands and responses are at addresses the application gave: a bad one
@@ -218,10 +247,12 @@ int ucma_resolve_addr(struct cm_id *id, const struct sockaddr *src,
 /* Whether another id is bound to sa's address and port. */
 bool ucma_port_in_use(const struct cm_id *self, const struct sockaddr *sa);
 int ucma_resolve_route(struct cm_id *id);
+/* QUERY_ROUTE's response length is checked before its command is read. */
 int ucma_query_route(struct cm_id *id, uint64_t response, uint16_t out);
 int ucma_query_addr(struct cm_id *id, uint64_t response, uint16_t out);
 int ucma_query_gid(struct cm_id *id, uint64_t response, uint16_t out);
 int ucma_query_path(struct cm_id *id, uint64_t response, uint16_t out);
+/* Reads the option's value from the user (EFAULT), then sets it. */
 int ucma_set_option(struct cm_id *id, const struct rdma_ucm_set_option *c);
 
 /* ---- cm.c: the protocol (cm_lock held unless noted) ---- */
@@ -268,14 +299,17 @@ socklen_t cm_agent_sockaddr(const union ibv_gid *gid, struct sockaddr *sa);
 /* cm_tcp.c: agents on other hosts, over TCP. cm_tcp_gid: whether gid is
  * on another host this process can reach; cm_tcp_route: the adapter
  * towards such an address; cm_tcp_listen: the agent's listening socket at
- * dev's address (-1: none); cm_tcp_connect: a connected socket to the
- * agent answering for gid, or -1 with errno. Sockets pass whole messages
+ * dev's address (-1: none); cm_tcp_connect: a socket connecting to the
+ * agent answering for gid (poll it for POLLOUT), or -1 with errno.
+ * Sockets pass whole messages
  * of msg_size bytes to poll. */
 bool cm_tcp_gid(const union ibv_gid *gid);
 struct sim_dev *cm_tcp_route(const struct sockaddr *dst,
 			     unsigned int *gid_index);
 int cm_tcp_listen(const struct sim_dev *dev, size_t msg_size);
 int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size);
+/* How long such a connect may take before the REQ counts as refused. */
+#define CM_TCP_CONNECT_MS	2000
 /* Listener lookup: whether a listen id bound to lsa takes a connection to
  * dst (same port, same address or a wildcard of a compatible family). */
 bool cm_addr_listen_match(const struct sockaddr *lsa, bool afonly,

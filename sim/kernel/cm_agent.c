@@ -401,23 +401,9 @@ static void agent_fd_ready(int fd)
 	bool got;
 
 	for (i = 0; i < cm_agent.num_listen; i++) {
-		if (cm_agent.listen[i] != fd)
-			continue;
-		for (;;) {
-			int s = sim_fd_own(accept4(fd, NULL, NULL,
-						   SOCK_NONBLOCK |
-						   SOCK_CLOEXEC));
-
-			if (s < 0)
-				return;
-			pend = calloc(1, sizeof(*pend));
-			if (!pend) {
-				sim_fd_close(s);
-				return;
-			}
-			pend->sock = s;
-			pend->next = cm_agent.pending;
-			cm_agent.pending = pend;
+		if (cm_agent.listen[i] == fd) {
+			cm_pending_accept(fd);
+			return;
 		}
 	}
 	for (p = &cm_agent.pending; (pend = *p); p = &pend->next) {
@@ -426,14 +412,11 @@ static void agent_fd_ready(int fd)
 		if (!recv_msg(fd, &m, &got) ||
 		    (got && m.type != CM_MSG_REQ &&
 		     m.type != CM_MSG_SIDR_REQ)) {
-			*p = pend->next;
-			sim_fd_close(fd);
-			free(pend);
+			cm_pending_drop(p, true);
 			return;
 		}
 		if (got) {
-			*p = pend->next;
-			free(pend);
+			cm_pending_drop(p, false);
 			handle_req(fd, &m);
 		}
 		return;
@@ -441,6 +424,10 @@ static void agent_fd_ready(int fd)
 	for (id = cm_ids; id; id = id->next) {
 		if (id->sock != fd)
 			continue;
+		if (id->connecting) {
+			cm_connect_made(id);
+			return;
+		}
 		while (id->sock == fd) {
 			if (!recv_msg(fd, &m, &got)) {
 				handle_eof(id);
@@ -461,7 +448,7 @@ static void agent_fd_ready(int fd)
  * poll timeout in ms until the next deadline, -1 for none. */
 static int expire_timers(void)
 {
-	uint64_t now = cm_now_ns(), next = 0;
+	uint64_t now = cm_now_ns(), next = cm_pending_expire(now);
 	struct cm_id *id;
 
 	for (id = cm_ids; id; id = id->next) {
@@ -472,6 +459,11 @@ static int expire_timers(void)
 		if (id->deadline_ns > now) {
 			if (!next || id->deadline_ns < next)
 				next = id->deadline_ns;
+			continue;
+		}
+		if (id->connecting) {
+			cm_id_close_sock(id);
+			cm_connect_refused(id);
 			continue;
 		}
 		if (state == CM_TIMEWAIT && id->timewait_exit) {
@@ -535,9 +527,10 @@ static void *agent_main(void *arg)
 							    POLLIN, 0 };
 			for (id = cm_ids; id && n < cap; id = id->next)
 				if (id->sock >= 0)
-					fds[n++] = (struct pollfd){ id->sock,
-								    POLLIN,
-								    0 };
+					fds[n++] = (struct pollfd){
+						id->sock,
+						id->connecting ? POLLOUT :
+								 POLLIN, 0 };
 		}
 		pthread_mutex_unlock(&cm_lock);
 
@@ -581,7 +574,6 @@ static void cm_fork_parent(void)
 
 static void cm_fork_child(void)
 {
-	struct cm_pending *pend;
 	struct cm_id *id;
 	unsigned int i;
 
@@ -589,11 +581,8 @@ static void cm_fork_child(void)
 		for (i = 0; i < cm_agent.num_listen; i++)
 			sim_fd_close(cm_agent.listen[i]);
 		cm_agent.num_listen = 0;
-		while ((pend = cm_agent.pending)) {
-			cm_agent.pending = pend->next;
-			sim_fd_close(pend->sock);
-			free(pend);
-		}
+		while (cm_agent.pending)
+			cm_pending_drop(&cm_agent.pending, true);
 		sim_fd_close(cm_agent.wake);
 		cm_agent.wake = -1;
 		for (id = cm_ids; id; id = id->next) {
@@ -601,6 +590,8 @@ static void cm_fork_child(void)
 				sim_fd_close(id->sock);
 			id->sock = -1;
 			id->deadline_ns = 0;
+			free(id->connecting);
+			id->connecting = NULL;
 		}
 		cm_agent.rng = 0;	/* the child's own PSNs and ports */
 		cm_agent.started = false;

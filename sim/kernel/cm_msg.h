@@ -46,11 +46,24 @@ struct cm_msg {
 	uint8_t private_data[RDMA_MAX_PRIVATE_DATA];
 };
 
-/* Accepted sockets that have not sent their REQ yet. */
+/* Accepted sockets that have not sent their REQ yet (cm_pending.c). */
 struct cm_pending {
 	struct cm_pending *next;
 	int sock;
+	uint32_t ipv4;			/* the peer's, 0 for this host's */
+	uint64_t deadline_ns;		/* closed then if still silent */
 };
+
+#define CM_PENDING_MS			5000
+#define CM_TCP_PENDING_MAX		64
+#define CM_TCP_PENDING_PER_PEER		8
+
+/* Accepts what listen_fd has, within the limits. */
+void cm_pending_accept(int listen_fd);
+/* Unlinks *p and frees it, closing its socket or not. */
+void cm_pending_drop(struct cm_pending **p, bool close_sock);
+/* Closes the silent ones past their deadline; the next deadline, or 0. */
+uint64_t cm_pending_expire(uint64_t now);
 
 /* A Unix socket per GID, a TCP socket per adapter (cm_tcp.c). */
 #define CM_MAX_LISTEN	(SIM_MAX_ADAPTERS * (SIM_GID_TABLE_LEN + 1))
@@ -79,6 +92,11 @@ void cm_msg_init(struct cm_msg *m, uint8_t type, const uint8_t *pdata,
 		 uint8_t len);
 /* Ends the id's connection socket and any wait on it. */
 void cm_id_close_sock(struct cm_id *id);
+/* A connect that did not reach an agent: REJECTED, or UNREACHABLE for
+ * SIDR; false when the event could not be queued. */
+bool cm_connect_refused(struct cm_id *id);
+/* The agent saw id's TCP connect finish (or fail): sends the REQ. */
+void cm_connect_made(struct cm_id *id);
 /* The address vector of the id's path, for INIT_QP_ATTR and SIDR. */
 void cm_fill_av(const struct cm_id *id, struct ib_uverbs_ah_attr *ah);
 

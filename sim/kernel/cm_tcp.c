@@ -31,9 +31,6 @@
 #include "options.h"
 #include "tcp.h"
 
-/* How long a connect to another host's agent may take. */
-#define CM_TCP_CONNECT_MS	2000
-
 static uint16_t cm_tcp_port(void)
 {
 	unsigned int port = sim_global.tcp_port ? sim_global.tcp_port :
@@ -84,6 +81,7 @@ static void tune(int s, size_t msg_size)
 
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(s, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
+	fab_tcp_keepalive(s);
 }
 
 int cm_tcp_listen(const struct sim_dev *dev, size_t msg_size)
@@ -119,9 +117,7 @@ int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size)
 		.sin_family = AF_INET,
 		.sin_port = htons(cm_tcp_port()),
 	};
-	struct pollfd p = { .events = POLLOUT };
-	socklen_t len = sizeof(int);
-	int s, err = 0;
+	int s, err;
 
 	if (!dev || !fab_tcp_gid_addr(gid->raw, &to.sin_addr.s_addr)) {
 		errno = EHOSTUNREACH;
@@ -135,16 +131,11 @@ int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size)
 	tune(s, msg_size);
 	if (bind(s, (struct sockaddr *)&from, sizeof(from)))
 		goto fail;
-	if (connect(s, (struct sockaddr *)&to, sizeof(to))) {
-		if (errno != EINPROGRESS)
-			goto fail;
-		p.fd = s;
-		if (poll(&p, 1, CM_TCP_CONNECT_MS) != 1 ||
-		    getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
-			errno = err ? err : ETIMEDOUT;
-			goto fail;
-		}
-	}
+	/* Made in the background: the agent sends the REQ once it is
+	 * (cm.c), so a host that does not answer holds up no one. */
+	if (connect(s, (struct sockaddr *)&to, sizeof(to)) &&
+	    errno != EINPROGRESS)
+		goto fail;
 	return s;
 fail:
 	err = errno;

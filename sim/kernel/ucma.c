@@ -3,14 +3,16 @@
  * pvrdma-sim rdma_cm: the /dev/infiniband/rdma_cm file, answered as Linux
  * 6.1's rdma_ucm answers librdmacm (<rdma/rdma_user_cm.h>, ABI 4).
  *
- * A write() is one command: struct rdma_ucm_cmd_hdr, then hdr.in bytes of
- * the command; responses go to the address the command names. Ids are
+ * A write() is one command (ucma_cmd.c decodes it): struct
+ * rdma_ucm_cmd_hdr, then the command; responses go to the address the
+ * command names, through the fault-safe user copies. Ids are
  * numbered process-wide (the kernel's ctx_table) and belong to the file
  * that created them; another file's id is EINVAL, an unknown one ENOENT.
  * Errors are the kernel's: EINVAL for a bad header or a command in the
  * wrong state, ENOSYS for a command rdma_ucm leaves out (GET_OPTION) or an
  * unknown option, ENOSPC for a response buffer too small, EAGAIN for
- * GET_EVENT on an O_NONBLOCK file with nothing queued.
+ * GET_EVENT on an O_NONBLOCK file with nothing queued, EFAULT for a
+ * command, response or option the process cannot read or write.
  *
  * Events are queued per file in order. A CONNECT_REQUEST carries a new id
  * that only becomes usable when the event is read (the kernel's
@@ -34,7 +36,6 @@ struct cm_id *cm_ids;
 static struct sim_table id_table;
 static uint32_t id_next;
 
-#define UCMA_MAX_BACKLOG	1024
 #define UCMA_MAX_ID		0xffffffu
 
 /* ---- multicast joins (refused later by the device's attach) ---- */
@@ -65,7 +66,7 @@ static void file_update_readiness(struct ucma_file *file)
 	}
 }
 
-static struct cm_id *id_get(struct ucma_file *file, uint32_t handle,
+struct cm_id *ucma_id_get(struct ucma_file *file, uint32_t handle,
 			    int *err)
 {
 	struct cm_id *id = sim_table_get(&id_table, handle);
@@ -81,8 +82,8 @@ static struct cm_id *id_get(struct ucma_file *file, uint32_t handle,
 	return id;
 }
 
-static struct cm_id *id_alloc(struct ucma_file *file, uint16_t ps,
-			      uint8_t qp_type)
+struct cm_id *ucma_id_alloc(struct ucma_file *file, uint16_t ps,
+			    uint8_t qp_type)
 {
 	struct cm_id *id = calloc(1, sizeof(*id));
 
@@ -123,7 +124,7 @@ struct cm_id *ucma_child_alloc(struct cm_id *listener)
 
 	if (listener->backlog <= 0)
 		return NULL;
-	child = id_alloc(listener->file, listener->ps, listener->qp_type);
+	child = ucma_id_alloc(listener->file, listener->ps, listener->qp_type);
 	if (!child)
 		return NULL;
 	child->listener = listener;
@@ -136,8 +137,6 @@ struct cm_id *ucma_child_alloc(struct cm_id *listener)
 	listener->backlog--;
 	return child;
 }
-
-static void id_destroy(struct cm_id *id);
 
 /* The kernel's ucma_cleanup_events: a listener's unreported connection
  * requests take their new ids with them. */
@@ -162,15 +161,41 @@ void ucma_event_drop_id(struct cm_id *id)
 	while ((e = dropped)) {
 		dropped = e->next;
 		if (e->child && !e->child->reported)
-			id_destroy(e->child);
+			ucma_id_destroy(e->child);
 		free(e);
 	}
 }
 
-static void id_destroy(struct cm_id *id)
+/*
+ * An unreported child goes with the CONNECT_REQUEST that would report it:
+ * its file may be closed before its listener's (the ids of a file go in
+ * any order), or the listener migrated to another file.
+ */
+static void drop_child_event(struct cm_id *child)
+{
+	struct ucma_file *file = child->listener->file;
+	struct ucma_event **p = &file->head, *e;
+
+	file->tail = NULL;
+	while ((e = *p)) {
+		if (e->child == child) {
+			*p = e->next;
+			free(e);
+			child->listener->backlog++;
+			continue;
+		}
+		file->tail = e;
+		p = &e->next;
+	}
+	file_update_readiness(file);
+}
+
+void ucma_id_destroy(struct cm_id *id)
 {
 	struct ucma_mc **m = &mcs, *mc;
 
+	if (id->listener && !id->reported)
+		drop_child_event(id);
 	id->destroyed = true;
 	cm_destroy(id);
 	ucma_event_drop_id(id);
@@ -210,17 +235,14 @@ struct ucma_event *ucma_event_queue(struct cm_id *id, uint32_t event,
 
 /* ---- events ---- */
 
-static int get_event(struct ucma_file *file, int fd, uint64_t response,
-		     uint16_t out)
+int ucma_get_event(struct ucma_file *file, int fd, uint64_t response,
+		   uint16_t out)
 {
 	struct ucma_event *e;
 	struct ucma_mc *mc;
 	size_t len;
 	int ret, fl;
 
-	if (out < sizeof(struct rdma_ucm_event_resp) - sizeof(uint32_t) -
-		  sizeof(struct rdma_ucm_ece))
-		return -ENOSPC;
 	/*
 	 * O_NONBLOCK of the open file, read while the fd is surely it: once
 	 * waiting, another thread may close the fd and its number be reused
@@ -259,9 +281,9 @@ static int get_event(struct ucma_file *file, int fd, uint64_t response,
 
 /* ---- multicast ---- */
 
-static int join_mcast(struct ucma_file *file, struct cm_id *id,
-		      uint64_t uid, const struct sockaddr *addr,
-		      uint64_t response, uint16_t out)
+int ucma_join_mcast(struct cm_id *id, uint64_t uid,
+		    const struct sockaddr *addr, uint64_t response,
+		    uint16_t out)
 {
 	struct rdma_ucm_create_id_resp resp;
 	struct ucma_event *e;
@@ -269,7 +291,6 @@ static int join_mcast(struct ucma_file *file, struct cm_id *id,
 	union ibv_gid mgid;
 	int ret;
 
-	(void)file;
 	if (out < sizeof(resp))
 		return -ENOSPC;
 	if (!cm_addr_len(addr))
@@ -316,15 +337,13 @@ static int join_mcast(struct ucma_file *file, struct cm_id *id,
 	return 0;
 }
 
-static int leave_mcast(struct ucma_file *file, uint32_t handle,
-		       uint64_t response, uint16_t out)
+int ucma_leave_mcast(struct ucma_file *file, uint32_t handle,
+		     uint64_t response)
 {
 	struct rdma_ucm_destroy_id_resp resp;
 	struct ucma_mc **p, *mc;
 	struct ucma_event **ep, *e;
 
-	if (out < sizeof(resp))
-		return -ENOSPC;
 	for (p = &mcs; (mc = *p); p = &mc->next)
 		if (mc->handle == handle)
 			break;
@@ -356,8 +375,8 @@ static int leave_mcast(struct ucma_file *file, uint32_t handle,
  * Written to the file the id moves to; c->fd is the file it is on now
  * (the kernel's order: the new file takes it from the current one).
  */
-static int migrate_id(struct ucma_file *to,
-		      const struct rdma_ucm_migrate_id *c, uint16_t out)
+int ucma_migrate_id(struct ucma_file *to,
+		    const struct rdma_ucm_migrate_id *c, uint16_t out)
 {
 	struct rdma_ucm_migrate_resp resp;
 	struct ucma_file *from = sim_kernel_host.ucma_file_of_fd((int)c->fd);
@@ -370,7 +389,7 @@ static int migrate_id(struct ucma_file *to,
 	if (!from)
 		return sim_libc.fcntl((int)c->fd, F_GETFD) < 0 ? -ENOENT :
 								   -EINVAL;
-	id = id_get(from, c->id, &ret);
+	id = ucma_id_get(from, c->id, &ret);
 	if (!id)
 		return ret;
 	resp.events_reported = id->events_reported;
@@ -435,7 +454,7 @@ static void file_release(struct ucma_file *file)
 			if (id->file == file)
 				break;
 		if (id)
-			id_destroy(id);
+			ucma_id_destroy(id);
 	} while (id);
 	while ((e = file->head)) {
 		file->head = e->next;
@@ -459,293 +478,24 @@ void ucma_close(struct ucma_file *file)
 	}
 }
 
-#define CMD(type, var)							\
-	type var;							\
-	memset(&var, 0, sizeof(var));					\
-	memcpy(&var, in, in_len < sizeof(var) ? in_len : sizeof(var))
-
-static int dispatch(struct ucma_file *file, int fd, uint32_t cmd,
-		    const uint8_t *in, size_t in_len, uint16_t out)
-{
-	struct cm_id *id;
-	int ret = 0;
-
-	switch (cmd) {
-	case RDMA_USER_CM_CMD_CREATE_ID: {
-		CMD(struct rdma_ucm_create_id, c);
-		struct rdma_ucm_create_id_resp resp;
-		uint8_t qp_type;
-
-		if (out < sizeof(resp))
-			return -ENOSPC;
-		switch (c.ps) {
-		case RDMA_PS_TCP:
-			qp_type = IBV_QPT_RC;
-			break;
-		case RDMA_PS_UDP:
-		case RDMA_PS_IPOIB:
-			qp_type = IBV_QPT_UD;
-			break;
-		case RDMA_PS_IB:
-			qp_type = c.qp_type;
-			break;
-		default:
-			return -EINVAL;
-		}
-		id = id_alloc(file, c.ps, qp_type);
-		if (!id)
-			return -ENOMEM;
-		id->uid = c.uid;
-		resp.id = id->handle;
-		ret = copy_to_user(c.response, &resp, sizeof(resp));
-		if (ret)
-			id_destroy(id);
-		return ret;
-	}
-	case RDMA_USER_CM_CMD_DESTROY_ID: {
-		CMD(struct rdma_ucm_destroy_id, c);
-		struct rdma_ucm_destroy_id_resp resp;
-
-		if (out < sizeof(resp))
-			return -ENOSPC;
-		id = id_get(file, c.id, &ret);
-		if (!id)
-			return ret;
-		resp.events_reported = id->events_reported;
-		id_destroy(id);
-		return copy_to_user(c.response, &resp, sizeof(resp));
-	}
-	case RDMA_USER_CM_CMD_BIND_IP: {
-		CMD(struct rdma_ucm_bind_ip, c);
-
-		if (c.addr.sin6_family != AF_INET &&
-		    c.addr.sin6_family != AF_INET6)
-			return -EINVAL;
-		id = id_get(file, c.id, &ret);
-		return id ? ucma_bind_id(id, (struct sockaddr *)&c.addr) : ret;
-	}
-	case RDMA_USER_CM_CMD_BIND: {
-		CMD(struct rdma_ucm_bind, c);
-
-		if (c.reserved || !c.addr_size ||
-		    c.addr_size != cm_addr_len((struct sockaddr *)&c.addr))
-			return -EINVAL;
-		id = id_get(file, c.id, &ret);
-		return id ? ucma_bind_id(id, (struct sockaddr *)&c.addr) : ret;
-	}
-	case RDMA_USER_CM_CMD_RESOLVE_IP: {
-		CMD(struct rdma_ucm_resolve_ip, c);
-
-		if ((c.src_addr.sin6_family &&
-		     !cm_addr_len((struct sockaddr *)&c.src_addr)) ||
-		    !cm_addr_len((struct sockaddr *)&c.dst_addr))
-			return -EINVAL;
-		id = id_get(file, c.id, &ret);
-		return id ? ucma_resolve_addr(id, (struct sockaddr *)&c.src_addr,
-					 (struct sockaddr *)&c.dst_addr) : ret;
-	}
-	case RDMA_USER_CM_CMD_RESOLVE_ADDR: {
-		CMD(struct rdma_ucm_resolve_addr, c);
-
-		if (c.reserved ||
-		    (c.src_size &&
-		     c.src_size != cm_addr_len((struct sockaddr *)&c.src_addr)) ||
-		    !c.dst_size ||
-		    c.dst_size != cm_addr_len((struct sockaddr *)&c.dst_addr))
-			return -EINVAL;
-		id = id_get(file, c.id, &ret);
-		return id ? ucma_resolve_addr(id, c.src_size ?
-					 (struct sockaddr *)&c.src_addr : NULL,
-					 (struct sockaddr *)&c.dst_addr) : ret;
-	}
-	case RDMA_USER_CM_CMD_RESOLVE_ROUTE: {
-		CMD(struct rdma_ucm_resolve_route, c);
-
-		id = id_get(file, c.id, &ret);
-		return id ? ucma_resolve_route(id) : ret;
-	}
-	case RDMA_USER_CM_CMD_QUERY_ROUTE: {
-		CMD(struct rdma_ucm_query, c);
-
-		id = id_get(file, c.id, &ret);
-		return id ? ucma_query_route(id, c.response, out) : ret;
-	}
-	case RDMA_USER_CM_CMD_QUERY: {
-		CMD(struct rdma_ucm_query, c);
-
-		id = id_get(file, c.id, &ret);
-		if (!id)
-			return ret;
-		switch (c.option) {
-		case RDMA_USER_CM_QUERY_ADDR:
-			return ucma_query_addr(id, c.response, out);
-		case RDMA_USER_CM_QUERY_PATH:
-			return ucma_query_path(id, c.response, out);
-		case RDMA_USER_CM_QUERY_GID:
-			return ucma_query_gid(id, c.response, out);
-		default:
-			return -ENOSYS;
-		}
-	}
-	case RDMA_USER_CM_CMD_CONNECT: {
-		CMD(struct rdma_ucm_connect, c);
-
-		if (!c.conn_param.valid)
-			return -EINVAL;
-		id = id_get(file, c.id, &ret);
-		return id ? cm_connect(id, &c.conn_param) : ret;
-	}
-	case RDMA_USER_CM_CMD_LISTEN: {
-		CMD(struct rdma_ucm_listen, c);
-
-		id = id_get(file, c.id, &ret);
-		if (!id)
-			return ret;
-		if (id->state == CM_IDLE) {
-			struct sockaddr_in any = { .sin_family = AF_INET };
-
-			ret = ucma_bind_id(id, (struct sockaddr *)&any);
-			if (ret)
-				return ret;
-		}
-		if (id->state != CM_ADDR_BOUND && id->state != CM_LISTEN)
-			return -EINVAL;
-		if (id->state == CM_ADDR_BOUND && !id->reuseaddr) {
-			/* A listener needs its port to itself. */
-			id->state = CM_LISTEN;
-			if (ucma_port_in_use(id, (struct sockaddr *)&id->src)) {
-				id->state = CM_ADDR_BOUND;
-				return -EADDRINUSE;
-			}
-		}
-		id->state = CM_LISTEN;
-		id->backlog = (int)c.backlog <= 0 ||
-			      c.backlog > UCMA_MAX_BACKLOG ?
-			      UCMA_MAX_BACKLOG : (int)c.backlog;
-		return 0;
-	}
-	case RDMA_USER_CM_CMD_ACCEPT: {
-		CMD(struct rdma_ucm_accept, c);
-
-		id = id_get(file, c.id, &ret);
-		if (!id)
-			return ret;
-		if (c.conn_param.valid) {
-			ret = cm_accept(id, &c.conn_param);
-			if (!ret)
-				id->uid = c.uid;
-			return ret;
-		}
-		return cm_accept(id, NULL);
-	}
-	case RDMA_USER_CM_CMD_REJECT: {
-		CMD(struct rdma_ucm_reject, c);
-
-		if (!c.reason)
-			c.reason = CM_REJ_CONSUMER_DEFINED;
-		if (c.reason != CM_REJ_CONSUMER_DEFINED &&
-		    c.reason != CM_REJ_VENDOR_OPTION)
-			return -EINVAL;
-		id = id_get(file, c.id, &ret);
-		return id ? cm_reject(id, c.reason, c.private_data,
-				      c.private_data_len) : ret;
-	}
-	case RDMA_USER_CM_CMD_DISCONNECT: {
-		CMD(struct rdma_ucm_disconnect, c);
-
-		id = id_get(file, c.id, &ret);
-		return id ? cm_disconnect(id) : ret;
-	}
-	case RDMA_USER_CM_CMD_INIT_QP_ATTR: {
-		CMD(struct rdma_ucm_init_qp_attr, c);
-		struct ib_uverbs_qp_attr resp;
-
-		if (out < sizeof(resp))
-			return -ENOSPC;
-		if (c.qp_state > IBV_QPS_ERR)
-			return -EINVAL;
-		id = id_get(file, c.id, &ret);
-		if (!id)
-			return ret;
-		memset(&resp, 0, sizeof(resp));
-		ret = cm_init_qp_attr(id, c.qp_state, &resp);
-		return ret ? ret : copy_to_user(c.response, &resp,
-						sizeof(resp));
-	}
-	case RDMA_USER_CM_CMD_GET_EVENT: {
-		CMD(struct rdma_ucm_get_event, c);
-
-		return get_event(file, fd, c.response, out);
-	}
-	case RDMA_USER_CM_CMD_SET_OPTION: {
-		CMD(struct rdma_ucm_set_option, c);
-
-		id = id_get(file, c.id, &ret);
-		return id ? ucma_set_option(id, &c) : ret;
-	}
-	case RDMA_USER_CM_CMD_NOTIFY: {
-		CMD(struct rdma_ucm_notify, c);
-
-		id = id_get(file, c.id, &ret);
-		return id ? cm_notify(id, c.event) : ret;
-	}
-	case RDMA_USER_CM_CMD_JOIN_IP_MCAST: {
-		CMD(struct rdma_ucm_join_ip_mcast, c);
-
-		id = id_get(file, c.id, &ret);
-		return id ? join_mcast(file, id, c.uid,
-				       (struct sockaddr *)&c.addr, c.response,
-				       out) : ret;
-	}
-	case RDMA_USER_CM_CMD_JOIN_MCAST: {
-		CMD(struct rdma_ucm_join_mcast, c);
-
-		if (c.addr_size != cm_addr_len((struct sockaddr *)&c.addr) ||
-		    c.join_flags >= RDMA_MC_JOIN_FLAG_RESERVED)
-			return -EINVAL;
-		id = id_get(file, c.id, &ret);
-		return id ? join_mcast(file, id, c.uid,
-				       (struct sockaddr *)&c.addr, c.response,
-				       out) : ret;
-	}
-	case RDMA_USER_CM_CMD_LEAVE_MCAST: {
-		CMD(struct rdma_ucm_destroy_id, c);
-
-		return leave_mcast(file, c.id, c.response, out);
-	}
-	case RDMA_USER_CM_CMD_MIGRATE_ID: {
-		CMD(struct rdma_ucm_migrate_id, c);
-
-		return migrate_id(file, &c, out);
-	}
-	case RDMA_USER_CM_CMD_GET_OPTION:
-	default:
-		return -ENOSYS;
-	}
-}
-
 ssize_t ucma_write(struct ucma_file *file, int fd, const void *buf,
 		   size_t len)
 {
 	struct rdma_ucm_cmd_hdr hdr;
+	uint64_t in = (uintptr_t)buf + sizeof(hdr);
 	bool last;
 	int ret;
 
-	if (len < sizeof(hdr))
-		return -EINVAL;
-	memcpy(&hdr, buf, sizeof(hdr));
-	if (hdr.cmd > RDMA_USER_CM_CMD_JOIN_MCAST)
-		return -EINVAL;
-	if (hdr.in + sizeof(hdr) > len)
-		return -EINVAL;
+	ret = ucma_cmd_header((uintptr_t)buf, len, &hdr);
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&cm_lock);
 	if (file->closed) {
 		pthread_mutex_unlock(&cm_lock);
 		return -EBADF;
 	}
 	file->users++;
-	ret = dispatch(file, fd, hdr.cmd, (const uint8_t *)buf + sizeof(hdr),
-		       hdr.in, hdr.out);
+	ret = ucma_cmd_run(file, fd, &hdr, in);
 	last = !--file->users && file->closed;
 	if (last)
 		file_release(file);

@@ -200,8 +200,6 @@ int ucma_query_route(struct cm_id *id, uint64_t response, uint16_t out)
 {
 	struct rdma_ucm_query_route_resp resp;
 
-	if (out < offsetof(struct rdma_ucm_query_route_resp, ibdev_index))
-		return -ENOSPC;
 	memset(&resp, 0, sizeof(resp));
 	memcpy(&resp.src_addr, &id->src,
 	       id->src.ss_family == AF_INET ? sizeof(struct sockaddr_in) :
@@ -336,64 +334,75 @@ int ucma_query_path(struct cm_id *id, uint64_t response, uint16_t out)
 
 /* ---- options ---- */
 
-int ucma_set_option(struct cm_id *id, const struct rdma_ucm_set_option *c)
+static int set_option_id(struct cm_id *id, uint32_t optname,
+			 const uint8_t *val, uint32_t optlen)
 {
-	uint8_t buf[64];
-	int ret;
+	int v;
 
-	if (c->optlen > sizeof(buf) && c->level == RDMA_OPTION_ID)
-		return -EINVAL;
-	if (c->level == RDMA_OPTION_IB) {
-		if (c->optname != RDMA_OPTION_IB_PATH)
-			return -ENOSYS;
-		if (!c->optlen || c->optlen % sizeof(struct ib_path_rec_data))
-			return -EINVAL;
-		/* A path for a RoCE id: the route is the address's own. */
-		if (id->state != CM_ADDR_RESOLVED)
-			return -EINVAL;
-		return ucma_resolve_route(id);
-	}
-	if (c->level != RDMA_OPTION_ID)
-		return -ENOSYS;
-	ret = copy_from_user(buf, c->optval, c->optlen);
-	if (ret)
-		return ret;
-	switch (c->optname) {
+	switch (optname) {
 	case RDMA_OPTION_ID_TOS:
-		if (c->optlen != sizeof(uint8_t))
+		if (optlen != sizeof(uint8_t))
 			return -EINVAL;
-		id->tos = buf[0];
+		id->tos = val[0];
 		id->tos_set = true;
 		return 0;
-	case RDMA_OPTION_ID_REUSEADDR: {
-		int v;
-
-		if (c->optlen != sizeof(int))
+	case RDMA_OPTION_ID_REUSEADDR:
+		if (optlen != sizeof(int))
 			return -EINVAL;
-		memcpy(&v, buf, sizeof(v));
+		memcpy(&v, val, sizeof(v));
 		if (!((v && id->state != CM_LISTEN) || id->state == CM_IDLE))
 			return -EINVAL;
 		id->reuseaddr = v != 0;
 		return 0;
-	}
-	case RDMA_OPTION_ID_AFONLY: {
-		int v;
-
-		if (c->optlen != sizeof(int))
+	case RDMA_OPTION_ID_AFONLY:
+		if (optlen != sizeof(int))
 			return -EINVAL;
 		if (id->state != CM_IDLE && id->state != CM_ADDR_BOUND)
 			return -EINVAL;
-		memcpy(&v, buf, sizeof(v));
+		memcpy(&v, val, sizeof(v));
 		id->afonly = v != 0;
 		return 0;
-	}
 	case RDMA_OPTION_ID_ACK_TIMEOUT:
-		if (c->optlen != sizeof(uint8_t))
+		if (optlen != sizeof(uint8_t))
 			return -EINVAL;
-		id->ack_timeout = buf[0];
+		id->ack_timeout = val[0];
 		id->ack_timeout_set = true;
 		return 0;
 	default:
 		return -ENOSYS;
 	}
+}
+
+static int set_option_ib(struct cm_id *id, uint32_t optname, uint32_t optlen)
+{
+	if (optname != RDMA_OPTION_IB_PATH)
+		return -ENOSYS;
+	if (!optlen || optlen % sizeof(struct ib_path_rec_data))
+		return -EINVAL;
+	/* A path for a RoCE id: the route is the address's own. */
+	if (id->state != CM_ADDR_RESOLVED)
+		return -EINVAL;
+	return ucma_resolve_route(id);
+}
+
+/* The kernel duplicates the value (memdup_user) before it looks at the
+ * level or the name: a value it cannot read is EFAULT for any option. */
+int ucma_set_option(struct cm_id *id, const struct rdma_ucm_set_option *c)
+{
+	uint8_t *val = malloc(c->optlen ? c->optlen : 1);
+	int ret;
+
+	if (!val)
+		return -ENOMEM;
+	ret = copy_from_user(val, c->optval, c->optlen);
+	if (!ret) {
+		if (c->level == RDMA_OPTION_ID)
+			ret = set_option_id(id, c->optname, val, c->optlen);
+		else if (c->level == RDMA_OPTION_IB)
+			ret = set_option_ib(id, c->optname, c->optlen);
+		else
+			ret = -ENOSYS;
+	}
+	free(val);
+	return ret;
 }

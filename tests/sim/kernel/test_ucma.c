@@ -486,6 +486,67 @@ static void test_no_listener_and_reject(void **state)
 	close_file(&srv);
 }
 
+/* The host's fd table, for MIGRATE_ID: the one file a test names. */
+static struct file *fd_file_named;
+
+static struct ucma_file *file_of_fd(int fd)
+{
+	return fd_file_named && fd_file_named->fd == fd ? fd_file_named->f :
+							   NULL;
+}
+
+/* A file closed, or a listener migrated away, while a CONNECT_REQUEST
+ * waits unread: the new id goes with its event, once. */
+static void test_unread_request_goes_once(void **state)
+{
+	struct file srv = open_file(true), cli = open_file(true);
+	struct file other = open_file(true);
+	struct rdma_ucm_resolve_route rr = { .timeout_ms = 100 };
+	struct rdma_ucm_connect con = { .conn_param.valid = 1 };
+	struct rdma_ucm_migrate_resp mresp;
+	struct rdma_ucm_migrate_id mig = { .response = (uintptr_t)&mresp };
+	struct rdma_ucm_listen l = { .backlog = 2 };
+	struct pollfd pfd = { .events = POLLIN };
+	struct rdma_ucm_event_resp ev;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 2; round++) {
+		l.id = create_id(&srv, RDMA_PS_TCP, 0x11);
+		assert_int_equal(bind_ip(&srv, l.id, IP_B, 7300 + round), 0);
+		assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l),
+				0) > 0);
+		rr.id = con.id = create_id(&cli, RDMA_PS_TCP, 0x22);
+		assert_int_equal(resolve(&cli, rr.id, IP_B, 7300 + round), 0);
+		assert_int_equal(get_event(&cli, &ev), 0);
+		assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr,
+				sizeof(rr), 0) > 0);
+		assert_int_equal(get_event(&cli, &ev), 0);
+		assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con,
+				sizeof(con), 0) > 0);
+		pfd.fd = srv.fd;
+		assert_int_equal(poll(&pfd, 1, 30000), 1);
+		if (round) {
+			/* The request moves with the listener. */
+			struct ucma_file *(*saved)(int) =
+				sim_kernel_host.ucma_file_of_fd;
+
+			mig.id = l.id;
+			mig.fd = (uint32_t)srv.fd;
+			fd_file_named = &srv;
+			sim_kernel_host.ucma_file_of_fd = file_of_fd;
+			assert_true(cmd(&other, RDMA_USER_CM_CMD_MIGRATE_ID,
+					&mig, sizeof(mig), sizeof(mresp)) > 0);
+			sim_kernel_host.ucma_file_of_fd = saved;
+		}
+		close_file(&srv);
+		srv = open_file(true);
+	}
+	close_file(&other);
+	close_file(&srv);
+	close_file(&cli);
+}
+
 static void test_closed_peer_disconnects(void **state)
 {
 	struct file srv = open_file(true), cli = open_file(true);
@@ -727,6 +788,7 @@ int main(void)
 		cmocka_unit_test(test_event_readiness_and_destroy),
 		cmocka_unit_test(test_connection),
 		cmocka_unit_test(test_no_listener_and_reject),
+		cmocka_unit_test(test_unread_request_goes_once),
 		cmocka_unit_test(test_closed_peer_disconnects),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_late_answers_after_mra),
