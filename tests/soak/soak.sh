@@ -182,7 +182,8 @@ hub_status() {
 	for i in $(seq 200); do
 		if [ "$(grep -c '^hub: clients' "$hub_log")" -gt "$before" ]; then
 			line=$(grep '^hub: clients' "$hub_log" | tail -n 1)
-			read -r _ _ st_clients _ st_fds _ st_rings _ <<<"$line"
+			read -r _ _ st_clients _ st_fds _ st_rings _ st_served \
+				<<<"$line"
 			return 0
 		fi
 		sleep 0.05
@@ -253,7 +254,7 @@ round() {
 			killed_at[$list]=$rounds
 			kills=$((kills + 1))
 			if [ "$j" = hub ]; then
-				wait "$list"
+				wait "$list" 2>/dev/null
 				hub_killed=1
 				say "round $rounds: killed the hub $list"
 			else
@@ -326,9 +327,9 @@ round_check() {
 				"$work/logs/r$rounds.j$j.$name.log" | tr '\n' ' ')"
 		done <"$work/j$j.rc"
 	done
-	# The hub's descriptors after its first round are its baseline (the
+	# The hub's descriptors after its first clients are its baseline (the
 	# sim opens some at the first peer).
-	if [ "$hub_pid" != 0 ] && hub_status; then
+	if [ "$hub_pid" != 0 ] && hub_status && [ "$st_served" -gt 0 ]; then
 		if [ "$hub_fds" = 0 ]; then
 			hub_fds=$st_fds hub_rings=$st_rings
 			say "hub $hub_pid: $hub_fds fds, $hub_rings rings"
