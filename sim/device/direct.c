@@ -41,7 +41,7 @@
 
 /* WRITEs of one system call; pieces of their local memory (the kernel's
  * UIO_MAXIOV caps both iovec arrays). */
-#define DIRECT_BATCH	64u
+#define DIRECT_BATCH	((unsigned int)SHARED_COPY_IOV)
 #define DIRECT_MAX_IOV	1024
 
 /* The WRITEs of a batch and their memory: per adapter, used under its
@@ -255,10 +255,10 @@ static bool batch_add(struct sim_qp *qp, struct shared_seg *seg,
  */
 static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
 				const struct shared_qp_view *q,
-				struct write_batch *b)
+				struct write_batch *b, struct shared_copy *c)
 {
 	struct sim_dev *dev = qp->uctx->dev;
-	struct iovec remote[DIRECT_BATCH];
+	struct iovec *remote = shared_copy_iov(c);
 	unsigned int k = 0, done, nr = 0;
 	uint64_t total = 0, upto;
 	bool read = b->wr[0].opcode == PVRDMA_WR_RDMA_READ;
@@ -281,7 +281,9 @@ static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
 		    sim_wqe_decode_send(&qp->sq, elem, qp->type, &b->wr[k]))
 			break;
 	}
-	if (!k)
+	/* The pieces are the slot's: from here on an owner that withdraws
+	 * an MR empties them rather than wait for this thread. */
+	if (!k || !shared_copy_arm(c))
 		return 0;
 	got = 0;
 	if (total) {
@@ -319,6 +321,7 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	struct write_batch *b;
 	struct iovec local[SIM_MAX_IOV];
 	struct shared_qp_view q;
+	struct shared_copy *c;
 	struct shared_seg *seg;
 	unsigned int n_done = 0, i;
 	uint64_t orig = 0, bytes = 0;
@@ -340,18 +343,29 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	    !enabled())
 		return 0;
 	seg = shared_peer(link);
-	if (!seg || !shared_trylock(seg))
+	if (!seg)
 		return 0;
 	b = &batches[dev->index];
 	b->wr[0] = *wr;
-	if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff, &q)) {
-		if (wr->opcode == PVRDMA_WR_RDMA_WRITE ||
-		    wr->opcode == PVRDMA_WR_RDMA_READ)
-			n_done = write_batch(qp, seg, &q, b);
-		else if (atomic_direct(qp, seg, &q, wr, &orig, local, &n))
+	if (wr->opcode == PVRDMA_WR_RDMA_WRITE ||
+	    wr->opcode == PVRDMA_WR_RDMA_READ) {
+		/* No lock: a requester stopped here holds up no one. */
+		c = shared_copy_claim(link);
+		if (!c)
+			return 0;
+		shared_copy_enter(c);
+		if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff, &q))
+			n_done = write_batch(qp, seg, &q, b, c);
+		shared_copy_leave(c);
+	} else if (shared_trylock(seg)) {
+		/* Atomics, under the target's lock: two copies that must
+		 * not interleave with any other atomic. */
+		if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff,
+				   &q) &&
+		    atomic_direct(qp, seg, &q, wr, &orig, local, &n))
 			n_done = 1;
+		shared_unlock(seg);
 	}
-	shared_unlock(seg);
 	if (!n_done)
 		return 0;
 	*done_wrs = b->wr;

@@ -14,8 +14,8 @@
  *	sim's ring files among them), so that a caller can check that killed
  *	clients left nothing behind.
  *   same_host_hub --client --port P --mode writer --expect SECONDS
- *	streams 1 MiB RDMA WRITEs (post lists of 4) into its buffer at the
- *	hub for SECONDS, then reads the last one back and checks it.
+ *	streams 4 MiB RDMA WRITEs (4 outstanding) into its buffer at the
+ *	hub for SECONDS, then reads the first MiB back and checks it.
  *   same_host_hub --client --port P --mode pinger --expect MS
  *	ping-pongs 64-byte SENDs with the hub for 8 s; fails if a round trip
  *	takes MS milliseconds or more (the bound a stopped requester may hold
@@ -43,6 +43,7 @@
 #define MAX_CLIENTS	64
 #define WRITE_LEN	(1u << 20)
 #define WRITE_LIST	4u
+#define WRITE_DEPTH	4u
 /* The client's area at the hub: its WRITE slots, then its counter. */
 #define ATOMIC_OFF	(WRITE_LIST * WRITE_LEN)
 #define RDMA_LEN	(ATOMIC_OFF + 4096)
@@ -383,6 +384,7 @@ static int pinger(const struct e2e_args *args)
 	uint64_t seq = 0;
 
 	conn_open(args, &c);
+	printf("pinger: ping-ponging\n");
 	end = now_ms() + PING_SECONDS * 1e3;
 	while (now_ms() < end) {
 		rt = ping(&c, ++seq);
@@ -441,20 +443,44 @@ static void read_check(struct conn *c, uint64_t off, uint32_t len,
 		  "written (seed %u)", seed);
 }
 
+/* One WRITE of all the slots of the hub's area. */
+static void write_one(struct conn *c, unsigned int i)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)c->buf,
+			       .length = WRITE_LIST * WRITE_LEN,
+			       .lkey = c->mr->lkey };
+
+	E2E_CHECK(!post_one(c->qp, IBV_WR_RDMA_WRITE, &sge, c->hub.addr,
+			    c->hub.rkey, i), "post WRITE");
+}
+
+/* WRITEs back to back, WRITE_DEPTH of them outstanding: the adapter is
+ * always in the middle of one. */
 static int writer(const struct e2e_args *args)
 {
 	struct conn c;
+	struct ibv_wc wc;
 	double end;
-	unsigned int seed = 0;
+	unsigned int posted = 0, done = 0;
 
 	conn_open(args, &c);
+	e2e_pattern(c.buf, WRITE_LIST * WRITE_LEN, 5);
+	for (; posted < WRITE_DEPTH; posted++)
+		write_one(&c, posted);
 	printf("writer: streaming\n");
 	end = now_ms() + args->expect * 1e3;
-	while (now_ms() < end)
-		write_list(&c, ++seed);
-	read_check(&c, 0, WRITE_LEN, seed);
-	printf("writer: %u lists of %u x %u bytes\n", seed, WRITE_LIST,
-	       WRITE_LEN);
+	while (done < posted) {
+		e2e_poll_one(c.cq, &wc, "WRITE");
+		E2E_CHECK(wc.status == IBV_WC_SUCCESS &&
+			  wc.opcode == IBV_WC_RDMA_WRITE, "WRITE: %s",
+			  ibv_wc_status_str(wc.status));
+		done++;
+		if (now_ms() < end)
+			write_one(&c, posted++);
+	}
+	read_check(&c, 0, WRITE_LEN, 5);
+	printf("writer: %u WRITEs of %u bytes\n", done,
+	       WRITE_LIST * WRITE_LEN);
 	conn_close(&c);
 	printf("writer: passed\n");
 	return 0;
