@@ -8,7 +8,8 @@
 #     program waiting for a peer that is gone may wait forever: it is
 #     then ended and counted, not failed), and the long-lived target
 #     (same_host_hub, which all rounds' hub clients use) still answers;
-#   - nothing failed: a process none of whose peers was killed exited 0;
+#   - nothing failed: a process none of whose peers was killed exited 0,
+#     and none crashed (died of SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE);
 #   - nothing leaked: the target holds no QP, descriptor or ring file of
 #     a client that is gone; the run directory holds no file of a process
 #     that exited, nor of one killed in an earlier round (the next process
@@ -314,6 +315,13 @@ round_check() {
 		procs=$((procs + $(wc -l <"$work/j$j.pids")))
 		while read -r p name rc; do
 			[ "$p" = done ] && continue
+			# A crash is a finding, whatever happened to the peer
+			# (SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV).
+			case $rc in 132|134|135|136|139)
+				finding "round $rounds: $(cat "$work/j$j.kind")" \
+					"$name died of signal $((rc - 128))"
+				continue ;;
+			esac
 			[ "${job_killed[$j]}" = 1 ] && continue
 			[ "$rc" = 0 ] && continue
 			# rping's event thread may lose its race to exit
