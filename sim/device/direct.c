@@ -7,9 +7,12 @@
  * memcpy: the target's published state (sim/fabric/shared.c) is checked as
  * its responder would check a request (QP type and state, the QP's remote
  * access flags, the rkey's MR: PD, bounds, access), then the bytes move
- * with one process_vm_writev/readv between the two address spaces, under
- * the target segment's lock so that the target cannot deregister or move
- * the memory mid-copy. No thread of the target runs.
+ * with one process_vm_writev/readv between the two address spaces. No
+ * thread of the target runs, and no lock is held: the target memory is
+ * named in the requester's copy slot (shared.h), which a deregistration
+ * or a move of the memory fences, so a requester stopped or killed
+ * mid-copy holds up no other process. Atomics run under the target
+ * segment's lock, which makes each atomic with respect to every other.
  *
  * Only success is decided here. Anything else (a check that fails, a copy
  * the kernel refuses or cuts short, a target that is gone) hands the WR to

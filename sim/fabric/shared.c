@@ -468,6 +468,14 @@ void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit)
 	shared_unlock(seg);
 }
 
+void shared_own_fence(unsigned int adapter)
+{
+	struct shared_seg *seg = own_seg(adapter);
+
+	if (seg)
+		shared_copy_fence(seg);
+}
+
 bool shared_own_lock(unsigned int adapter)
 {
 	return own_locked(adapter) != NULL;

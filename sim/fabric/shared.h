@@ -10,13 +10,15 @@
  * an RC QP's receive side (where its receive ring, its SRQ's, and its
  * receive CQ's ring are, in memory files the target keeps open), the
  * CQ's arm and overflow and the SRQ's limit. One
- * process-shared robust mutex per segment guards the tables and the target's
- * memory behind them: the owner takes it to change an entry, a requester to
- * check and copy, and every atomic through the adapter takes it, so each
+ * process-shared robust mutex per segment guards the tables: the owner
+ * takes it to change an entry, a requester of a SEND to take a receive and
+ * write a CQE, and every atomic through the adapter takes it, so each
  * atomic is atomic with respect to every other one; the owner's device
  * takes it around every receive it takes and every CQE it writes to a
  * published CQ, so that it and the requesters use those rings one at a
- * time. The owner's thread may take it again while it holds it.
+ * time. The owner's thread may take it again while it holds it. No
+ * requester copies data under it (but into an SRQ's receive): copies go
+ * through copy slots, which the owner fences (see below).
  *
  * The segment is a sparse memory file: pages are allocated as objects are created
  * in them, not by the device maxima. Owner calls run with the adapter's
@@ -184,6 +186,9 @@ bool shared_copy_arm(struct shared_copy *c);
 void shared_copy_leave(struct shared_copy *c);
 /* The owner, after withdrawing an MR (not under the segment lock). */
 void shared_copy_fence(struct shared_seg *seg);
+/* The same for the adapter's own segment: a QP that takes no more
+ * requests (error, reset) is about to flush its receives. */
+void shared_own_fence(unsigned int adapter);
 /* Receives and CQEs of operations same-host requesters executed against
  * the target, for its statistics. */
 void shared_count_recv(struct shared_seg *seg);
