@@ -15,11 +15,12 @@
  *	clients left nothing behind.
  *   same_host_hub --client --port P --mode writer --expect SECONDS
  *	streams 4 MiB RDMA WRITEs (4 outstanding) into its buffer at the
- *	hub for SECONDS, then reads the first MiB back and checks it.
+ *	hub for SECONDS or until SIGUSR1, then reads the first MiB back and
+ *	checks it.
  *   same_host_hub --client --port P --mode pinger --expect MS
- *	ping-pongs 64-byte SENDs with the hub for 8 s; fails if a round trip
- *	takes MS milliseconds or more (the bound a stopped requester may hold
- *	the hub up by), prints the largest.
+ *	ping-pongs 64-byte SENDs with the hub for 60 s or until SIGUSR1;
+ *	fails if a round trip takes MS milliseconds or more (the bound a
+ *	stopped requester may hold the hub up by), prints the largest.
  *   same_host_hub --client --port P --mode mixed --expect OPS
  *	OPS random operations (WRITE lists, READs checked against what it
  *	wrote, FETCH_AND_ADDs checked against its own count, SEND ping-pongs),
@@ -50,7 +51,7 @@
 #define MSG_LEN		64u
 #define RECVS		16u
 #define BUF_LEN		(RDMA_LEN + RECVS * MSG_LEN + MSG_LEN)
-#define PING_SECONDS	8
+#define PING_SECONDS	60
 
 struct client {
 	int sock;
@@ -383,10 +384,11 @@ static int pinger(const struct e2e_args *args)
 	double rt, worst = 0, end;
 	uint64_t seq = 0;
 
+	signal(SIGUSR1, on_term);
 	conn_open(args, &c);
 	printf("pinger: ping-ponging\n");
 	end = now_ms() + PING_SECONDS * 1e3;
-	while (now_ms() < end) {
+	while (!stop_asked && now_ms() < end) {
 		rt = ping(&c, ++seq);
 		if (rt > worst)
 			worst = rt;
@@ -463,6 +465,7 @@ static int writer(const struct e2e_args *args)
 	double end;
 	unsigned int posted = 0, done = 0;
 
+	signal(SIGUSR1, on_term);
 	conn_open(args, &c);
 	e2e_pattern(c.buf, WRITE_LIST * WRITE_LEN, 5);
 	for (; posted < WRITE_DEPTH; posted++)
@@ -475,7 +478,7 @@ static int writer(const struct e2e_args *args)
 			  wc.opcode == IBV_WC_RDMA_WRITE, "WRITE: %s",
 			  ibv_wc_status_str(wc.status));
 		done++;
-		if (now_ms() < end)
+		if (!stop_asked && now_ms() < end)
 			write_one(&c, posted++);
 	}
 	read_check(&c, 0, WRITE_LEN, 5);

@@ -31,7 +31,7 @@ hub="$E2E_BIN/same_host_hub --port $port"
 sim_start hub "$prov" "" $hub --server --expect 2
 hpid=$bg_pid
 wait_listen "$port" "$hpid" || e2e_fail "the hub never listened"
-sim_start writer "$prov" "" $hub --client --mode writer --expect 7
+sim_start writer "$prov" "" $hub --client --mode writer --expect 50
 wpid=$bg_pid
 # until NAME.out has a line matching ERE
 wait_out() {
@@ -63,13 +63,16 @@ while :; do
 	grep -qs "$copy" /proc/"$wprog"/task/*/syscall && break
 	kill -CONT "$wprog"
 	tries=$((tries + 1))
-	[ "$tries" -lt 500 ] || e2e_fail "the writer was never caught copying"
-	sleep 0.01
+	[ "$tries" -lt 2000 ] || e2e_fail "the writer was never caught copying"
+	sleep 0.005
 done
 e2e_log "stopped the writer ($wprog) after a copy (try $tries); 3 s"
 sleep 3
 kill -CONT "$wprog"
 e2e_log "continued the writer"
+sleep 0.5
+pprog=$(pgrep -P "$ppid")
+kill -USR1 "$pprog" "$wprog"
 sim_wait "$ppid"
 expect_rc pinger "$rc" 0
 sim_wait "$wpid"

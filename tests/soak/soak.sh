@@ -12,8 +12,9 @@
 #     and none crashed (died of SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE);
 #   - nothing leaked: the target holds no QP, descriptor or ring file of
 #     a client that is gone; the run directory holds no file of a process
-#     that exited, nor of one killed in an earlier round (the next process
-#     to start prunes those); no pvrdma file is left in /dev/shm.
+#     that exited, nor of one that died of a signal in an earlier round
+#     (the next process to start prunes those); no pvrdma file is left in
+#     /dev/shm.
 #
 #   tests/soak/soak.sh [-b BUILD_DIR] [-n JOBS] [-s SEED] [-k] DURATION
 # JOBS: jobs started a round (default 4; a job is one or two processes);
@@ -315,6 +316,9 @@ round_check() {
 		procs=$((procs + $(wc -l <"$work/j$j.pids")))
 		while read -r p name rc; do
 			[ "$p" = done ] && continue
+			# Died of a signal (SIGPIPE from a peer's socket too):
+			# no exit handlers, its files wait for the next process.
+			[ "$rc" -gt 128 ] && killed_at[$p]=$rounds
 			# A crash is a finding, whatever happened to the peer
 			# (SIGILL, SIGABRT, SIGBUS, SIGFPE, SIGSEGV).
 			case $rc in 132|134|135|136|139)
