@@ -85,6 +85,7 @@ static pid_t entry_pid(const char *path, bool *alive)
 	ssize_t n;
 	int pid;
 
+	*alive = false;
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n <= 0)
 		return 0;
