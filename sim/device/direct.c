@@ -7,9 +7,12 @@
  * memcpy: the target's published state (sim/fabric/shared.c) is checked as
  * its responder would check a request (QP type and state, the QP's remote
  * access flags, the rkey's MR: PD, bounds, access), then the bytes move
- * with one process_vm_writev/readv between the two address spaces, under
- * the target segment's lock so that the target cannot deregister or move
- * the memory mid-copy. No thread of the target runs.
+ * with one process_vm_writev/readv between the two address spaces. No
+ * thread of the target runs, and no lock is held: the target memory is
+ * named in the requester's copy slot (shared.h), which a deregistration
+ * or a move of the memory fences, so a requester stopped or killed
+ * mid-copy holds up no other process. Atomics run under the target
+ * segment's lock, which makes each atomic with respect to every other.
  *
  * Only success is decided here. Anything else (a check that fails, a copy
  * the kernel refuses or cuts short, a target that is gone) hands the WR to
@@ -41,7 +44,7 @@
 
 /* WRITEs of one system call; pieces of their local memory (the kernel's
  * UIO_MAXIOV caps both iovec arrays). */
-#define DIRECT_BATCH	64u
+#define DIRECT_BATCH	((unsigned int)SHARED_COPY_IOV)
 #define DIRECT_MAX_IOV	1024
 
 /* The WRITEs of a batch and their memory: per adapter, used under its
@@ -255,10 +258,10 @@ static bool batch_add(struct sim_qp *qp, struct shared_seg *seg,
  */
 static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
 				const struct shared_qp_view *q,
-				struct write_batch *b)
+				struct write_batch *b, struct shared_copy *c)
 {
 	struct sim_dev *dev = qp->uctx->dev;
-	struct iovec remote[DIRECT_BATCH];
+	struct iovec *remote = shared_copy_iov(c);
 	unsigned int k = 0, done, nr = 0;
 	uint64_t total = 0, upto;
 	bool read = b->wr[0].opcode == PVRDMA_WR_RDMA_READ;
@@ -281,7 +284,9 @@ static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
 		    sim_wqe_decode_send(&qp->sq, elem, qp->type, &b->wr[k]))
 			break;
 	}
-	if (!k)
+	/* The pieces are the slot's: from here on an owner that withdraws
+	 * an MR empties them rather than wait for this thread. */
+	if (!k || !shared_copy_arm(c))
 		return 0;
 	got = 0;
 	if (total) {
@@ -319,6 +324,7 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	struct write_batch *b;
 	struct iovec local[SIM_MAX_IOV];
 	struct shared_qp_view q;
+	struct shared_copy *c;
 	struct shared_seg *seg;
 	unsigned int n_done = 0, i;
 	uint64_t orig = 0, bytes = 0;
@@ -340,18 +346,29 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	    !enabled())
 		return 0;
 	seg = shared_peer(link);
-	if (!seg || !shared_trylock(seg))
+	if (!seg)
 		return 0;
 	b = &batches[dev->index];
 	b->wr[0] = *wr;
-	if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff, &q)) {
-		if (wr->opcode == PVRDMA_WR_RDMA_WRITE ||
-		    wr->opcode == PVRDMA_WR_RDMA_READ)
-			n_done = write_batch(qp, seg, &q, b);
-		else if (atomic_direct(qp, seg, &q, wr, &orig, local, &n))
+	if (wr->opcode == PVRDMA_WR_RDMA_WRITE ||
+	    wr->opcode == PVRDMA_WR_RDMA_READ) {
+		/* No lock: a requester stopped here holds up no one. */
+		c = shared_copy_claim(link);
+		if (!c)
+			return 0;
+		shared_copy_enter(c);
+		if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff, &q))
+			n_done = write_batch(qp, seg, &q, b, c);
+		shared_copy_leave(c);
+	} else if (shared_trylock(seg)) {
+		/* Atomics, under the target's lock: two copies that must
+		 * not interleave with any other atomic. */
+		if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff,
+				   &q) &&
+		    atomic_direct(qp, seg, &q, wr, &orig, local, &n))
 			n_done = 1;
+		shared_unlock(seg);
 	}
-	shared_unlock(seg);
 	if (!n_done)
 		return 0;
 	*done_wrs = b->wr;

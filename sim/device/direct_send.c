@@ -32,6 +32,18 @@
  * or after it (its writer takes the arm and has the event raised), and an
  * arm the application makes before the NOTIFY arrives is a new one.
  *
+ * The data moves without that lock (a requester stopped or killed in the
+ * copy holds up no one): under it the requester checks the QP and the
+ * receive at the head of the RQ and names the target memory in its copy
+ * slot (shared.h); it copies; under the lock again it checks that the
+ * receive is still the one (the QP's RQ has no other consumer than this
+ * requester, whose WRs go one at a time, and the flush of a QP that
+ * leaves the responder states fences the copy first), consumes it and
+ * writes the CQE into the slot it reserves then: CQEs of one CQ in the
+ * order of their commits, each QP's in the order of its WRs. An SRQ's
+ * ring has many requesters that take its receives in order: there the
+ * copy stays under the lock.
+ *
  * Only success is decided here, as in direct.c. A QP that is not ready,
  * no receive posted (the RNR NAK and its retries), a receive too short or
  * with a bad key, a full or overflowed CQ, a receive that would cross the
@@ -211,86 +223,174 @@ static bool target_dst(struct shared_seg *seg,
 	return true;
 }
 
-/*
- * The message, with the target's lock held: true if it was delivered
- * whole (*notify: the target's CQ was armed for it).
- */
-static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
-			const struct sim_send_wr *wr, const struct fab_hdr *h,
-			const struct local_iov *li, bool *notify,
-			uint32_t *notify_cqn, uint64_t *rnr_ns)
-{
-	unsigned int adapter = qp->uctx->dev->index, n;
-	uint32_t qpn = qp->attr.dest_qp_num & 0xffffff, limit;
-	bool write = wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
-	struct iovec dst[SIM_MAX_SGE > 1 ? SIM_MAX_SGE : 1];
-	struct shared_recv_view r;
+/* A SEND's way through the target, from its checks to its CQE. */
+struct send_plan {
+	uint32_t qpn;
 	struct shared_qp_view q;
-	struct shared_cq_view cqv;
-	const struct ring_map *used;
+	struct shared_recv_view r;
 	struct sim_ring rq, cq;
 	struct sim_recv_wr rwr;
-	struct pvrdma_cqe c;
+	uint32_t rq_head;	/* the receive taken */
+	unsigned int n;		/* pieces of the target memory */
+};
+
+/* The target's receive rings of the QP, mapped. */
+static bool plan_rings(unsigned int adapter, struct shared_seg *seg,
+		       struct send_plan *p)
+{
+	const struct ring_map *used;
+
+	return ring_get(adapter, seg, &p->r.rq,
+			sizeof(struct pvrdma_rq_wqe_hdr), &p->rq, NULL,
+			&used) &&
+	       ring_get(adapter, seg, &p->r.cq, sizeof(struct pvrdma_cqe),
+			&p->cq, used, &used);
+}
+
+/*
+ * With the target's lock held: the QP, its receive at the head of the
+ * ring and where the message goes in the target (the copy slot's pieces).
+ * The receive is taken only by commit_locked(): a QP's RQ has one
+ * requester, whose WRs go one at a time.
+ */
+static bool plan_locked(struct sim_qp *qp, struct shared_seg *seg,
+			const struct sim_send_wr *wr, struct send_plan *p,
+			struct shared_copy *c, uint64_t *rnr_ns)
+{
+	bool write = wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
+	struct shared_cq_view cqv;
 	enum sim_ring_status rs;
 	void *elem, *slot;
-	ssize_t got;
+	uint32_t limit;
 
-	if (!shared_qp_find(seg, qpn, &q) ||
-	    !direct_target_qp_ok(&q, write ? IBV_ACCESS_REMOTE_WRITE : 0))
+	p->qpn = qp->attr.dest_qp_num & 0xffffff;
+	if (!shared_qp_find(seg, p->qpn, &p->q) ||
+	    !direct_target_qp_ok(&p->q, write ? IBV_ACCESS_REMOTE_WRITE : 0))
 		return false;
-	if (!shared_recv_find(seg, qpn, &r) ||
-	    !shared_cq_find(seg, r.cqn, &cqv) || cqv.overflowed)
+	if (!shared_recv_find(seg, p->qpn, &p->r) ||
+	    !shared_cq_find(seg, p->r.cqn, &cqv) || cqv.overflowed ||
+	    !plan_rings(qp->uctx->dev->index, seg, p))
 		return false;
-	if (!ring_get(adapter, seg, &r.rq, sizeof(struct pvrdma_rq_wqe_hdr),
-		      &rq, NULL, &used) ||
-	    !ring_get(adapter, seg, &r.cq, sizeof(struct pvrdma_cqe), &cq,
-		      used, &used))
-		return false;
-	rs = sim_ring_peek(&rq, &elem);
+	rs = sim_ring_peek(&p->rq, &elem);
 	if (rs != SIM_RING_READY) {
 		/* RNR, or a ring the target must fail */
 		if (rs == SIM_RING_NONE)
-			*rnr_ns = 1000ull * rnr_timer_us[q.min_rnr_timer & 31];
+			*rnr_ns = 1000ull * rnr_timer_us[p->q.min_rnr_timer & 31];
 		return false;
 	}
-	if (r.srq) {
-		limit = shared_srq_limit(seg, r.srqn);
-		if (limit && sim_ring_count(&rq) - 1 < (int64_t)limit)
+	if (p->r.srq) {
+		limit = shared_srq_limit(seg, p->r.srqn);
+		if (limit && sim_ring_count(&p->rq) - 1 < (int64_t)limit)
 			return false;	/* the target raises the event */
 	}
-	if (sim_wqe_decode_recv(&rq, elem, &rwr) != PVRDMA_WC_SUCCESS ||
-	    !target_dst(seg, &q, wr, &rwr, dst, &n))
-		return false;
-	if (sim_ring_reserve(&cq, &slot) != SIM_RING_READY)
-		return false;	/* the target's overflow semantics */
-	if (wr->total_len) {
-		do {
-			got = process_vm_writev(shared_pid(seg), li->iov,
-						li->n, dst, n, 0);
-		} while (got < 0 && errno == EINTR);
-		if (!direct_copied(got, wr->total_len))
-			return false;
-	} else if (sim_sys(SYS_kill, shared_pid(seg), 0, 0) == -ESRCH) {
+	p->rq_head = sim_ring_load(&p->rq.state->cons_head);
+	/* The CQ has room now; commit_locked() takes it. */
+	return sim_wqe_decode_recv(&p->rq, elem, &p->rwr) == PVRDMA_WC_SUCCESS &&
+	       target_dst(seg, &p->q, wr, &p->rwr, shared_copy_iov(c), &p->n) &&
+	       sim_ring_reserve(&p->cq, &slot) == SIM_RING_READY;
+}
+
+/* The data, into the pieces of the copy slot (none: the target must
+ * still be there). */
+static bool send_copy(struct shared_seg *seg, struct shared_copy *c,
+		      const struct sim_send_wr *wr, const struct local_iov *li,
+		      unsigned int n)
+{
+	ssize_t got;
+
+	if (!shared_copy_arm(c))
+		return false;	/* an MR withdrawn since the checks */
+	if (!wr->total_len)
 		/* No copy to tell that the target is gone: its rings may
 		 * still be mapped here, its retry count must run out. */
+		return sim_sys(SYS_kill, shared_pid(seg), 0, 0) != -ESRCH;
+	do {
+		got = process_vm_writev(shared_pid(seg), li->iov, li->n,
+					shared_copy_iov(c), n, 0);
+	} while (got < 0 && errno == EINTR);
+	return direct_copied(got, wr->total_len);
+}
+
+/*
+ * With the target's lock held again: the receive is still the one the
+ * data went to (the QP neither left the states a responder takes
+ * requests in nor was flushed, which fences the copy), and its CQE, in
+ * the order of commits. *notify: the target's CQ was armed for it.
+ */
+static bool commit_locked(struct sim_qp *qp, struct shared_seg *seg,
+			  const struct sim_send_wr *wr,
+			  const struct fab_hdr *h, struct send_plan *p,
+			  bool *notify)
+{
+	bool write = wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
+	struct shared_recv_view r;
+	struct shared_qp_view q;
+	struct shared_cq_view cqv;
+	struct pvrdma_cqe c;
+	void *slot;
+
+	if (!shared_qp_find(seg, p->qpn, &q) ||
+	    !direct_target_qp_ok(&q, write ? IBV_ACCESS_REMOTE_WRITE : 0) ||
+	    !shared_recv_find(seg, p->qpn, &r) || r.rq.id != p->r.rq.id ||
+	    r.cq.id != p->r.cq.id || !shared_cq_find(seg, r.cqn, &cqv) ||
+	    cqv.overflowed || !plan_rings(qp->uctx->dev->index, seg, p) ||
+	    sim_ring_load(&p->rq.state->cons_head) != p->rq_head ||
+	    sim_ring_reserve(&p->cq, &slot) != SIM_RING_READY)
 		return false;
-	}
-	recv_cqe_fill(&c, r.qp_handle, r.port_num, rwr.wr_id, h,
+	recv_cqe_fill(&c, p->r.qp_handle, p->r.port_num, p->rwr.wr_id, h,
 		      write ? PVRDMA_WC_RECV_RDMA_WITH_IMM : PVRDMA_WC_RECV,
 		      (uint32_t)wr->total_len, 0);
 	memcpy(slot, &c, sizeof(c));
-	sim_ring_consume(&rq);
-	sim_ring_produce(&cq);	/* release: the CQE is complete */
+	sim_ring_consume(&p->rq);
+	sim_ring_produce(&p->cq);	/* release: the CQE is complete */
 	shared_count_recv(seg);
 	shared_count(seg, 0, wr->total_len);
 	*notify = cqv.armed == SIM_CQ_ARM_NEXT ||
 		  (cqv.armed == SIM_CQ_ARM_SOLICITED &&
 		   (h->flags & FAB_F_SOLICITED));
-	if (*notify) {
-		shared_cq_disarm(seg, r.cqn);	/* one event an arm */
-		*notify_cqn = r.cqn;
-	}
+	if (*notify)
+		shared_cq_disarm(seg, p->r.cqn);	/* one event an arm */
 	return true;
+}
+
+/*
+ * The message: true if it was delivered whole (*notify_cqn: the CQ whose
+ * arm it took). The copy is made without the target's lock: a requester
+ * stopped in it holds up no one. An SRQ's receives have many requesters,
+ * which take them in order: there the copy stays under the lock.
+ */
+static bool send_message(struct sim_qp *qp, struct shared_seg *seg,
+			 struct shared_copy *c, const struct sim_send_wr *wr,
+			 const struct fab_hdr *h, const struct local_iov *li,
+			 bool *notify, uint32_t *notify_cqn, uint64_t *rnr_ns)
+{
+	struct send_plan p;
+	bool ok;
+
+	shared_copy_enter(c);
+	if (!shared_trylock(seg)) {
+		shared_copy_leave(c);
+		return false;
+	}
+	ok = plan_locked(qp, seg, wr, &p, c, rnr_ns);
+	if (ok && !p.r.srq) {
+		shared_unlock(seg);
+		ok = send_copy(seg, c, wr, li, p.n);
+		shared_copy_leave(c);
+		if (!ok || !shared_trylock(seg))
+			return false;	/* the fabric places it again */
+		ok = commit_locked(qp, seg, wr, h, &p, notify);
+	} else if (ok) {
+		ok = send_copy(seg, c, wr, li, p.n) &&
+		     commit_locked(qp, seg, wr, h, &p, notify);
+		shared_copy_leave(c);
+	} else {
+		shared_copy_leave(c);
+	}
+	shared_unlock(seg);
+	if (ok)
+		*notify_cqn = p.r.cqn;
+	return ok;
 }
 
 unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
@@ -300,10 +400,11 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 {
 	struct sim_dev *dev = qp->uctx->dev;
 	struct engine *eng = engine_of(dev);
+	struct shared_copy *c;
 	struct shared_seg *seg;
 	struct local_iov li;
 	struct fab_hdr h, n;
-	bool ok, notify = false;
+	bool notify = false;
 	uint32_t notify_cqn = 0;
 
 	if (qp->type != IBV_QPT_RC || !eng || !direct_enabled())
@@ -323,11 +424,9 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	h.len = wr->total_len;
 	if (wr->send_flags & IBV_SEND_SOLICITED)
 		h.flags |= FAB_F_SOLICITED;
-	if (!shared_trylock(seg))
-		return 0;
-	ok = send_locked(qp, seg, wr, &h, &li, &notify, &notify_cqn, rnr_ns);
-	shared_unlock(seg);
-	if (!ok)
+	c = shared_copy_claim(link);
+	if (!c || !send_message(qp, seg, c, wr, &h, &li, &notify, &notify_cqn,
+				rnr_ns))
 		return 0;
 	if (notify) {
 		/* The CQ by its number: the QP may be gone by the time the

@@ -179,9 +179,15 @@ void direct_qp_publish(const struct sim_qp *qp)
 	shared_qp_publish(adapter, qp->qpn, &v);
 	shared_recv_publish(adapter, qp->qpn,
 			    recv_view(qp, &r) ? &r : NULL);
+	/* A SEND's data lands without the lock: before the receives are
+	 * flushed, none may still be on its way to them. */
+	if (v.state != IBV_QPS_RTR && v.state != IBV_QPS_RTS &&
+	    v.state != IBV_QPS_SQD && v.state != IBV_QPS_SQE)
+		shared_own_fence(adapter);
 }
 
 void direct_qp_withdraw(const struct sim_qp *qp)
 {
 	shared_qp_withdraw(qp->uctx->dev->index, qp->qpn);
+	shared_own_fence(qp->uctx->dev->index);
 }

@@ -75,9 +75,9 @@ static void registry_path(char *buf, size_t len, const uint8_t gid[16])
 	snprintf(buf, len, "%s/gid/%s", sim_global.rundir, hex);
 }
 
-/* The live process, other than this one, whose socket the registry entry
- * at path names; 0 if none. */
-static pid_t entry_owner(const char *path)
+/* The process, other than this one, whose socket the registry entry at
+ * path names (*alive: it still runs); 0 if none. */
+static pid_t entry_pid(const char *path, bool *alive)
 {
 	char target[512];
 	const char *base;
@@ -85,6 +85,7 @@ static pid_t entry_owner(const char *path)
 	ssize_t n;
 	int pid;
 
+	*alive = false;
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n <= 0)
 		return 0;
@@ -94,9 +95,16 @@ static pid_t entry_owner(const char *path)
 	if (sscanf(base, "fabric-%d-%u.sock", &pid, &index) != 2 ||
 	    pid <= 0 || pid == getpid())
 		return 0;
-	if (kill(pid, 0) && errno == ESRCH)
-		return 0;
+	*alive = !(kill(pid, 0) && errno == ESRCH);
 	return pid;
+}
+
+static pid_t entry_owner(const char *path)
+{
+	bool alive;
+	pid_t pid = entry_pid(path, &alive);
+
+	return alive ? pid : 0;
 }
 
 /* Publishes each GID of the adapter: an atomic replace of the symlink, so
@@ -169,6 +177,28 @@ static void sock_tune(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 }
 
+/* GID registry entries of processes that are gone (a process killed by a
+ * signal withdraws none): a GID is taken over when it is published again,
+ * but most never are. */
+static void prune_dead_entries(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+	struct dirent *de;
+	bool alive;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/gid", sim_global.rundir);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
+		    (int)sizeof(path) && entry_pid(path, &alive) && !alive)
+			unlink(path);
+	closedir(d);
+}
+
 /*
  * The socket and segment files of processes that are gone: a process
  * killed by a signal leaves its own behind, and nothing else would ever
@@ -198,6 +228,7 @@ static void prune_dead_files(void)
 			unlink(path);
 	}
 	closedir(d);
+	prune_dead_entries();
 }
 
 static int port_listen(struct fab_port *port)

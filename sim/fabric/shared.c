@@ -45,75 +45,8 @@
 #include "fabric.h"
 #include "fds.h"
 #include "shared.h"
+#include "shared_layout.h"
 #include "sys.h"
-
-#define SHM_MAGIC	0x4d485350u	/* "PSHM" */
-#define SHM_VERSION	5u
-#define SHM_MR_SLOTS	SHARED_MR_KEYS
-#define SHM_QP_SLOTS	65536u
-#define SHM_CQ_SLOTS	65536u
-#define SHM_SRQ_SLOTS	65536u
-/* A requester that found no segment for a peer tries again after this
- * many operations (the peer creates it with its first object). */
-#define SHM_RETRY_EVERY	256u
-
-struct shm_mr {
-	uint32_t key;		/* 0: free */
-	uint32_t pdn;
-	int32_t access;
-	uint32_t pad;
-	uint64_t iova;
-	uint64_t addr;
-	uint64_t length;
-};
-
-struct shm_qp {
-	uint32_t qpn;
-	uint32_t pdn;
-	int32_t access;
-	uint8_t state;
-	uint8_t type;
-	uint8_t valid;
-	uint8_t recv_valid;	/* recv holds the receive side */
-	uint8_t min_rnr_timer;
-	struct shared_recv_view recv;
-};
-
-struct shm_cq {
-	uint32_t cqn;
-	uint8_t valid;
-	uint8_t armed;
-	uint8_t overflowed;
-	uint8_t pad;
-};
-
-struct shm_srq {
-	uint32_t srqn;
-	uint32_t limit;
-	uint32_t valid;
-};
-
-struct shared_seg {
-	_Atomic uint32_t magic;		/* set last: the header is whole */
-	uint32_t version;
-	int32_t pid;
-	uint32_t pad;
-	uint64_t start_time;		/* of pid: a reused pid is not it */
-	/* Bytes this adapter sent (READ data) and received (WRITE data) in
-	 * operations same-host requesters executed against it: its
-	 * statistics count them as if they had crossed its link. */
-	_Atomic uint64_t direct_tx;
-	_Atomic uint64_t direct_rx;
-	/* Receives it took and CQEs it wrote for them (SENDs). */
-	_Atomic uint64_t direct_recv_wqes;
-	_Atomic uint64_t direct_cqes;
-	pthread_mutex_t lock;
-	uint8_t align[64];
-	struct shm_qp qp[SHM_QP_SLOTS];
-	struct shm_mr mr[SHM_MR_SLOTS];
-	struct shm_cq cq[SHM_CQ_SLOTS];
-	struct shm_srq srq[SHM_SRQ_SLOTS];
-};
 
 /* ---- the process's start time: a pid and a start time name a process */
 
@@ -341,6 +274,37 @@ static struct shared_seg *own_locked(unsigned int adapter)
 	return seg && shared_lock(seg) ? seg : NULL;
 }
 
+/*
+ * An entry's sequence count: the owner makes it odd, changes the entry and
+ * makes it even again (under the lock, so owners never race); a reader
+ * without the lock keeps what it read only if the count was even and did
+ * not move. The first read is sequentially consistent: a requester that
+ * announced a copy before it (shared_copy_enter) and an owner that
+ * withdraws an MR and then looks for copies (shared_copy_fence) cannot
+ * both miss the other.
+ */
+static void seq_begin(_Atomic uint32_t *seq)
+{
+	atomic_fetch_add_explicit(seq, 1, memory_order_seq_cst);
+}
+
+static void seq_end(_Atomic uint32_t *seq)
+{
+	atomic_fetch_add_explicit(seq, 1, memory_order_release);
+}
+
+static uint32_t seq_read_begin(_Atomic uint32_t *seq)
+{
+	return atomic_load_explicit(seq, memory_order_seq_cst);
+}
+
+static bool seq_read_ok(_Atomic uint32_t *seq, uint32_t begin)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return !(begin & 1) &&
+	       atomic_load_explicit(seq, memory_order_relaxed) == begin;
+}
+
 static struct shm_mr *mr_slot(struct shared_seg *seg, uint32_t key)
 {
 	return &seg->mr[key % SHM_MR_SLOTS];
@@ -360,12 +324,14 @@ void shared_mr_publish(unsigned int adapter, uint32_t rkey,
 	if (!rkey || !(seg = own_locked(adapter)))
 		return;
 	m = mr_slot(seg, rkey);
+	seq_begin(&m->seq);
 	m->pdn = mr->pdn;
 	m->access = mr->access;
 	m->iova = mr->iova;
 	m->addr = mr->addr;
 	m->length = mr->length;
 	m->key = rkey;
+	seq_end(&m->seq);
 	shared_unlock(seg);
 }
 
@@ -377,9 +343,14 @@ void shared_mr_withdraw(unsigned int adapter, uint32_t rkey)
 	if (!seg)
 		return;
 	m = mr_slot(seg, rkey);
-	if (m->key == rkey)
+	if (m->key == rkey) {
+		seq_begin(&m->seq);
 		m->key = 0;
+		seq_end(&m->seq);
+	}
 	shared_unlock(seg);
+	/* Copies that may still reach it, made without the lock. */
+	shared_copy_fence(seg);
 }
 
 void shared_qp_publish(unsigned int adapter, uint32_t qpn,
@@ -392,6 +363,7 @@ void shared_qp_publish(unsigned int adapter, uint32_t qpn,
 		return;
 	q = qp_slot(seg, qpn);
 	if (!q->valid || q->qpn == qpn) {
+		seq_begin(&q->seq);
 		q->qpn = qpn;
 		q->pdn = qp->pdn;
 		q->access = qp->access;
@@ -399,6 +371,7 @@ void shared_qp_publish(unsigned int adapter, uint32_t qpn,
 		q->type = qp->type;
 		q->min_rnr_timer = qp->min_rnr_timer;
 		q->valid = 1;
+		seq_end(&q->seq);
 	}
 	shared_unlock(seg);
 }
@@ -411,8 +384,11 @@ void shared_qp_withdraw(unsigned int adapter, uint32_t qpn)
 	if (!seg)
 		return;
 	q = qp_slot(seg, qpn);
-	if (q->valid && q->qpn == qpn)
+	if (q->valid && q->qpn == qpn) {
+		seq_begin(&q->seq);
 		q->valid = q->recv_valid = 0;
+		seq_end(&q->seq);
+	}
 	shared_unlock(seg);
 }
 
@@ -426,11 +402,13 @@ void shared_recv_publish(unsigned int adapter, uint32_t qpn,
 		return;
 	q = qp_slot(seg, qpn);
 	if (q->valid && q->qpn == qpn) {
+		seq_begin(&q->seq);
 		q->recv_valid = 0;
 		if (recv) {
 			q->recv = *recv;
 			q->recv_valid = 1;
 		}
+		seq_end(&q->seq);
 	}
 	shared_unlock(seg);
 }
@@ -490,6 +468,14 @@ void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit)
 	shared_unlock(seg);
 }
 
+void shared_own_fence(unsigned int adapter)
+{
+	struct shared_seg *seg = own_seg(adapter);
+
+	if (seg)
+		shared_copy_fence(seg);
+}
+
 bool shared_own_lock(unsigned int adapter)
 {
 	return own_locked(adapter) != NULL;
@@ -538,11 +524,6 @@ void shared_count(struct shared_seg *seg, uint64_t tx, uint64_t rx)
 }
 
 /* ---- a requester ---- */
-
-struct peer_seg {
-	struct shared_seg *seg;
-	unsigned int misses;
-};
 
 /* The descriptor file of a peer's segment: its pid and fd number. */
 static bool peer_describe(const char *path, pid_t *pid, int *fd)
@@ -660,42 +641,42 @@ pid_t shared_pid(const struct shared_seg *seg)
 bool shared_qp_find(struct shared_seg *seg, uint32_t qpn,
 		    struct shared_qp_view *out)
 {
-	const struct shm_qp *q = qp_slot(seg, qpn);
+	struct shm_qp *q = qp_slot(seg, qpn);
+	uint32_t seq = seq_read_begin(&q->seq);
+	bool found = q->valid && q->qpn == qpn;
 
-	if (!q->valid || q->qpn != qpn)
-		return false;
 	out->pdn = q->pdn;
 	out->access = q->access;
 	out->state = q->state;
 	out->type = q->type;
 	out->min_rnr_timer = q->min_rnr_timer;
-	return true;
+	return seq_read_ok(&q->seq, seq) && found;
 }
 
 bool shared_mr_find(struct shared_seg *seg, uint32_t rkey,
 		    struct shared_mr_view *out)
 {
-	const struct shm_mr *m = mr_slot(seg, rkey);
+	struct shm_mr *m = mr_slot(seg, rkey);
+	uint32_t seq = seq_read_begin(&m->seq);
+	bool found = rkey && m->key == rkey;
 
-	if (!rkey || m->key != rkey)
-		return false;
 	out->addr = m->addr;
 	out->iova = m->iova;
 	out->length = m->length;
 	out->access = m->access;
 	out->pdn = m->pdn;
-	return true;
+	return seq_read_ok(&m->seq, seq) && found;
 }
 
 bool shared_recv_find(struct shared_seg *seg, uint32_t qpn,
 		      struct shared_recv_view *out)
 {
-	const struct shm_qp *q = qp_slot(seg, qpn);
+	struct shm_qp *q = qp_slot(seg, qpn);
+	uint32_t seq = seq_read_begin(&q->seq);
+	bool found = q->valid && q->qpn == qpn && q->recv_valid;
 
-	if (!q->valid || q->qpn != qpn || !q->recv_valid)
-		return false;
 	*out = q->recv;
-	return true;
+	return seq_read_ok(&q->seq, seq) && found;
 }
 
 bool shared_cq_find(struct shared_seg *seg, uint32_t cqn,

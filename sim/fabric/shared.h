@@ -10,13 +10,15 @@
  * an RC QP's receive side (where its receive ring, its SRQ's, and its
  * receive CQ's ring are, in memory files the target keeps open), the
  * CQ's arm and overflow and the SRQ's limit. One
- * process-shared robust mutex per segment guards the tables and the target's
- * memory behind them: the owner takes it to change an entry, a requester to
- * check and copy, and every atomic through the adapter takes it, so each
+ * process-shared robust mutex per segment guards the tables: the owner
+ * takes it to change an entry, a requester of a SEND to take a receive and
+ * write a CQE, and every atomic through the adapter takes it, so each
  * atomic is atomic with respect to every other one; the owner's device
  * takes it around every receive it takes and every CQE it writes to a
  * published CQ, so that it and the requesters use those rings one at a
- * time. The owner's thread may take it again while it holds it.
+ * time. The owner's thread may take it again while it holds it. No
+ * requester copies data under it (but into an SRQ's receive): copies go
+ * through copy slots, which the owner fences (see below).
  *
  * The segment is a sparse memory file: pages are allocated as objects are created
  * in them, not by the device maxima. Owner calls run with the adapter's
@@ -161,6 +163,32 @@ void shared_cq_disarm(struct shared_seg *seg, uint32_t cqn);
 void shared_cq_rearm(struct shared_seg *seg, uint32_t cqn, uint8_t armed);
 /* The SRQ's limit; 0 when it has none armed. */
 uint32_t shared_srq_limit(struct shared_seg *seg, uint32_t srqn);
+
+/* ---- a requester's copy, made without the target's lock ----
+ * An RDMA WRITE or READ takes no lock: the requester names the target
+ * memory in a copy slot of the target's segment (one per link, claimed
+ * once), announces the copy (enter), checks the QP and MRs (the lookups
+ * above work without the lock: a torn read is a miss), arms the slot and
+ * hands the slot's pieces to the system call, then leaves. An owner that
+ * withdraws an MR fences every copy announced or armed: it empties the
+ * slot's pieces (a copy that has not started moves nothing, and its WRs
+ * take the fabric) and waits only while the requester's thread runs
+ * (inside its system call); never for a requester that is stopped or
+ * dead. */
+#define SHARED_COPY_IOV	64
+struct shared_copy;
+/* The link's slot (NULL: all are taken; the fabric it is). */
+struct shared_copy *shared_copy_claim(struct fab_link *link);
+struct iovec *shared_copy_iov(struct shared_copy *c);
+void shared_copy_enter(struct shared_copy *c);
+/* false: fenced since enter; nothing may be copied. */
+bool shared_copy_arm(struct shared_copy *c);
+void shared_copy_leave(struct shared_copy *c);
+/* The owner, after withdrawing an MR (not under the segment lock). */
+void shared_copy_fence(struct shared_seg *seg);
+/* The same for the adapter's own segment: a QP that takes no more
+ * requests (error, reset) is about to flush its receives. */
+void shared_own_fence(unsigned int adapter);
 /* Receives and CQEs of operations same-host requesters executed against
  * the target, for its statistics. */
 void shared_count_recv(struct shared_seg *seg);

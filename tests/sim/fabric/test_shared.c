@@ -20,7 +20,9 @@
  *     owner may publish from inside the lock it holds (it nests);
  *   - a QP's receive side is found while the QP is, and not once
  *     withdrawn (with the QP, or alone); a CQ's arm and overflow and an
- *     SRQ's limit as published, a requester's disarm clearing the arm.
+ *     SRQ's limit as published, a requester's disarm clearing the arm;
+ *   - an MR's withdrawal fences the copies of requesters that are stopped
+ *     without waiting for them, and a killed requester's slot is reused.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -329,6 +334,124 @@ static void test_recv_side(void **state)
 	shared_unlock(seg);
 }
 
+/* A requester in a child process: claims its copy slot, announces a
+ * copy to mem, arms the slot if armed, tells the parent where the slot's
+ * pieces are (the segment is mapped at the same place in both) and stops
+ * itself; once continued, exits 0 if arming (then) went as it should:
+ * before the stop when armed, never after a fence. */
+static pid_t requester_stops(struct shared_seg *seg, uint8_t *mem,
+			     bool armed, struct iovec **slot)
+{
+	struct shared_mr_view m;
+	struct shared_copy *c;
+	struct iovec *iov;
+	int fds[2];
+	pid_t pid;
+	bool ok;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid) {
+		close(fds[1]);
+		assert_int_equal(read(fds[0], slot, sizeof(*slot)),
+				 sizeof(*slot));
+		close(fds[0]);
+		return pid;
+	}
+	c = shared_copy_claim(link_to_target());
+	if (!c)
+		_exit(3);
+	shared_copy_enter(c);
+	iov = shared_copy_iov(c);
+	if (!shared_mr_find(seg, 50, &m))
+		_exit(4);
+	iov[0].iov_base = mem;
+	iov[0].iov_len = 100;
+	iov[1].iov_base = mem + 100;
+	iov[1].iov_len = 100;
+	ok = armed && shared_copy_arm(c);
+	if (write(fds[1], &iov, sizeof(iov)) != sizeof(iov))
+		_exit(6);
+	raise(SIGSTOP);
+	if (!armed)
+		ok = !shared_copy_arm(c);	/* fenced meanwhile */
+	shared_copy_leave(c);
+	_exit(ok ? 0 : 5);
+}
+
+static void wait_stopped_child(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(st));
+}
+
+static void continue_child_ok(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(kill(pid, SIGCONT), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* An MR withdrawn while a requester that is stopped has a copy to it
+ * armed, or only announced: the withdrawal does not wait for it, the
+ * armed copy's pieces are emptied (it will move nothing), the announced
+ * one cannot be armed any more; a requester that died leaves its slot to
+ * the next. */
+static void test_copy_fence(void **unused)
+{
+	static uint8_t mem[4096];
+	const unsigned int target = 1;
+	const struct shared_mr_view mr = {
+		.addr = (uintptr_t)mem, .iova = (uintptr_t)mem,
+		.length = sizeof(mem), .pdn = 7,
+		.access = IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct shared_seg *seg;
+	struct iovec *iov, *again;
+	pid_t pid;
+	int st;
+
+	(void)unused;
+	shared_mr_publish(target, 50, &mr);
+	seg = shared_peer(link_to_target());
+	assert_non_null(seg);
+
+	pid = requester_stops(seg, mem, true, &iov);
+	wait_stopped_child(pid);
+	assert_int_equal(iov[0].iov_len, 100);
+	assert_int_equal(iov[1].iov_len, 100);
+	shared_mr_withdraw(target, 50);		/* returns: not waited for */
+	assert_int_equal(iov[0].iov_len, 0);
+	assert_int_equal(iov[1].iov_len, 0);
+	continue_child_ok(pid);
+
+	shared_mr_publish(target, 50, &mr);
+	pid = requester_stops(seg, mem, false, &iov);
+	wait_stopped_child(pid);
+	shared_mr_withdraw(target, 50);
+	continue_child_ok(pid);
+
+	/* Killed mid-copy: its slot is the next requester's. */
+	shared_mr_publish(target, 50, &mr);
+	pid = requester_stops(seg, mem, true, &iov);
+	wait_stopped_child(pid);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	shared_mr_withdraw(target, 50);
+	shared_mr_publish(target, 50, &mr);
+	pid = requester_stops(seg, mem, true, &again);
+	assert_ptr_equal(again, iov);
+	wait_stopped_child(pid);
+	continue_child_ok(pid);
+	shared_mr_withdraw(target, 50);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_publish_lookup),
 		cmocka_unit_test(test_segment_sealed),
 		cmocka_unit_test(test_recv_side),
+		cmocka_unit_test(test_copy_fence),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
