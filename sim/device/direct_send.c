@@ -8,8 +8,9 @@
  * CQ exactly as the target's responder would (resp.c), advancing the ring
  * indices with atomic stores. No thread of the target runs, unless its CQ
  * is armed: then the requester takes the arm (as the device disarms a CQ
- * when it writes a CQE the arm covers) and a NOTIFY frame on the link has
- * the target's device raise that arm's event with its own code.
+ * when it writes a CQE the arm covers) and raises the event on the
+ * target's channel itself (direct_event.c); where it cannot, a NOTIFY
+ * frame on the link has the target's device raise it with its own code.
  *
  * The rings are the target's pinned ring pages (sim/kernel/pin.c): the
  * target keeps each ring's memory file open and publishes where the rings
@@ -218,7 +219,8 @@ static bool target_dst(struct shared_seg *seg,
 static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 			const struct sim_send_wr *wr, const struct fab_hdr *h,
 			const struct local_iov *li, bool *notify,
-			uint32_t *notify_cqn, uint64_t *rnr_ns)
+			uint32_t *notify_cqn, struct shared_cq_view *notify_cq,
+			uint64_t *rnr_ns)
 {
 	unsigned int adapter = qp->uctx->dev->index, n;
 	uint32_t qpn = qp->attr.dest_qp_num & 0xffffff, limit;
@@ -289,6 +291,8 @@ static bool send_locked(struct sim_qp *qp, struct shared_seg *seg,
 	if (*notify) {
 		shared_cq_disarm(seg, r.cqn);	/* one event an arm */
 		*notify_cqn = r.cqn;
+		*notify_cq = cqv;
+		direct_event_take(seg, r.cqn, &cqv);
 	}
 	return true;
 }
@@ -301,6 +305,7 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	struct sim_dev *dev = qp->uctx->dev;
 	struct engine *eng = engine_of(dev);
 	struct shared_seg *seg;
+	struct shared_cq_view notify_cq;
 	struct local_iov li;
 	struct fab_hdr h, n;
 	bool ok, notify = false;
@@ -325,11 +330,13 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 		h.flags |= FAB_F_SOLICITED;
 	if (!shared_trylock(seg))
 		return 0;
-	ok = send_locked(qp, seg, wr, &h, &li, &notify, &notify_cqn, rnr_ns);
+	ok = send_locked(qp, seg, wr, &h, &li, &notify, &notify_cqn,
+			 &notify_cq, rnr_ns);
 	shared_unlock(seg);
 	if (!ok)
 		return 0;
-	if (notify) {
+	/* The event, raised here (direct_event.c), else by the target. */
+	if (notify && !direct_event_raise(dev, seg, notify_cqn, &notify_cq)) {
 		/* The CQ by its number: the QP may be gone by the time the
 		 * target reads this, the CQ (shared by others) not. */
 		hdr_init(&n, qp, FAB_NOTIFY, qp->attr.ah_attr.grh.sgid_index);
