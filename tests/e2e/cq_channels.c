@@ -17,6 +17,9 @@
  *   fork      the server arms, forks, and its child blocks on the channel
  *             fd it inherited: the child gets the event (the fd is one
  *             file in both), the parent nothing.
+ *   idle      --expect S: the server blocks on an armed CQ, the client
+ *             waits S seconds before it sends (bench: what both processes
+ *             spend while nothing happens).
  *
  *   cq_channels --server|--client --port P --mode MODE [--expect N]
  */
@@ -189,7 +192,10 @@ static void client(struct side *s)
 
 	/* The server says which QP sends next; ~0u ends. */
 	while (e2e_recv_all(s->sock, &cmd, sizeof(cmd)) && cmd != ~0u) {
-		if (cmd == s->n) {
+		if (cmd == s->n + 1) {
+			sleep(s->args->expect > 0 ? s->args->expect : 10);
+			send_one(s, 0);
+		} else if (cmd == s->n) {
 			unsigned int i;
 
 			for (i = 0; i < s->n; i++)
@@ -321,6 +327,17 @@ static void mode_blocking(struct side *s)
 	printf("blocking: %u events, one an arm\n", ROUNDS);
 }
 
+static void mode_idle(struct side *s)
+{
+	post_recv(s, 0);
+	arm(s, 0);
+	ask_send(s, s->n + 1);
+	take_event(s, 0, "idle");
+	ask_done(s, s->n + 1);
+	printf("idle: one event after %ld s\n",
+	       s->args->expect > 0 ? s->args->expect : 10);
+}
+
 static void mode_fork(struct side *s)
 {
 	int status;
@@ -404,6 +421,8 @@ int main(int argc, char **argv)
 			mode_blocking(&s);
 		else if (!strcmp(mode, "fork"))
 			mode_fork(&s);
+		else if (!strcmp(mode, "idle"))
+			mode_idle(&s);
 		else
 			E2E_CHECK(0, "unknown mode %s", mode);
 		e2e_send_all(s.sock, &end, sizeof(end));
