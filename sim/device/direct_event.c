@@ -37,8 +37,9 @@
 #include "shared.h"
 #include "sys.h"
 
-/* Channel ends an adapter keeps of its peers' channels. */
-#define CHAN_SETS	64u
+/* Channel ends an adapter keeps of its peers' channels: few, they sit
+ * in the application's descriptor table (with the sim's, high up). */
+#define CHAN_SETS	16u
 #define CHAN_WAYS	2u
 
 struct chan_end {

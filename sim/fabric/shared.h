@@ -9,7 +9,7 @@
  * as a responder sees them (QPN, PD, access flags, state); and for a SEND,
  * an RC QP's receive side (where its receive ring, its SRQ's, and its
  * receive CQ's ring are, in memory files the target keeps open), the
- * CQ's arm and overflow and the SRQ's limit. One
+ * CQ's arm, overflow and completion channel and the SRQ's limit. One
  * process-shared robust mutex per segment guards the tables and the target's
  * memory behind them: the owner takes it to change an entry, a requester to
  * check and copy, and every atomic through the adapter takes it, so each
