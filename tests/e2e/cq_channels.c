@@ -389,6 +389,10 @@ static void teardown(struct side *s)
 	E2E_CHECK(!ibv_destroy_cq(s->scq), "ibv_destroy_cq");
 	E2E_CHECK(!ibv_dereg_mr(s->mr), "ibv_dereg_mr");
 	e2e_close(&s->d);
+	free(s->chan);
+	free(s->cq);
+	free(s->qp);
+	free(s->buf);
 }
 
 int main(int argc, char **argv)
