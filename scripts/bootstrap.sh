@@ -10,7 +10,7 @@
 set -eu
 
 pkgs="build-essential cmake ninja-build pkg-config gcc
-libibverbs-dev ibverbs-providers ibverbs-utils perftest rdmacm-utils
+libibverbs-dev ibverbs-providers ibverbs-utils perftest rdmacm-utils qperf
 librdmacm-dev libfabric-bin
 libcmocka-dev linux-libc-dev valgrind python3
 debhelper dpkg-dev lintian rpm fakeroot man-db groff-base binutils

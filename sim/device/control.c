@@ -143,4 +143,5 @@ const struct sim_device_ops sim_engine_ops = {
 	.cq_destroy = engine_cq_destroy,
 	.srq_modified = engine_srq_modified,
 	.cq_armed = engine_cq_armed,
+	.cq_events_sync = direct_cq_events_sync,
 };

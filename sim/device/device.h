@@ -71,6 +71,8 @@ struct sim_stats {
 	atomic_ulong comp_events;
 	atomic_ulong async_events;
 	atomic_ulong single_copy;	/* WRs executed on a same-host target */
+	/* Completion events raised on a same-host target's channel */
+	atomic_ulong peer_events;
 };
 
 /* One user buffer of a ring object (a CQ's or SRQ's buffer, a QP's send
@@ -140,6 +142,11 @@ struct sim_comp_channel {
 	int fd_dev;			/* write end the device keeps */
 	unsigned int refs;		/* CQs bound to it */
 	bool user_closed;
+	/* For same-host requesters, which raise a CQ's event on fd_dev
+	 * themselves: the channel (never reused in the process) and the
+	 * inode of fd_dev's socket. */
+	uint64_t id;
+	uint64_t dev_ino;
 };
 
 struct sim_cq {
@@ -290,6 +297,10 @@ struct sim_device_ops {
 	void (*srq_modified)(struct sim_srq *srq);
 	/* cq->armed was set by a command (optional) */
 	void (*cq_armed)(struct sim_cq *cq);
+	/* cq->comp_events_reported made whole: events the device raised
+	 * other than through the upcall (same-host requesters) are counted
+	 * in (optional; before a destroy reports them) */
+	void (*cq_events_sync)(struct sim_cq *cq);
 };
 
 /* The device the kernel model drives: the engine's (sim_engine_ops)

@@ -16,6 +16,7 @@
 
 struct fab_link;
 struct iovec;
+struct shared_cq_view;
 struct shared_qp_view;
 struct shared_seg;
 
@@ -56,6 +57,18 @@ void direct_qp_withdraw(const struct sim_qp *qp);
 void direct_cq_pull(struct sim_cq *cq);
 void direct_cq_publish(struct sim_cq *cq);
 void direct_cq_notified(struct sim_cq *cq);
+/* direct_event.c: the CQ's channel as requesters raise its events
+ * (into a view to publish); the events they raised counted in the CQ. */
+void direct_cq_chan_view(const struct sim_cq *cq, struct shared_cq_view *v);
+void direct_cq_events_sync(struct sim_cq *cq);
+/* The requester took the arm of the target's CQ cqn (v: as it found it,
+ * the target's lock held): it raises the event on the target's channel
+ * after the lock (direct_event_raise(); false: it could not, the target's
+ * device must, NOTIFY). */
+void direct_event_take(struct shared_seg *seg, uint32_t cqn,
+		       const struct shared_cq_view *v);
+bool direct_event_raise(struct sim_dev *dev, struct shared_seg *seg,
+			uint32_t cqn, const struct shared_cq_view *v);
 /* An SRQ's limit changed. */
 void direct_srq_publish(const struct sim_srq *srq);
 /* The adapter's own segment lock, around every take of a receive and

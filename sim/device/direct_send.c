@@ -8,8 +8,9 @@
  * CQ exactly as the target's responder would (resp.c), advancing the ring
  * indices with atomic stores. No thread of the target runs, unless its CQ
  * is armed: then the requester takes the arm (as the device disarms a CQ
- * when it writes a CQE the arm covers) and a NOTIFY frame on the link has
- * the target's device raise that arm's event with its own code.
+ * when it writes a CQE the arm covers) and raises the event on the
+ * target's channel itself (direct_event.c); where it cannot, a NOTIFY
+ * frame on the link has the target's device raise it with its own code.
  *
  * The rings are the target's pinned ring pages (sim/kernel/pin.c): the
  * target keeps each ring's memory file open and publishes where the rings
@@ -320,7 +321,7 @@ static bool send_copy(struct shared_seg *seg, struct shared_copy *c,
 static bool commit_locked(struct sim_qp *qp, struct shared_seg *seg,
 			  const struct sim_send_wr *wr,
 			  const struct fab_hdr *h, struct send_plan *p,
-			  bool *notify)
+			  bool *notify, struct shared_cq_view *notify_cq)
 {
 	bool write = wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
 	struct shared_recv_view r;
@@ -348,8 +349,11 @@ static bool commit_locked(struct sim_qp *qp, struct shared_seg *seg,
 	*notify = cqv.armed == SIM_CQ_ARM_NEXT ||
 		  (cqv.armed == SIM_CQ_ARM_SOLICITED &&
 		   (h->flags & FAB_F_SOLICITED));
-	if (*notify)
+	if (*notify) {
 		shared_cq_disarm(seg, p->r.cqn);	/* one event an arm */
+		*notify_cq = cqv;
+		direct_event_take(seg, p->r.cqn, &cqv);
+	}
 	return true;
 }
 
@@ -362,7 +366,8 @@ static bool commit_locked(struct sim_qp *qp, struct shared_seg *seg,
 static bool send_message(struct sim_qp *qp, struct shared_seg *seg,
 			 struct shared_copy *c, const struct sim_send_wr *wr,
 			 const struct fab_hdr *h, const struct local_iov *li,
-			 bool *notify, uint32_t *notify_cqn, uint64_t *rnr_ns)
+			 bool *notify, uint32_t *notify_cqn,
+			 struct shared_cq_view *notify_cq, uint64_t *rnr_ns)
 {
 	struct send_plan p;
 	bool ok;
@@ -379,10 +384,10 @@ static bool send_message(struct sim_qp *qp, struct shared_seg *seg,
 		shared_copy_leave(c);
 		if (!ok || !shared_trylock(seg))
 			return false;	/* the fabric places it again */
-		ok = commit_locked(qp, seg, wr, h, &p, notify);
+		ok = commit_locked(qp, seg, wr, h, &p, notify, notify_cq);
 	} else if (ok) {
 		ok = send_copy(seg, c, wr, li, p.n) &&
-		     commit_locked(qp, seg, wr, h, &p, notify);
+		     commit_locked(qp, seg, wr, h, &p, notify, notify_cq);
 		shared_copy_leave(c);
 	} else {
 		shared_copy_leave(c);
@@ -402,6 +407,7 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	struct engine *eng = engine_of(dev);
 	struct shared_copy *c;
 	struct shared_seg *seg;
+	struct shared_cq_view notify_cq;
 	struct local_iov li;
 	struct fab_hdr h, n;
 	bool notify = false;
@@ -426,9 +432,10 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 		h.flags |= FAB_F_SOLICITED;
 	c = shared_copy_claim(link);
 	if (!c || !send_message(qp, seg, c, wr, &h, &li, &notify, &notify_cqn,
-				rnr_ns))
+				&notify_cq, rnr_ns))
 		return 0;
-	if (notify) {
+	/* The event, raised here (direct_event.c), else by the target. */
+	if (notify && !direct_event_raise(dev, seg, notify_cqn, &notify_cq)) {
 		/* The CQ by its number: the QP may be gone by the time the
 		 * target reads this, the CQ (shared by others) not. */
 		hdr_init(&n, qp, FAB_NOTIFY, qp->attr.ah_attr.grh.sgid_index);

@@ -31,6 +31,8 @@
  *   direct.c    same-host one-sided operations in one copy (direct.h),
  *   direct_send.c  same-host SENDs: a receive of the target taken,
  *               its CQE written, by the requester
+ *   direct_event.c  and its completion event raised on the target's
+ *               channel, by the requester
  *   publish.c   and what a target publishes for them
  *
  * Everything except the doorbell queue runs with dev->lock held, so the

@@ -104,8 +104,10 @@ void direct_cq_publish(struct sim_cq *cq)
 		.overflowed = cq->overflowed,
 	};
 
-	if (cq->shared)
-		shared_cq_publish(cq->uctx->dev->index, cq->cqn, &v);
+	if (!cq->shared)
+		return;
+	direct_cq_chan_view(cq, &v);
+	shared_cq_publish(cq->uctx->dev->index, cq->cqn, &v);
 }
 
 void direct_cq_pull(struct sim_cq *cq)

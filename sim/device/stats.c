@@ -36,6 +36,7 @@ static const struct {
 	STAT(comp_events),
 	STAT(async_events),
 	STAT(single_copy),
+	STAT(peer_events),
 };
 
 void sim_stats_print(int fd)

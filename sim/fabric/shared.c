@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fabric.h"
@@ -432,9 +433,16 @@ void shared_cq_publish(unsigned int adapter, uint32_t cqn,
 	if (!seg)
 		return;
 	c = cq_slot(seg, cqn);
+	if (!c->valid || c->cqn != cqn)
+		atomic_store(&c->peer_events, 0);
 	c->cqn = cqn;
 	c->armed = cq->armed;
 	c->overflowed = cq->overflowed;
+	c->has_chan = cq->has_chan;
+	c->chan_fd = cq->chan_fd;
+	c->chan_id = cq->chan_id;
+	c->chan_ino = cq->chan_ino;
+	c->cq_handle = cq->cq_handle;
 	c->valid = 1;
 	shared_unlock(seg);
 }
@@ -452,6 +460,38 @@ int shared_cq_arm_of(unsigned int adapter, uint32_t cqn)
 		armed = c->armed;
 	shared_unlock(seg);
 	return armed;
+}
+
+/* How long the owner waits for a requester between an arm it took and
+ * its event: a requester stopped or killed right there delays a CQ's
+ * destroy this long, no more. */
+#define SHM_RAISE_WAIT_NS	1000000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+uint32_t shared_cq_events_take(unsigned int adapter, uint32_t cqn)
+{
+	struct shared_seg *seg = own_seg(adapter);
+	struct shm_cq *c;
+	uint64_t until;
+
+	if (!seg)
+		return 0;
+	c = cq_slot(seg, cqn);
+	if (!c->valid || c->cqn != cqn)
+		return 0;
+	/* Its QPs are withdrawn (no requester finds the CQ any more): the
+	 * events already on their way arrive before it goes. */
+	until = mono_ns() + SHM_RAISE_WAIT_NS;
+	while (atomic_load(&c->raising) && mono_ns() < until)
+		sched_yield();
+	return atomic_exchange(&c->peer_events, 0);
 }
 
 void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit)
@@ -688,6 +728,11 @@ bool shared_cq_find(struct shared_seg *seg, uint32_t cqn,
 		return false;
 	out->armed = c->armed;
 	out->overflowed = c->overflowed;
+	out->has_chan = c->has_chan;
+	out->chan_fd = c->chan_fd;
+	out->chan_id = c->chan_id;
+	out->chan_ino = c->chan_ino;
+	out->cq_handle = c->cq_handle;
 	return true;
 }
 
@@ -697,6 +742,20 @@ void shared_cq_disarm(struct shared_seg *seg, uint32_t cqn)
 
 	if (c->valid && c->cqn == cqn)
 		c->armed = 0;
+}
+
+void shared_cq_raise_begin(struct shared_seg *seg, uint32_t cqn)
+{
+	atomic_fetch_add(&cq_slot(seg, cqn)->raising, 1);
+}
+
+void shared_cq_raise_end(struct shared_seg *seg, uint32_t cqn, bool raised)
+{
+	struct shm_cq *c = cq_slot(seg, cqn);
+
+	if (raised)
+		atomic_fetch_add(&c->peer_events, 1);
+	atomic_fetch_sub_explicit(&c->raising, 1, memory_order_release);
 }
 
 void shared_cq_rearm(struct shared_seg *seg, uint32_t cqn, uint8_t armed)

@@ -9,7 +9,7 @@
  * as a responder sees them (QPN, PD, access flags, state); and for a SEND,
  * an RC QP's receive side (where its receive ring, its SRQ's, and its
  * receive CQ's ring are, in memory files the target keeps open), the
- * CQ's arm and overflow and the SRQ's limit. One
+ * CQ's arm, overflow and completion channel and the SRQ's limit. One
  * process-shared robust mutex per segment guards the tables: the owner
  * takes it to change an entry, a requester of a SEND to take a receive and
  * write a CQE, and every atomic through the adapter takes it, so each
@@ -93,6 +93,16 @@ struct shared_recv_view {
 struct shared_cq_view {
 	uint8_t armed;		/* SIM_CQ_ARM_* */
 	bool overflowed;
+	/* Its completion channel, where a requester that takes the arm
+	 * raises the event itself (shared_cq_event_raised()): the device
+	 * end of the channel's socket pair, fd in the owner (ino names the
+	 * socket, id the channel: never reused by the owner process), and
+	 * the cq_handle the event carries. */
+	bool has_chan;
+	int32_t chan_fd;
+	uint64_t chan_id;
+	uint64_t chan_ino;
+	uint64_t cq_handle;
 };
 
 /* ---- the owner: publishes its adapter's objects ----
@@ -121,6 +131,10 @@ void shared_cq_publish(unsigned int adapter, uint32_t cqn,
 		       const struct shared_cq_view *cq);
 /* The arm of a published CQ as requesters left it; -1: not published. */
 int shared_cq_arm_of(unsigned int adapter, uint32_t cqn);
+/* The completion events same-host requesters raised on the CQ's channel
+ * since the last call (the owner counts them as its own), once those under
+ * way are sent (a requester stopped there is waited for 1 s at most). */
+uint32_t shared_cq_events_take(unsigned int adapter, uint32_t cqn);
 /* An SRQ's limit (0: disarmed). */
 void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit);
 /* The adapter's own segment lock, around what its device does to rings it
@@ -158,6 +172,13 @@ bool shared_recv_find(struct shared_seg *seg, uint32_t qpn,
 bool shared_cq_find(struct shared_seg *seg, uint32_t cqn,
 		    struct shared_cq_view *out);
 void shared_cq_disarm(struct shared_seg *seg, uint32_t cqn);
+/* A requester that took the arm of a CQ with a channel raises its event
+ * itself: begin with the lock held (the CQ found is the one it names),
+ * end once the event is sent (raised) or given up, without the lock. The
+ * owner counts the events raised and waits for those under way before
+ * the CQ goes (shared_cq_events_take()). */
+void shared_cq_raise_begin(struct shared_seg *seg, uint32_t cqn);
+void shared_cq_raise_end(struct shared_seg *seg, uint32_t cqn, bool raised);
 /* Gives back an arm a requester took but could not notify (takes the
  * lock): the owner's next CQE raises the event. */
 void shared_cq_rearm(struct shared_seg *seg, uint32_t cqn, uint8_t armed);

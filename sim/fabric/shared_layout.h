@@ -21,7 +21,7 @@
 #include "shared.h"
 
 #define SHM_MAGIC	0x4d485350u	/* "PSHM" */
-#define SHM_VERSION	6u
+#define SHM_VERSION	7u
 #define SHM_MR_SLOTS	SHARED_MR_KEYS
 #define SHM_QP_SLOTS	65536u
 #define SHM_CQ_SLOTS	65536u
@@ -60,7 +60,15 @@ struct shm_cq {
 	uint8_t valid;
 	uint8_t armed;
 	uint8_t overflowed;
-	uint8_t pad;
+	uint8_t has_chan;
+	int32_t chan_fd;
+	/* Completion events requesters raised and the owner has not yet
+	 * counted; requesters between the arm they took and its event. */
+	_Atomic uint32_t peer_events;
+	_Atomic uint32_t raising;
+	uint64_t chan_id;
+	uint64_t chan_ino;
+	uint64_t cq_handle;
 };
 
 struct shm_srq {

@@ -160,6 +160,8 @@ void uverbs_cq_report(struct sim_file *f, void *obj, void *response)
 	struct ib_uverbs_destroy_cq_resp *resp = response;
 	struct sim_cq *cq = obj;
 
+	if (sim_device->cq_events_sync)
+		sim_device->cq_events_sync(cq);
 	if (cq->channel) {
 		struct uverbs_channel *chan = (struct uverbs_channel *)
 			((char *)cq->channel -

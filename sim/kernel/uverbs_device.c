@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -312,11 +313,15 @@ static void channels_prune(struct sim_file *f)
 	}
 }
 
+/* Names channels for same-host requesters (adapters have their locks). */
+static _Atomic uint64_t channel_ids;
+
 int uverbs_create_comp_channel(struct uverbs_call *c)
 {
 	struct ib_uverbs_create_comp_channel cmd;
 	struct ib_uverbs_create_comp_channel_resp resp = { 0 };
 	struct uverbs_channel *ch;
+	struct stat st;
 	int ret;
 
 	ret = uverbs_request(c, &cmd, sizeof(cmd));
@@ -332,6 +337,9 @@ int uverbs_create_comp_channel(struct uverbs_call *c)
 		free(ch);
 		return ret;
 	}
+	ch->ch.id = atomic_fetch_add(&channel_ids, 1) + 1;
+	if (!sim_libc.fstat(ch->ch.fd_dev, &st))
+		ch->ch.dev_ino = st.st_ino;
 	resp.fd = (uint32_t)ch->ch.fd_user;
 	ret = uverbs_response(c, &resp, sizeof(resp));
 	if (ret) {

@@ -17,6 +17,7 @@
 # frames half sent: it drops them and keeps working) | fuzz_hello (HELLOs
 # in the client's name: requests still go to the client) | rping |
 # perftest_cm PROGRAM [ARGS...] (perftest -R: rdma_cm across the hosts) |
+# events PROGRAM [MODE] (cq_events, cq_channels: completion events) |
 # fuzz_cm (random bytes at the server's CM agent, then rping) | mpi
 # (mpi_check, one rank per host) | host_netdev (an adapter by --netdev:
 # its netdev is the veth, whose address the interface calls list once).
@@ -201,6 +202,29 @@ link_fault() {
 	[ "$mode" = sigstop-beyond ] &&
 		expect_out client "transport retry counter exceeded"
 	e2e_pass "rc_recovery $mode, the link down and up: $sprov server, $cprov client"
+}
+
+# Completion events across the hosts (cq_events: one an arm, solicited
+# only, re-armed with one unread; cq_channels MODE): the server's device
+# raises them as the frames arrive over TCP, with --stats counting them.
+events() {
+	local prog=$1 mode=${2:-} args raised
+	args="--port $PORT --gid-index 1${mode:+ --mode $mode}"
+	export E2E_CHANNEL_ADDR=$ADDR_A
+	mh_pair "--stats" "$E2E_BIN/$prog --server $args" \
+		"$E2E_BIN/$prog --client $args"
+	expect_rc "$prog client" "$client_rc" 0
+	expect_rc "$prog server" "$server_rc" 0
+	expect_out client "passed"
+	expect_out server "passed"
+	expect_no_out client "^FAIL"
+	expect_no_out server "^FAIL"
+	raised=$(sed -n 's/^vmw_pvrdma0\.comp_events //p' \
+		"$RUNDIR/server.out" | tail -n 1)
+	[ "${raised:-0}" -gt 0 ] ||
+		e2e_fail "the server's device raised no completion event"
+	expect_no_local_path
+	e2e_pass "$prog${mode:+ $mode} between two hosts: $raised events"
 }
 
 # The server is killed while the client writes: the client's WRs complete
@@ -474,6 +498,7 @@ read_held) read_held ;;
 fuzz) fuzz ;;
 fuzz_hello) fuzz_hello ;;
 rping) rping_hosts ;;
+events) events "$@" ;;
 fuzz_cm) fuzz_cm ;;
 mpi) mpi ;;
 host_netdev) host_netdev ;;
