@@ -149,7 +149,7 @@ scenario_host_down() {
 }
 
 scenario_rank_killed() {
-	local i=0 victim t0
+	local i=0 victim t0 pid
 	cluster_up 4
 	# alltoalls until killed: every rank talks to every other.
 	job mpirun --alltoall-time 4096 --iters 1000000
@@ -160,7 +160,13 @@ scenario_rank_killed() {
 		sleep 0.1
 	done
 	sleep 1
-	victim=$(pgrep -u 65534 -f "$E2E_BIN/mpi_check" | tail -n 1)
+	# A rank of this test's hosts (another test's may run beside it).
+	victim=
+	for pid in $(pgrep -u 65534 -f "$E2E_BIN/mpi_check"); do
+		case $(ip netns identify "$pid" 2>/dev/null) in
+		"$HOSTS_PREFIX"-*) victim=$pid ;;
+		esac
+	done
 	[ -n "$victim" ] || e2e_fail "no rank to kill"
 	e2e_log "killing rank process $victim"
 	t0=$(date +%s)
