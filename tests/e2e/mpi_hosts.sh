@@ -103,8 +103,12 @@ scenario_job() {
 	expect_out mpirun "^mpi_check: passed"
 	expect_out mpirun "^# all pairs: 28 pairs" "the ping-pong of every pair"
 	expect_no_out mpirun "^FAIL"
-	# Every rank ran on its host's adapter, 2 per host.
+	# Every rank ran on its host's adapter, 2 per host, as nobody (the
+	# owner of its statistics), in its host's run directory.
 	for a in $HOSTS_ADDRS; do
+		[ -z "$(find "$CLUSTER" -name "stats-$a.*" ! -uid 65534)" ] ||
+			e2e_fail "host $a: a rank that was not user nobody"
+		[ -d "$CLUSTER/run-$a" ] || e2e_fail "host $a: no run directory"
 		[ "$(grep -l '^vmw_pvrdma0\.send_wqes [1-9]' "$CLUSTER/stats-$a".* |
 		     wc -l)" -eq 2 ] ||
 			e2e_fail "host $a: not 2 ranks that used the adapter"
