@@ -182,7 +182,8 @@ uint16_t fab_slot_port(unsigned int slot);
  * carries an address reached over TCP. */
 unsigned int fab_gid_slot(const uint8_t gid[16], uint32_t qpn);
 /* The listening socket of adapter `index` at ipv4, reserved for it by
- * fabric_qpn_range() or taken now; its slot in *slot. -1 if none. */
+ * fabric_qpn_range(), else the first slot's; its slot in *slot. -1 if
+ * none. */
 int fab_slot_take(unsigned int index, uint32_t ipv4, unsigned int *slot);
 /* The port this process opened for adapter `index`, or NULL. */
 struct fab_port *fab_local_port(unsigned int index);

@@ -12,7 +12,8 @@
  *
  * The kernel asks for the QPN range before the first QP, before the device
  * opens its port: the slot's listening socket is taken then and kept here
- * until the port takes it over.
+ * until the port takes it over. An adapter whose QPNs are its QP handles
+ * (no QP namespaces) never asks, and takes the first slot or none.
  */
 #include "link.h"
 
@@ -90,7 +91,9 @@ int fab_slot_take(unsigned int index, uint32_t ipv4, unsigned int *slot)
 		*slot = reserved[index].slot;
 		return reserved[index].fd;
 	}
-	fd = fab_tcp_listen_slot(ipv4, fab_tcp_port(), FAB_SLOTS, slot);
+	/* QPNs not numbered by slot (no QP namespaces): the first slot
+	 * only, or peers would take this adapter's QPNs for another's. */
+	fd = fab_tcp_listen_slot(ipv4, fab_tcp_port(), 1, slot);
 	if (fd < 0)
 		*slot = 0;
 	return fd;
