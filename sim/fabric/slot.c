@@ -72,8 +72,8 @@ void fabric_qpn_range(unsigned int index, uint32_t ipv4, uint32_t *first,
 
 	if (!fab_tcp_addr(ipv4))
 		return;
-	if (port && port->adapter.ipv4 == ipv4 && port->tcp_fd >= 0)
-		base = port->tcp_slot;
+	if (port && port->adapter.ipv4 == ipv4)
+		base = port->tcp_slot;	/* open: its slot is settled */
 	else
 		base = reserve(index, ipv4);
 	base <<= FAB_SLOT_SHIFT;
