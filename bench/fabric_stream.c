@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 	}
 	is_sender = true;
 	port_open(1);
-	link = fabric_resolve(port, peer_gid);
+	link = fabric_resolve(port, peer_gid, 0);
 	if (!link) {
 		fprintf(stderr, "fabric_stream: cannot reach the receiver\n");
 		return 1;

@@ -179,6 +179,7 @@ struct eqp {
 	uint8_t rnr_left;
 	struct fab_link *link;		/* RC: the peer */
 	uint8_t ud_gid[16];		/* UD: last destination resolved */
+	uint32_t ud_qpn;		/* ... and its QPN (its slot) */
 	struct fab_link *ud_link;
 
 	uint32_t rd_inflight;		/* READs, atomics unanswered */

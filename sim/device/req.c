@@ -164,9 +164,12 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 		h.flags |= FAB_F_SOLICITED;
 	h.len = wr->total_len;
 
-	if (!fabric_link_alive(e->ud_link) || memcmp(e->ud_gid, wr->av.dgid, 16)) {
-		e->ud_link = fabric_resolve(e->eng->port, wr->av.dgid);
+	if (!fabric_link_alive(e->ud_link) || memcmp(e->ud_gid, wr->av.dgid, 16) ||
+	    (e->ud_qpn ^ wr->remote_qpn) >> FAB_SLOT_SHIFT) {
+		e->ud_link = fabric_resolve(e->eng->port, wr->av.dgid,
+					    wr->remote_qpn);
 		memcpy(e->ud_gid, wr->av.dgid, 16);
+		e->ud_qpn = wr->remote_qpn;
 	}
 	if (fabric_send(e->eng->port, e->ud_link, &h, li.iov, li.n))
 		stat_add(&dev->stats.bytes_tx, wr->total_len);
@@ -184,7 +187,8 @@ static void rc_resolve(struct eqp *e)
 		e->link = NULL;	/* RoCE routes by GID only */
 	else
 		e->link = fabric_resolve(e->eng->port,
-					 qp->attr.ah_attr.grh.dgid.raw);
+					 qp->attr.ah_attr.grh.dgid.raw,
+					 qp->attr.dest_qp_num);
 }
 
 /* The oldest WQE failed locally: complete it, then the QP is in error. */

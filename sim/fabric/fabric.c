@@ -67,12 +67,27 @@ static bool gid_is_zero(const uint8_t gid[16])
 	return !memcmp(gid, zero, 16);
 }
 
-static void registry_path(char *buf, size_t len, const uint8_t gid[16])
+/* gid/<hex>, or gid/<hex>.<slot> for a slot of a shared address. */
+static void registry_path(char *buf, size_t len, const uint8_t gid[16],
+			  unsigned int slot)
 {
 	char hex[33];
 
 	gid_hex(gid, hex);
-	snprintf(buf, len, "%s/gid/%s", sim_global.rundir, hex);
+	if (slot)
+		snprintf(buf, len, "%s/gid/%s.%u", sim_global.rundir, hex,
+			 slot);
+	else
+		snprintf(buf, len, "%s/gid/%s", sim_global.rundir, hex);
+}
+
+/* The slot under which the port files gid. */
+static unsigned int port_gid_slot(const struct fab_port *port,
+				  const uint8_t gid[16])
+{
+	uint32_t a;
+
+	return fab_tcp_gid_addr(gid, &a) ? port->tcp_slot : 0;
 }
 
 /* The process, other than this one, whose socket the registry entry at
@@ -123,7 +138,8 @@ static void registry_publish(struct fab_port *port)
 	for (i = 0; i < *ad->gid_count && i < SIM_GID_TABLE_LEN; i++) {
 		if (gid_is_zero(ad->gid[i].raw))
 			continue;
-		registry_path(path, sizeof(path), ad->gid[i].raw);
+		registry_path(path, sizeof(path), ad->gid[i].raw,
+			      port_gid_slot(port, ad->gid[i].raw));
 		owner = entry_owner(path);
 		if (owner) {
 			fprintf(stderr, "pvrdma-sim: %s: GID index %u is the "
@@ -151,7 +167,8 @@ static void registry_withdraw(struct fab_port *port)
 	ssize_t n;
 
 	for (i = 0; i < *ad->gid_count && i < SIM_GID_TABLE_LEN; i++) {
-		registry_path(path, sizeof(path), ad->gid[i].raw);
+		registry_path(path, sizeof(path), ad->gid[i].raw,
+			      port_gid_slot(port, ad->gid[i].raw));
 		n = readlink(path, target, sizeof(target) - 1);
 		if (n <= 0)
 			continue;
@@ -264,27 +281,26 @@ static int port_listen(struct fab_port *port)
 	return 0;
 }
 
-/* The TCP port of every adapter (a tool that loaded no configuration
- * gets the default). */
-static uint16_t fab_tcp_port(void)
-{
-	return sim_global.tcp_port ? sim_global.tcp_port :
-				     (uint16_t)SIM_TCP_PORT_DEFAULT;
-}
-
-/* Other hosts reach the port at its address (tcp.c). */
+/* Other hosts reach the port at its address (tcp.c), at its slot's TCP
+ * port (slot.c). */
 static void port_listen_tcp(struct fab_port *port)
 {
 	uint32_t ipv4 = port->adapter.ipv4;
-	uint16_t tcp_port = fab_tcp_port();
 
-	fab_tcp_name(ipv4, tcp_port, port->tcp_name, sizeof(port->tcp_name));
-	port->tcp_fd = fab_tcp_listen(ipv4, tcp_port);
+	port->tcp_fd = fab_slot_take(port->adapter.index, ipv4,
+				     &port->tcp_slot);
+	fab_tcp_name(ipv4, fab_slot_port(port->tcp_slot), port->tcp_name,
+		     sizeof(port->tcp_name));
 	if (port->tcp_fd >= 0 &&
 	    epoll_add(port, port->tcp_fd, EPOLLIN, &port->tcp_fd)) {
 		sim_fd_close(port->tcp_fd);
 		port->tcp_fd = -1;
 	}
+}
+
+struct fab_port *fab_local_port(unsigned int index)
+{
+	return index < SIM_MAX_ADAPTERS ? local_ports[index] : NULL;
 }
 
 struct fab_port *fabric_open(const struct fab_adapter *adapter)
@@ -308,10 +324,11 @@ struct fab_port *fabric_open(const struct fab_adapter *adapter)
 		goto err;
 	if (epoll_add(port, port->evfd, EPOLLIN, &port->evfd))
 		goto err;
-	if (sim_global.rundir[0])
-		port_listen(port);	/* without it: this process only */
+	/* The TCP slot first: it files the GIDs in the registry. */
 	if (fab_tcp_addr(adapter->ipv4))
 		port_listen_tcp(port);
+	if (sim_global.rundir[0])
+		port_listen(port);	/* without it: this process only */
 	if (adapter->index < SIM_MAX_ADAPTERS)
 		local_ports[adapter->index] = port;
 	return port;
@@ -470,7 +487,7 @@ static struct fab_link *link_by_path(struct fab_port *port,
 
 /* A port of another process on this host, through the GID registry. */
 static struct fab_link *resolve_unix(struct fab_port *port,
-				     const uint8_t gid[16])
+				     const uint8_t gid[16], unsigned int slot)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char reg[512];
@@ -480,7 +497,7 @@ static struct fab_link *resolve_unix(struct fab_port *port,
 
 	if (!sim_global.rundir[0])
 		return NULL;
-	registry_path(reg, sizeof(reg), gid);
+	registry_path(reg, sizeof(reg), gid, slot);
 	n = readlink(reg, sa.sun_path, sizeof(sa.sun_path) - 1);
 	if (n <= 0)
 		return NULL;
@@ -507,9 +524,9 @@ static struct fab_link *resolve_unix(struct fab_port *port,
 /* A port on another host, at the address its GID carries (tcp.c). The
  * connection completes later: what is sent meanwhile waits in the link. */
 static struct fab_link *resolve_tcp(struct fab_port *port,
-				    const uint8_t gid[16])
+				    const uint8_t gid[16], unsigned int slot)
 {
-	uint16_t tcp_port = fab_tcp_port();
+	uint16_t tcp_port = fab_slot_port(slot);
 	char name[FAB_TCP_NAME_MAX];
 	struct fab_link *link;
 	uint32_t addr;
@@ -530,10 +547,11 @@ static struct fab_link *resolve_tcp(struct fab_port *port,
 	return link;
 }
 
-struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
+struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16],
+				uint32_t qpn)
 {
+	unsigned int i, g, slot = fab_gid_slot(gid, qpn);
 	struct fab_link *link;
-	unsigned int i, g;
 
 	if (gid_is_zero(gid))
 		return NULL;
@@ -544,12 +562,13 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
 			continue;
 		for (g = 0; g < *p->adapter.gid_count && g < SIM_GID_TABLE_LEN;
 		     g++)
-			if (!memcmp(p->adapter.gid[g].raw, gid, 16))
+			if (!memcmp(p->adapter.gid[g].raw, gid, 16) &&
+			    port_gid_slot(p, gid) == slot)
 				return &p->self;
 	}
-	link = resolve_unix(port, gid);
+	link = resolve_unix(port, gid, slot);
 	if (!link)
-		link = resolve_tcp(port, gid);
+		link = resolve_tcp(port, gid, slot);
 	if (link)
 		link->exposed = true;
 	return link;

@@ -141,9 +141,23 @@ void fabric_close(struct fab_port *port);
  * and epoll set alone, and frees nothing (the child's memory is a copy). */
 void fabric_forget(struct fab_port *port);
 
-/* The link to the port owning gid, connecting if needed; NULL when no
- * port answers for it. */
-struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16]);
+/* The link to the port owning gid and, for a gid of another host's
+ * address, the QP qpn (its slot, slot.c), connecting if needed; NULL when
+ * no port answers for it. */
+struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16],
+				uint32_t qpn);
+
+/* Processes of one host that give their adapters the same address share
+ * it, each adapter in a slot of its own (slot.c), its QPNs in the slot's
+ * range of FAB_SLOT_QPN_MASK + 1 numbers. */
+#define FAB_SLOT_SHIFT		16
+#define FAB_SLOT_QPN_MASK	((1u << FAB_SLOT_SHIFT) - 1)
+#define FAB_SLOTS		16
+/* Narrows [*first, *last], the QPNs the kernel would give adapter `index`
+ * at ipv4 (network order), to the adapter's slot when ipv4 is reached over
+ * TCP: takes the slot, and its listening socket, if the port has none. */
+void fabric_qpn_range(unsigned int index, uint32_t ipv4, uint32_t *first,
+		      uint32_t *last);
 bool fabric_link_alive(const struct fab_link *link);
 /* The listening socket of the port at the other end of link (names its
  * shared segment, shared.c); NULL or "" when it has none. */

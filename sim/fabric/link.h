@@ -112,6 +112,7 @@ struct fab_port {
 	int evfd;
 	int listen_fd;
 	int tcp_fd;			/* listening at ipv4:tcp_port */
+	unsigned int tcp_slot;		/* of its address (slot.c) */
 	unsigned int tcp_unverified;	/* accepted links before HELLO */
 	unsigned long tcp_refused;	/* links refused for that, ever */
 	char tcp_name[FAB_TCP_NAME_MAX];
@@ -194,5 +195,19 @@ struct fab_link *fab_link_new(struct fab_port *port, int fd,
 void fab_link_kill(struct fab_link *link);
 /* Sends what the out-queue holds, as far as the socket takes it. */
 void fab_link_flush(struct fab_link *link);
+
+/* Address slots (slot.c): processes of a host sharing an address. */
+uint16_t fab_tcp_port(void);
+/* The TCP port of a slot's adapters. */
+uint16_t fab_slot_port(unsigned int slot);
+/* The slot of the adapter a peer reaches by gid and qpn: 0 unless gid
+ * carries an address reached over TCP. */
+unsigned int fab_gid_slot(const uint8_t gid[16], uint32_t qpn);
+/* The listening socket of adapter `index` at ipv4, reserved for it by
+ * fabric_qpn_range(), else the first slot's; its slot in *slot. -1 if
+ * none. */
+int fab_slot_take(unsigned int index, uint32_t ipv4, unsigned int *slot);
+/* The port this process opened for adapter `index`, or NULL. */
+struct fab_port *fab_local_port(unsigned int index);
 
 #endif

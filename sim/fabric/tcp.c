@@ -104,27 +104,47 @@ static struct sockaddr_in sin_of(uint32_t ipv4, uint16_t port)
 	return sa;
 }
 
-int fab_tcp_listen(uint32_t ipv4, uint16_t port)
+/* A listening socket at ipv4:port; -errno if it cannot be had. */
+static int listen_at(uint32_t ipv4, uint16_t port)
 {
 	struct sockaddr_in sa = sin_of(ipv4, port);
-	char name[FAB_TCP_NAME_MAX];
-	int fd, one = 1;
+	int fd, one = 1, err;
 
 	fd = sim_fd_own(sim_libc.socket(AF_INET, SOCK_STREAM |
 					SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 	if (fd < 0)
-		return -1;
+		return -errno;
 	/* A restarted process takes its address back at once. */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
-		fab_tcp_name(ipv4, port, name, sizeof(name));
-		fprintf(stderr,
-			"pvrdma-sim: cannot listen at %s: %s; adapters on other hosts cannot reach this one\n",
-			name + 4, strerror(errno));
+		err = errno;
 		sim_fd_close(fd);
-		return -1;
+		return -err;
 	}
 	return fd;
+}
+
+int fab_tcp_listen_slot(uint32_t ipv4, uint16_t port, unsigned int slots,
+			unsigned int *slot)
+{
+	char name[FAB_TCP_NAME_MAX];
+	unsigned int k;
+	int fd = -EADDRINUSE;
+
+	for (k = 0; k < slots && fd == -EADDRINUSE; k++) {
+		if (port + 2u * k > 65535)
+			break;
+		fd = listen_at(ipv4, (uint16_t)(port + 2 * k));
+		*slot = k;
+	}
+	if (fd >= 0)
+		return fd;
+	fab_tcp_name(ipv4, port, name, sizeof(name));
+	fprintf(stderr,
+		"pvrdma-sim: cannot listen at %s%s: %s; adapters on other hosts cannot reach this one\n",
+		name + 4, fd == -EADDRINUSE && slots > 1 ?
+		" nor at the next ports of its address" : "", strerror(-fd));
+	return -1;
 }
 
 int fab_tcp_connect(uint32_t src, uint32_t dst, uint16_t port)

@@ -30,9 +30,12 @@ bool fab_tcp_gid_addr(const uint8_t gid[16], uint32_t *ipv4);
 /* "tcp:A.B.C.D:PORT": how a TCP port names itself in its HELLO. */
 void fab_tcp_name(uint32_t ipv4, uint16_t port, char *buf, size_t len);
 
-/* A non-blocking listening socket at ipv4:port, owned by the sim; -1 with
- * a log line when the address is not this host's or the port is taken. */
-int fab_tcp_listen(uint32_t ipv4, uint16_t port);
+/* A non-blocking listening socket, owned by the sim, at ipv4 and the
+ * first of port, port + 2, ... (`slots` of them) that no other process
+ * holds, whose index goes to *slot; -1 with a log line when the address
+ * is not this host's or every port is taken. */
+int fab_tcp_listen_slot(uint32_t ipv4, uint16_t port, unsigned int slots,
+			unsigned int *slot);
 /* A non-blocking connect from src to dst:port, owned by the sim; the
  * connection completes (or fails) later. -1 if it cannot start. */
 int fab_tcp_connect(uint32_t src, uint32_t dst, uint16_t port);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabric.h"
 #include "uaccess.h"
 #include "uverbs_internal.h"
 
@@ -201,7 +202,12 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 			goto err_free;
 	}
 	if (dev->cfg.namespaces) {
-		ret = sim_table_alloc(&dev->qps, SIM_FIRST_NS_QPN, SIM_MAX_QPN,
+		uint32_t first = SIM_FIRST_NS_QPN, last = SIM_MAX_QPN;
+
+		/* An address other processes of the host may share: the
+		 * QPN says which of them this adapter is. */
+		fabric_qpn_range(dev->index, dev->cfg.ipv4, &first, &last);
+		ret = sim_table_alloc(&dev->qps, first, last,
 				      &dev->next_qpn, qp, &qp->qpn);
 	} else {
 		qp->qpn = qp->qp_handle;

@@ -13,13 +13,20 @@
  * a window of non-blocking sends acknowledged by one message back.
  *
  *   mpi_check [--min-size BYTES] [--max-size BYTES] [--iters N]
+ *             [--all-pairs] [--alltoall-time BYTES]
  *
  * Sizes go from --min-size (default 1) to --max-size, doubling.
+ * --all-pairs: then a ping-pong between every pair of ranks, all pairs of
+ * a round at once, of PAIR_SIZES bytes, --iters round trips each (at most
+ * 5), every message checked. --alltoall-time: nothing but --iters
+ * alltoalls of BYTES a pair, timed ("alltoall BYTES B, N ranks: T us"),
+ * the last one checked.
  *
  * Exits 0 when every check passed ("mpi_check: passed" on rank 0), 1 on a
  * data mismatch; an MPI error aborts the job.
  */
 #include <mpi.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,51 +216,132 @@ static void alltoall(unsigned int count)
 	free(out);
 }
 
-int main(int argc, char **argv)
-{
-	size_t min_size = 1, max_size = MAX_SIZE_DEFAULT, size;
-	unsigned int iters = 200;
-	unsigned long total;
-	uint8_t *sbuf, *rbuf;
-	double *rtt;
-	int i;
+#define PAIR_SIZES	3
+static const size_t pair_sizes[PAIR_SIZES] = { 8, 4096, 262144 };
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--min-size") && i + 1 < argc)
-			min_size = strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--max-size") && i + 1 < argc)
-			max_size = strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
-			iters = (unsigned int)strtoul(argv[++i], NULL, 0);
-		else {
-			if (rank == 0)
-				fprintf(stderr,
-					"usage: mpi_check [--min-size BYTES] [--max-size BYTES] [--iters N]\n");
-			MPI_Finalize();
-			return 2;
+/* Round trips of `size` bytes with `peer`: the lower rank starts; each
+ * side checks every message it got. */
+static void pair_pingpong(int peer, uint8_t *sbuf, uint8_t *rbuf,
+			  size_t size, unsigned int iters)
+{
+	unsigned int i, seed = (unsigned int)size * 5u;
+	int r;
+
+	fill(sbuf, size, seed + rank);
+	for (i = 0; i < iters; i++) {
+		memset(rbuf, 0, size);
+		for (r = 0; r < 2; r++) {
+			if ((rank < peer) == (r == 0))
+				MPI_Send(sbuf, (int)size, MPI_BYTE, peer,
+					 TAG_DATA, MPI_COMM_WORLD);
+			else
+				MPI_Recv(rbuf, (int)size, MPI_BYTE, peer,
+					 TAG_DATA, MPI_COMM_WORLD,
+					 MPI_STATUS_IGNORE);
+		}
+		check(rbuf, size, seed + peer, "pair ping-pong message");
+	}
+}
+
+/* Every pair of ranks, a round-robin tournament: in each round every rank
+ * has one partner (or none, with an odd count), so all pairs of a round
+ * run at once. */
+static void all_pairs(uint8_t *sbuf, uint8_t *rbuf, unsigned int iters)
+{
+	int slots = nranks + (nranks & 1), round, peer, pairs = 0;
+	unsigned int s;
+
+	if (iters > 5)
+		iters = 5;
+	for (round = 0; round < slots - 1; round++) {
+		/* Rank slots-1 stays; the others turn. */
+		if (rank == slots - 1)
+			peer = round;
+		else if (rank == round)
+			peer = slots - 1;
+		else
+			peer = ((2 * round - rank) % (slots - 1) +
+				(slots - 1)) % (slots - 1);
+		if (peer < nranks && peer != rank) {
+			for (s = 0; s < PAIR_SIZES; s++)
+				pair_pingpong(peer, sbuf, rbuf, pair_sizes[s],
+					      iters);
+			pairs++;
 		}
 	}
-	if (nranks < 2 || !iters || !min_size || min_size > max_size) {
-		if (rank == 0)
-			fprintf(stderr, "mpi_check: needs 2 ranks or more\n");
-		MPI_Finalize();
-		return 2;
+	MPI_Allreduce(MPI_IN_PLACE, &pairs, 1, MPI_INT, MPI_SUM,
+		      MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("# all pairs: %d pairs, %u round trips of each size\n",
+		       pairs / 2, iters);
+}
+
+/* The mean time of an alltoall of `count` bytes a pair, in us. */
+static void alltoall_time(unsigned int count, unsigned int iters)
+{
+	double t0 = 0, t;
+	unsigned int i;
+
+	for (i = 0; i < iters + 2; i++) {
+		if (i == 2) {	/* two to warm up */
+			MPI_Barrier(MPI_COMM_WORLD);
+			if (rank == 0)
+				printf("# alltoall: %u timed\n", iters);
+			fflush(stdout);
+			t0 = MPI_Wtime();
+		}
+		alltoall(count);
 	}
-	sbuf = malloc(max_size);
-	rbuf = malloc(max_size * WINDOW);
-	rtt = malloc(iters * sizeof(*rtt));
-	if (!sbuf || !rbuf || !rtt)
-		MPI_Abort(MPI_COMM_WORLD, 2);
+	t = (MPI_Wtime() - t0) / iters;
+	MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX,
+		      MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("alltoall %u B, %d ranks: %.1f us\n", count, nranks,
+		       t * 1e6);
+}
+
+struct opts {
+	size_t min_size, max_size;
+	unsigned int iters, alltoall_bytes;
+	bool all_pairs;
+};
+
+static bool parse(int argc, char **argv, struct opts *o)
+{
+	int i;
+
+	*o = (struct opts){ .min_size = 1, .max_size = MAX_SIZE_DEFAULT,
+			    .iters = 200 };
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--min-size") && i + 1 < argc)
+			o->min_size = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--max-size") && i + 1 < argc)
+			o->max_size = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+			o->iters = (unsigned int)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--alltoall-time") && i + 1 < argc)
+			o->alltoall_bytes =
+				(unsigned int)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--all-pairs"))
+			o->all_pairs = true;
+		else
+			return false;
+	}
+	return true;
+}
+
+/* Ranks 0 and 1: latency and bandwidth from min_size to max_size. */
+static void point_to_point(const struct opts *o, uint8_t *sbuf,
+			   uint8_t *rbuf, double *rtt)
+{
+	size_t size;
 
 	if (rank == 0)
 		printf("# mpi_check: %d ranks, ranks 0 and 1 point to point\n"
 		       "# %-10s %14s %10s %18s\n", nranks, "Size",
 		       "Latency (us)", "p50 (us)", "Bandwidth (MB/s)");
-	for (size = min_size; size <= max_size; size *= 2) {
-		unsigned int n = iters_for(size, iters);
+	for (size = o->min_size; size <= o->max_size; size *= 2) {
+		unsigned int n = iters_for(size, o->iters);
 		double lat = 0, p50 = 0, bw = 0;
 
 		if (rank < 2) {
@@ -265,13 +353,56 @@ int main(int argc, char **argv)
 			       bw);
 		fflush(stdout);
 	}
-	for (size = 1; size <= 65536; size *= 16) {
-		allreduce((unsigned int)size);
-		alltoall((unsigned int)size);
+}
+
+int main(int argc, char **argv)
+{
+	size_t buf_size;
+	unsigned long total;
+	uint8_t *sbuf, *rbuf;
+	struct opts o;
+	double *rtt;
+	size_t size;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	if (!parse(argc, argv, &o)) {
+		if (rank == 0)
+			fprintf(stderr,
+				"usage: mpi_check [--min-size BYTES] [--max-size BYTES] [--iters N] [--all-pairs] [--alltoall-time BYTES]\n");
+		MPI_Finalize();
+		return 2;
 	}
-	MPI_Barrier(MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("# allreduce, alltoall of 1 .. 65536 elements: done\n");
+	if (nranks < 2 || !o.iters || !o.min_size || o.min_size > o.max_size) {
+		if (rank == 0)
+			fprintf(stderr, "mpi_check: needs 2 ranks or more\n");
+		MPI_Finalize();
+		return 2;
+	}
+	buf_size = o.max_size;
+	if (o.all_pairs && buf_size < pair_sizes[PAIR_SIZES - 1])
+		buf_size = pair_sizes[PAIR_SIZES - 1];
+	sbuf = malloc(buf_size);
+	rbuf = malloc(buf_size * WINDOW);
+	rtt = malloc(o.iters * sizeof(*rtt));
+	if (!sbuf || !rbuf || !rtt)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+
+	if (o.alltoall_bytes) {
+		alltoall_time(o.alltoall_bytes, o.iters);
+	} else {
+		point_to_point(&o, sbuf, rbuf, rtt);
+		for (size = 1; size <= 65536; size *= 16) {
+			allreduce((unsigned int)size);
+			alltoall((unsigned int)size);
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (rank == 0)
+			printf("# allreduce, alltoall of 1 .. 65536 elements: done\n");
+		if (o.all_pairs)
+			all_pairs(sbuf, rbuf, o.iters);
+	}
 
 	MPI_Allreduce(&failures, &total, 1, MPI_UNSIGNED_LONG, MPI_SUM,
 		      MPI_COMM_WORLD);

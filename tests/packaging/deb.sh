@@ -70,9 +70,11 @@ same_list "$provider" "$work/provider.expected" "$work/provider.actual"
 
 cat >"$work/sim.expected" <<EOT
 usr/bin/pvrdma-sim
+usr/bin/pvrdma-sim-rsh
 usr/lib/$ma/pvrdma-sim/libpvrdma-sim.so
 usr/share/doc/pvrdma-sim/changelog.gz
 usr/share/doc/pvrdma-sim/copyright
+usr/share/man/man1/pvrdma-sim-rsh.1.gz
 usr/share/man/man1/pvrdma-sim.1.gz
 EOT
 deb_files "$sim_deb" >"$work/sim.actual"

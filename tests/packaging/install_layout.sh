@@ -25,6 +25,7 @@ DESTDIR="$work/root" cmake --install "$work/build" --prefix /usr \
 cat >"$work/expected" <<EOT
 etc/libibverbs.d/pvrdma.driver
 usr/bin/pvrdma-sim
+usr/bin/pvrdma-sim-rsh
 usr/include/infiniband/pvrdmadv.h
 usr/lib/$ma/libibverbs/libpvrdma-rdmav34.so
 usr/lib/$ma/libpvrdma.so
@@ -32,6 +33,7 @@ usr/lib/$ma/libpvrdma.so.1
 usr/lib/$ma/libpvrdma.so.1.0.0
 usr/lib/$ma/pkgconfig/libpvrdma.pc
 usr/lib/$ma/pvrdma-sim/libpvrdma-sim.so
+usr/share/man/man1/pvrdma-sim-rsh.1
 usr/share/man/man1/pvrdma-sim.1
 usr/share/man/man3/pvrdmadv.3
 usr/share/man/man7/pvrdma.7
@@ -44,6 +46,7 @@ same_list "cmake --install" "$work/expected" "$work/actual"
 grep -qx 'driver pvrdma' "$work/root/etc/libibverbs.d/pvrdma.driver" ||
 	fail "pvrdma.driver does not say 'driver pvrdma'"
 [ -x "$work/root/usr/bin/pvrdma-sim" ] || fail "launcher not executable"
+[ -x "$work/root/usr/bin/pvrdma-sim-rsh" ] || fail "rsh agent not executable"
 
 # libpvrdma.so.1: the runtime name is the SONAME, the development name
 # points to it, and only the pvrdmadv API is exported, under its version.

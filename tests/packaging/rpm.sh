@@ -67,7 +67,9 @@ same_list "libpvrdma rpm" "$work/provider.expected" "$work/provider.actual"
 
 cat >"$work/sim.expected" <<EOT
 /usr/bin/pvrdma-sim
+/usr/bin/pvrdma-sim-rsh
 $libdir/pvrdma-sim/libpvrdma-sim.so
+/usr/share/man/man1/pvrdma-sim-rsh.1
 /usr/share/man/man1/pvrdma-sim.1
 /usr/share/licenses/pvrdma-sim/COPYING
 EOT

@@ -49,7 +49,7 @@ static int teardown(void **unused)
 /* The target's segment, as a requester on adapter 0 finds it. */
 static struct shared_seg *target_seg(void)
 {
-	struct fab_link *l = fabric_resolve(port[0], adapter[1].gid[0].raw);
+	struct fab_link *l = fabric_resolve(port[0], adapter[1].gid[0].raw, 0);
 	struct shared_seg *seg = NULL;
 	int i;
 

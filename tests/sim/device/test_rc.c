@@ -542,7 +542,7 @@ static void test_long_round_acks_on_the_way(void **unused)
 			.gid_count = &watch_gid_count, .lock = &watch_lock,
 			.rx = watch_rx, .name = "watch" });
 	assert_non_null(watch);
-	to = fabric_resolve(watch, watch_gid.raw);
+	to = fabric_resolve(watch, watch_gid.raw, 0);
 	assert_non_null(to);
 
 	/* a's next PSN after the SEND, as the responder expects it */

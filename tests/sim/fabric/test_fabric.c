@@ -173,7 +173,7 @@ static pid_t spawn_peer(uint8_t id, uint32_t n)
 
 		/* One link per pair of ports: the one the parent opened. */
 		pthread_mutex_lock(&dev.lock);
-		if (fabric_resolve(port, parent) != rx_from) {
+		if (fabric_resolve(port, parent, 0) != rx_from) {
 			fprintf(stderr, "peer: a second link to the parent\n");
 			rx_bad = true;
 		}
@@ -218,7 +218,7 @@ static struct fab_link *resolve(const uint8_t gid[16])
 	struct fab_link *l;
 
 	pthread_mutex_lock(&dev.lock);
-	l = fabric_resolve(port, gid);
+	l = fabric_resolve(port, gid, 0);
 	pthread_mutex_unlock(&dev.lock);
 	return l;
 }

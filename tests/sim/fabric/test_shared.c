@@ -81,7 +81,7 @@ static int teardown(void **unused)
 
 static struct fab_link *link_to_target(void)
 {
-	struct fab_link *l = fabric_resolve(port[0], adapter[1].gid[0].raw);
+	struct fab_link *l = fabric_resolve(port[0], adapter[1].gid[0].raw, 0);
 
 	assert_non_null(l);
 	return l;
