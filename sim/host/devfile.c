@@ -8,6 +8,7 @@
 #include "preload.h"
 
 #include "netdev.h"
+#include "sys_overlay.h"
 
 /* The adapter index of "/dev/infiniband/uverbsN", RDMA_CM_INDEX for
  * "/dev/infiniband/rdma_cm", or -1. */
@@ -160,6 +161,8 @@ int open(const char *path, int flags, ...)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(AT_FDCWD, path))
+		return sys_ov_open(AT_FDCWD, path, flags, mode);
 	return fix_sysfs_errno(get_open()(path, flags, mode), path);
 }
 
@@ -170,6 +173,8 @@ int open64(const char *path, int flags, ...)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(AT_FDCWD, path))
+		return sys_ov_open(AT_FDCWD, path, flags, mode);
 	return fix_sysfs_errno(get_open64()(path, flags, mode), path);
 }
 
@@ -180,6 +185,8 @@ int openat(int dirfd, const char *path, int flags, ...)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(dirfd, path))
+		return sys_ov_open(dirfd, path, flags, mode);
 	return fix_sysfs_errno(get_openat()(dirfd, path, flags, mode), path);
 }
 
@@ -190,6 +197,8 @@ int openat64(int dirfd, const char *path, int flags, ...)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(dirfd, path))
+		return sys_ov_open(dirfd, path, flags, mode);
 	return fix_sysfs_errno(get_openat64()(dirfd, path, flags, mode),
 			       path);
 }
@@ -202,6 +211,8 @@ int __open_2(const char *path, int flags)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(AT_FDCWD, path))
+		return sys_ov_open(AT_FDCWD, path, flags, 0);
 	return fix_sysfs_errno(get___open_2()(path, flags), path);
 }
 
@@ -213,6 +224,8 @@ int __open64_2(const char *path, int flags)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(AT_FDCWD, path))
+		return sys_ov_open(AT_FDCWD, path, flags, 0);
 	return fix_sysfs_errno(get___open64_2()(path, flags), path);
 }
 
@@ -224,6 +237,8 @@ int __openat_2(int dirfd, const char *path, int flags)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(dirfd, path))
+		return sys_ov_open(dirfd, path, flags, 0);
 	return fix_sysfs_errno(get___openat_2()(dirfd, path, flags), path);
 }
 
@@ -235,6 +250,8 @@ int __openat64_2(int dirfd, const char *path, int flags)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(dirfd, path))
+		return sys_ov_open(dirfd, path, flags, 0);
 	return fix_sysfs_errno(get___openat64_2()(dirfd, path, flags), path);
 }
 

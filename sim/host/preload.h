@@ -54,6 +54,10 @@
 #define PVRDMA_SIM_PRELOAD_H
 
 #include <alloca.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <glob.h>
+#include <limits.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
