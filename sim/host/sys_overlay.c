@@ -294,12 +294,25 @@ bool sys_ov_tree_dir(const char *canon, char tree[PATH_MAX])
 			 0, 0) && S_ISDIR(st.st_mode);
 }
 
+/* The length of the tree prefix of path: this process's tree or another
+ * one of the rundir (a parent's, whose directories a child inherits). */
+static size_t tree_prefix(const char *path)
+{
+	const char *rundir = sim_global.rundir, *p;
+	size_t n = strlen(rundir);
+
+	if (!n || strncmp(path, rundir, n) || strncmp(path + n, "/sysfs-", 7))
+		return 0;
+	for (p = path + n + 7; *p >= '0' && *p <= '9'; p++)
+		;
+	return p > path + n + 7 && (*p == '/' || !*p) ? (size_t)(p - path) : 0;
+}
+
 void sys_ov_tree_to_canon(char *path, size_t len)
 {
-	const char *root = sim_global.sysfs_root;
-	size_t n = strlen(root);
+	size_t n;
 
-	if (!tree_ready() || !path_in(path, root, n) ||
+	if (!tree_ready() || !(n = tree_prefix(path)) ||
 	    strlen(path) - n + SYS_LEN >= len)
 		return;
 	memmove(path + SYS_LEN, path + n, strlen(path + n) + 1);
