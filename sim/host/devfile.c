@@ -346,12 +346,10 @@ int ioctl(int fd, unsigned long request, ...)
 	return sim_netdev_ioctl(get_ioctl(), fd, request, arg);
 }
 
-/* As on a kernel without RDMA netlink: libibverbs then reads sysfs. */
+/* RDMA netlink is the sim's (nldev.c), with the adapters in it. */
 int socket(int domain, int type, int protocol)
 {
-	if (domain == AF_NETLINK && protocol == NETLINK_RDMA) {
-		errno = EPROTONOSUPPORT;
-		return -1;
-	}
+	if (domain == AF_NETLINK && protocol == NETLINK_RDMA)
+		return nldev_socket(type);
 	return get_socket()(domain, type, protocol);
 }

@@ -149,6 +149,10 @@ void host_files_fork_init(void);
 /* ---- devfile.c ---- */
 int uverbs_index(const char *path);
 
+/* ---- nldev.c ---- */
+/* socket(AF_NETLINK, type, NETLINK_RDMA), answered as the kernel's nldev. */
+int nldev_socket(int type);
+
 /* ---- mmap.c ---- */
 void *host_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		off_t off);

@@ -131,10 +131,26 @@
 		int (*)(const struct dirent *), \
 		int (*)(const struct dirent **, const struct dirent **))
 
+/* The socket calls of the netlink sockets the sim answers (nl_sock.c). */
+#define SIM_REAL_NL_FUNCS(X) \
+	X(int, bind, int, const struct sockaddr *, socklen_t) \
+	X(int, connect, int, const struct sockaddr *, socklen_t) \
+	X(int, getsockname, int, struct sockaddr *, socklen_t *) \
+	X(int, getpeername, int, struct sockaddr *, socklen_t *) \
+	X(int, setsockopt, int, int, int, const void *, socklen_t) \
+	X(int, getsockopt, int, int, int, void *, socklen_t *) \
+	X(ssize_t, sendmsg, int, const struct msghdr *, int) \
+	X(ssize_t, sendto, int, const void *, size_t, int, \
+		const struct sockaddr *, socklen_t) \
+	X(ssize_t, recvmsg, int, struct msghdr *, int) \
+	X(ssize_t, recvfrom, int, void *, size_t, int, struct sockaddr *, \
+		socklen_t *)
+
 #define SIM_REAL_DECLARE(ret, name, ...)				\
 	ret (*get_##name(void))(__VA_ARGS__);
 SIM_REAL_FUNCS(SIM_REAL_DECLARE, SIM_REAL_DECLARE)
 SIM_REAL_SYS_FUNCS(SIM_REAL_DECLARE)
+SIM_REAL_NL_FUNCS(SIM_REAL_DECLARE)
 #undef SIM_REAL_DECLARE
 
 #endif /* PVRDMA_SIM_REAL_H */
