@@ -8,6 +8,7 @@
 #include "preload.h"
 
 #include "netdev.h"
+#include "nldev_snap.h"
 #include "sys_overlay.h"
 
 /* The adapter index of "/dev/infiniband/uverbsN", RDMA_CM_INDEX for
@@ -92,6 +93,7 @@ static int open_uverbs(int index, int flags)
 	hf->file = f;
 	hf->acc_mode = flags & O_ACCMODE;
 	hf->dev = &sim_devs[index];
+	snap_publish_start();	/* its objects, for RDMA netlink */
 	return fd_install(fd, hf);
 }
 

@@ -3,9 +3,11 @@
  * RDMA netlink (NETLINK_RDMA, the nldev client) as the kernel's
  * drivers/infiniband/core/nldev.c answers it for a vmw_pvrdma device:
  * devices, ports, the system, chardevs (libibverbs' discovery), resource
- * summaries and tables, and the port's hardware counters. The answers
- * are this process's adapters: each process under the sim has adapters
- * of its own (config.c), as each VM has its own PVRDMA function.
+ * summaries and tables, and the port's hardware counters. Devices and
+ * ports are this process's adapters (each process under the sim has
+ * adapters of its own, config.c); resources and counters are those of
+ * every process of the rundir on adapter N (nldev_snap.c), so that `rdma`
+ * in a process of its own sees the programs beside it.
  *
  * RoCE ports have no LID, SM or subnet prefix, so none is reported, as
  * the kernel leaves them out of a RoCE port. Copy-on-fork is reported
@@ -17,8 +19,8 @@
 #include <rdma/rdma_netlink.h>
 
 #include "netdev.h"
+#include "nldev_snap.h"
 #include "nl_sock.h"
-#include "shared.h"
 
 #define NLDEV_HDRLEN	0	/* nldev messages carry attributes alone */
 #define PVRDMA_PORT_CAPS	0x04010000	/* CM, IP-based GIDs (sysfs.c) */
@@ -170,140 +172,161 @@ static int get_chardev(struct nl_out *out, const struct nlmsghdr *req)
 	return 0;
 }
 
-/* ---- resources ---- */
+/* ---- resources and counters: every process's snapshot ---- */
 
-enum res_kind { RES_PD, RES_CQ, RES_QP, RES_MR, RES_KINDS };
+#define MAX_SNAPS	64
 
-static struct sim_table *res_table(struct sim_dev *dev, enum res_kind k)
+struct snap_set {
+	struct snap *s[MAX_SNAPS];
+	unsigned int n;
+};
+
+static void add_peer(const struct snap *s, void *arg)
 {
-	switch (k) {
-	case RES_PD: return &dev->pds;
-	case RES_CQ: return &dev->cqs;
-	case RES_QP: return &dev->qps;
-	default: return &dev->mrs;
-	}
+	struct snap_set *set = arg;
+	size_t len = sizeof(*s) + s->nobjs * sizeof(s->obj[0]);
+
+	if (set->n < MAX_SNAPS && (set->s[set->n] = malloc(len)))
+		memcpy(set->s[set->n++], s, len);
 }
 
-static void fill_qp(struct nl_out *out, const struct sim_qp *qp)
+/* This process's adapters first, then the others of the rundir. */
+static void snaps_load(struct snap_set *set)
 {
-	const struct sim_qp_attr *a = &qp->attr;
-
-	if (a->port_num)
-		nl_put_u32(out, RDMA_NLDEV_ATTR_PORT_INDEX, a->port_num);
-	nl_put_u32(out, RDMA_NLDEV_ATTR_RES_LQPN, qp->qpn);
-	if (qp->type == IBV_QPT_RC && a->state >= IBV_QPS_RTR) {
-		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_RQPN, a->dest_qp_num);
-		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_RQ_PSN, a->rq_psn);
-		nl_put_u8(out, RDMA_NLDEV_ATTR_RES_PATH_MIG_STATE,
-			  a->path_mig_state);
-	}
-	nl_put_u32(out, RDMA_NLDEV_ATTR_RES_SQ_PSN, a->sq_psn);
-	nl_put_u8(out, RDMA_NLDEV_ATTR_RES_TYPE, qp->type);
-	nl_put_u8(out, RDMA_NLDEV_ATTR_RES_STATE, a->state);
-	nl_put_u32(out, RDMA_NLDEV_ATTR_RES_PDN, qp->pd ? qp->pd->pdn : 0);
+	set->n = 0;
+	if ((set->s[0] = snap_take()))
+		set->n = 1;
+	snap_for_each_peer(add_peer, set);
 }
 
-static void fill_res(struct nl_out *out, enum res_kind k, void *obj)
+static void snaps_free(struct snap_set *set)
 {
-	const struct sim_cq *cq = obj;
-	const struct sim_mr *mr = obj;
-	const struct sim_pd *pd = obj;
+	while (set->n)
+		free(set->s[--set->n]);
+}
 
-	switch (k) {
-	case RES_QP:
-		fill_qp(out, obj);
+static void fill_obj(struct nl_out *out, const struct snap_obj *o)
+{
+	switch (o->kind) {
+	case SNAP_QP:
+		if (o->port)
+			nl_put_u32(out, RDMA_NLDEV_ATTR_PORT_INDEX, o->port);
+		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_LQPN, o->num);
+		if (o->type == IBV_QPT_RC && o->state >= IBV_QPS_RTR) {
+			nl_put_u32(out, RDMA_NLDEV_ATTR_RES_RQPN, o->rqpn);
+			nl_put_u32(out, RDMA_NLDEV_ATTR_RES_RQ_PSN, o->rq_psn);
+			nl_put_u8(out, RDMA_NLDEV_ATTR_RES_PATH_MIG_STATE,
+				  o->path_mig);
+		}
+		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_SQ_PSN, o->sq_psn);
+		nl_put_u8(out, RDMA_NLDEV_ATTR_RES_TYPE, o->type);
+		nl_put_u8(out, RDMA_NLDEV_ATTR_RES_STATE, o->state);
+		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_PDN, o->pdn);
 		break;
-	case RES_CQ:
-		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_CQE, cq->ring.nelems);
-		nl_put_u64(out, RDMA_NLDEV_ATTR_RES_USECNT, cq->refs);
+	case SNAP_CQ:
+		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_CQE, o->cqe);
+		nl_put_u64(out, RDMA_NLDEV_ATTR_RES_USECNT, o->usecnt);
 		nl_put_u8(out, RDMA_NLDEV_ATTR_RES_POLL_CTX, 0); /* direct */
-		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_CQN, cq->cqn);
+		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_CQN, o->num);
 		break;
-	case RES_MR:
-		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_RKEY, mr->rkey);
-		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_LKEY, mr->lkey);
-		nl_put_u64(out, RDMA_NLDEV_ATTR_RES_MRLEN, mr->length);
-		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_MRN, mr->lkey);
-		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_PDN,
-			   mr->pd ? mr->pd->pdn : 0);
+	case SNAP_MR:
+		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_RKEY, o->rkey);
+		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_LKEY, o->num);
+		nl_put_u64(out, RDMA_NLDEV_ATTR_RES_MRLEN, o->len);
+		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_MRN, o->num);
+		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_PDN, o->pdn);
 		break;
 	default:
-		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_LKEY, 0);
-		nl_put_u64(out, RDMA_NLDEV_ATTR_RES_USECNT, pd->refs);
-		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_PDN, pd->pdn);
+		nl_put_u64(out, RDMA_NLDEV_ATTR_RES_USECNT, o->usecnt);
+		nl_put_u32(out, RDMA_NLDEV_ATTR_RES_PDN, o->num);
 		break;
 	}
-	nl_put_u32(out, RDMA_NLDEV_ATTR_RES_PID, (uint32_t)getpid());
 }
 
-static const uint16_t res_nest[RES_KINDS][2] = {
-	[RES_PD] = { RDMA_NLDEV_ATTR_RES_PD, RDMA_NLDEV_ATTR_RES_PD_ENTRY },
-	[RES_CQ] = { RDMA_NLDEV_ATTR_RES_CQ, RDMA_NLDEV_ATTR_RES_CQ_ENTRY },
-	[RES_QP] = { RDMA_NLDEV_ATTR_RES_QP, RDMA_NLDEV_ATTR_RES_QP_ENTRY },
-	[RES_MR] = { RDMA_NLDEV_ATTR_RES_MR, RDMA_NLDEV_ATTR_RES_MR_ENTRY },
+static const uint16_t res_nest[SNAP_KINDS][2] = {
+	[SNAP_PD] = { RDMA_NLDEV_ATTR_RES_PD, RDMA_NLDEV_ATTR_RES_PD_ENTRY },
+	[SNAP_CQ] = { RDMA_NLDEV_ATTR_RES_CQ, RDMA_NLDEV_ATTR_RES_CQ_ENTRY },
+	[SNAP_QP] = { RDMA_NLDEV_ATTR_RES_QP, RDMA_NLDEV_ATTR_RES_QP_ENTRY },
+	[SNAP_MR] = { RDMA_NLDEV_ATTR_RES_MR, RDMA_NLDEV_ATTR_RES_MR_ENTRY },
 };
 
 /* One message per object, as the kernel's dump fills them. */
-static void dump_res(struct nl_out *out, unsigned int op, enum res_kind k,
-		     struct sim_dev *dev)
+static void dump_res(struct nl_out *out, unsigned int op, enum snap_kind k,
+		     const struct sim_dev *dev, const struct snap_set *set)
 {
-	struct sim_table *t = res_table(dev, k);
-	uint32_t i;
-
-	pthread_mutex_lock(&dev->lock);
-	for (i = 0; i < t->size; i++) {
-		if (!t->slot[i])
-			continue;
-		nl_begin(out, nldev_type(op), NLM_F_MULTI);
-		put_handle(out, dev);
-		nl_nest_begin(out, res_nest[k][0]);
-		nl_nest_begin(out, res_nest[k][1]);
-		fill_res(out, k, t->slot[i]);
-		nl_nest_end(out);
-		nl_nest_end(out);
-		nl_end(out);
-	}
-	pthread_mutex_unlock(&dev->lock);
-}
-
-static unsigned int res_count(struct sim_dev *dev, struct sim_table *t)
-{
-	unsigned int n = 0;
-	uint32_t i;
-
-	pthread_mutex_lock(&dev->lock);
-	for (i = 0; i < t->size; i++)
-		n += t->slot[i] != NULL;
-	pthread_mutex_unlock(&dev->lock);
-	return n;
-}
-
-static void fill_summary(struct nl_out *out, struct sim_dev *dev)
-{
-	static const char *const names[] = { "pd", "cq", "qp", "cm_id", "mr",
-					     "ctx", "srq" };
 	unsigned int i;
-	uint64_t n;
+	uint32_t n;
+
+	for (i = 0; i < set->n; i++) {
+		for (n = 0; n < set->s[i]->nobjs; n++) {
+			const struct snap_obj *o = &set->s[i]->obj[n];
+
+			if (o->kind != k || o->dev != dev->index)
+				continue;
+			nl_begin(out, nldev_type(op), NLM_F_MULTI);
+			put_handle(out, dev);
+			nl_nest_begin(out, res_nest[k][0]);
+			nl_nest_begin(out, res_nest[k][1]);
+			fill_obj(out, o);
+			nl_put_u32(out, RDMA_NLDEV_ATTR_RES_PID,
+				   (uint32_t)set->s[i]->pid);
+			nl_nest_end(out);
+			nl_nest_end(out);
+			nl_end(out);
+		}
+	}
+}
+
+static uint64_t res_count(const struct sim_dev *dev, const struct snap_set *set,
+			  enum snap_kind k)
+{
+	uint64_t c = 0;
+	unsigned int i;
+	uint32_t n;
+
+	for (i = 0; i < set->n; i++)
+		for (n = 0; n < set->s[i]->nobjs; n++)
+			c += set->s[i]->obj[n].kind == k &&
+			     set->s[i]->obj[n].dev == dev->index;
+	return c;
+}
+
+static void fill_summary(struct nl_out *out, const struct sim_dev *dev,
+			 const struct snap_set *set)
+{
+	static const struct { const char *name; int kind; } rows[] = {
+		{ "pd", SNAP_PD }, { "cq", SNAP_CQ }, { "qp", SNAP_QP },
+		{ "cm_id", -1 }, { "mr", SNAP_MR }, { "ctx", -1 },
+		{ "srq", SNAP_SRQ },
+	};
+	unsigned int i;
 
 	put_handle(out, dev);
 	nl_nest_begin(out, RDMA_NLDEV_ATTR_RES_SUMMARY);
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		n = i < 3 ? res_count(dev, res_table(dev, (enum res_kind)i)) :
-		    i == 4 ? res_count(dev, &dev->mrs) :
-		    i == 6 ? res_count(dev, &dev->srqs) : 0;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		nl_nest_begin(out, RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY);
 		nl_put_str(out, RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_NAME,
-			   names[i]);
-		nl_put_u64(out, RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_CURR, n);
+			   rows[i].name);
+		nl_put_u64(out, RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_CURR,
+			   rows[i].kind < 0 ? 0 :
+			   res_count(dev, set, rows[i].kind));
 		nl_nest_end(out);
 	}
 	nl_nest_end(out);
+}
+
+static enum snap_kind op_kind(unsigned int op)
+{
+	return op == RDMA_NLDEV_CMD_RES_QP_GET ? SNAP_QP :
+	       op == RDMA_NLDEV_CMD_RES_CQ_GET ? SNAP_CQ :
+	       op == RDMA_NLDEV_CMD_RES_MR_GET ? SNAP_MR : SNAP_PD;
 }
 
 static int res_get(struct nl_out *out, const struct nlmsghdr *req,
 		   unsigned int op)
 {
 	bool dump = req->nlmsg_flags & NLM_F_DUMP;
+	struct snap_set set;
 	struct sim_dev *dev;
 	unsigned int i;
 	int ret = req_dev(req, &dev);
@@ -313,67 +336,42 @@ static int res_get(struct nl_out *out, const struct nlmsghdr *req,
 	/* A single object by its number is not asked of this device. */
 	if (!dump && (!dev || op != RDMA_NLDEV_CMD_RES_GET))
 		return -EINVAL;
+	snaps_load(&set);
 	for (i = 0; i < sim_global.num_adapters; i++) {
 		if (dev && dev != &sim_devs[i])
 			continue;
 		if (op == RDMA_NLDEV_CMD_RES_GET) {
 			nl_begin(out, nldev_type(op), dump ? NLM_F_MULTI : 0);
-			fill_summary(out, &sim_devs[i]);
+			fill_summary(out, &sim_devs[i], &set);
 			nl_end(out);
 		} else if (op != RDMA_NLDEV_CMD_RES_CM_ID_GET) {
-			dump_res(out, op,
-				 op == RDMA_NLDEV_CMD_RES_QP_GET ? RES_QP :
-				 op == RDMA_NLDEV_CMD_RES_CQ_GET ? RES_CQ :
-				 op == RDMA_NLDEV_CMD_RES_MR_GET ? RES_MR :
-				 RES_PD, &sim_devs[i]);
+			dump_res(out, op, op_kind(op), &sim_devs[i], &set);
 		}
 	}
+	snaps_free(&set);
 	if (dump)
 		nl_done(out);
 	return 0;
 }
 
-/* ---- counters ---- */
-
-static uint64_t stat_of(atomic_ulong *c)
+/* The port's hardware counters: every process's adapter of this number,
+ * summed (nldev_snap.c names them). */
+static void fill_counters(struct nl_out *out, const struct sim_dev *dev,
+			  const struct snap_set *set)
 {
-	return atomic_load_explicit(c, memory_order_relaxed);
-}
+	uint64_t v;
+	unsigned int c, i;
 
-/* The port's hardware counters: the sim's statistics (stats.c, with what
- * same-host requesters did through the adapter), named as a RoCE
- * adapter's counters are named. */
-static void fill_counters(struct nl_out *out, struct sim_dev *dev)
-{
-	struct sim_stats *s = &dev->stats;
-	uint64_t dtx, drx, drecvs, dcqes;
-	struct { const char *name; uint64_t v; } c[8];
-	unsigned int i;
-
-	shared_counts(dev->index, &dtx, &drx);
-	shared_recv_counts(dev->index, &drecvs, &dcqes);
-	c[0].name = "rdma_sends", c[0].v = stat_of(&s->send_wqes);
-	c[1].name = "rdma_recvs", c[1].v = stat_of(&s->recv_wqes) + drecvs;
-	c[2].name = "tx_bytes", c[2].v = stat_of(&s->bytes_tx) + dtx;
-	c[3].name = "rx_bytes", c[3].v = stat_of(&s->bytes_rx) + drx;
-	c[4].name = "completions", c[4].v = stat_of(&s->cqes) + dcqes;
-	c[5].name = "req_cqe_error", c[5].v = stat_of(&s->error_cqes);
-	c[6].name = "local_ack_timeout_err", c[6].v = stat_of(&s->retransmits);
-	c[7].name = "doorbells", c[7].v = stat_of(&s->db_qp_send) +
-					  stat_of(&s->db_qp_recv) +
-					  stat_of(&s->db_srq_recv) +
-					  stat_of(&s->db_cq_arm) +
-					  stat_of(&s->db_cq_arm_sol) +
-					  stat_of(&s->db_cq_poll);
 	put_handle(out, dev);
 	nl_put_u32(out, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
 	nl_nest_begin(out, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
-	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+	for (c = 0; c < SNAP_COUNTERS; c++) {
+		for (v = 0, i = 0; i < set->n; i++)
+			v += set->s[i]->counters[dev->index][c];
 		nl_nest_begin(out, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
 		nl_put_str(out, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME,
-			   c[i].name);
-		nl_put_u64(out, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE,
-			   c[i].v);
+			   snap_counter_names[c]);
+		nl_put_u64(out, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, v);
 		nl_nest_end(out);
 	}
 	nl_nest_end(out);
@@ -384,6 +382,7 @@ static int stat_get(struct nl_out *out, const struct nlmsghdr *req)
 	const struct nlattr *p = nl_attr(req, NLDEV_HDRLEN,
 					 RDMA_NLDEV_ATTR_PORT_INDEX);
 	bool dump = req->nlmsg_flags & NLM_F_DUMP;
+	struct snap_set set;
 	struct sim_dev *dev;
 	uint32_t port = 1;
 	unsigned int i;
@@ -395,14 +394,16 @@ static int stat_get(struct nl_out *out, const struct nlmsghdr *req)
 		memcpy(&port, (const char *)p + NLA_HDRLEN, sizeof(port));
 	if (port != 1 || (!dump && (!dev || !p)))
 		return -EINVAL;
+	snaps_load(&set);
 	for (i = 0; i < sim_global.num_adapters; i++) {
 		if (dev && dev != &sim_devs[i])
 			continue;
 		nl_begin(out, nldev_type(RDMA_NLDEV_CMD_STAT_GET),
 			 dump ? NLM_F_MULTI : 0);
-		fill_counters(out, &sim_devs[i]);
+		fill_counters(out, &sim_devs[i], &set);
 		nl_end(out);
 	}
+	snaps_free(&set);
 	if (dump)
 		nl_done(out);
 	return 0;
