@@ -118,4 +118,21 @@ expect_text exec_children "$(printf '%s\n' vmw_pvrdma0 up)"
 sim_run devices "$prov" "" ibv_devices
 expect_out devices '^[[:space:]]*vmw_pvrdma0[[:space:]]+[0-9a-f]{16}'
 
+# infiniband-diags read the same tree (libibumad).
+command -v ibstat >/dev/null || e2e_fail "no ibstat (infiniband-diags)"
+sim_run ibstat "$prov" "" ibstat
+expect_rc ibstat "$rc" 0
+expect_out ibstat "^CA 'vmw_pvrdma0'\$"
+expect_out ibstat '^[[:space:]]+CA type: VMW_PVRDMA-'
+expect_out ibstat '^[[:space:]]+State: Active$'
+expect_out ibstat '^[[:space:]]+Physical state: LinkUp$'
+expect_out ibstat '^[[:space:]]+Rate: 40$'
+expect_out ibstat '^[[:space:]]+Link layer: Ethernet$'
+sim_run ibstatus "$prov" "" ibstatus
+expect_rc ibstatus "$rc" 0
+expect_out ibstatus "^Infiniband device 'vmw_pvrdma0' port 1 status:"
+expect_out ibstatus '^[[:space:]]+default gid:[[:space:]]+fe80:0000:0000:0000:'
+expect_out ibstatus '^[[:space:]]+state:[[:space:]]+4: ACTIVE'
+expect_out ibstatus '^[[:space:]]+rate:[[:space:]]+40 Gb/sec \(4X QDR\)'
+
 e2e_pass "the adapter at its real sysfs paths, the host's sysfs around it"
