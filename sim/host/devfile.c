@@ -9,6 +9,7 @@
 
 #include "netdev.h"
 #include "nldev_snap.h"
+#include "rtnetlink.h"
 #include "sys_overlay.h"
 
 /* The adapter index of "/dev/infiniband/uverbsN", RDMA_CM_INDEX for
@@ -351,7 +352,12 @@ int ioctl(int fd, unsigned long request, ...)
 /* RDMA netlink is the sim's (nldev.c), with the adapters in it. */
 int socket(int domain, int type, int protocol)
 {
+	int fd;
+
 	if (domain == AF_NETLINK && protocol == NETLINK_RDMA)
 		return nldev_socket(type);
-	return get_socket()(domain, type, protocol);
+	fd = get_socket()(domain, type, protocol);
+	if (domain == AF_NETLINK && protocol == NETLINK_ROUTE)
+		rtnl_track(fd);	/* the simulated netdevs in its dumps */
+	return fd;
 }

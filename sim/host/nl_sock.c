@@ -12,6 +12,7 @@
 #include "preload.h"
 
 #include "nl_sock.h"
+#include "rtnetlink.h"
 
 #define MAX_NL_SOCKS	64
 #define NL_REQ_MAX	65536
@@ -377,8 +378,10 @@ ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	struct nl_sock s;
 
-	if (!nl_lookup(fd, &s))
+	if (!nl_lookup(fd, &s)) {
+		rtnl_note_send(fd, msg->msg_iov, msg->msg_iovlen);
 		return get_sendmsg()(fd, msg, flags);
+	}
 	return nl_send(&s, msg->msg_iov, msg->msg_iovlen);
 }
 
@@ -388,8 +391,10 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 	struct iovec iov = { (void *)buf, len };
 	struct nl_sock s;
 
-	if (!nl_lookup(fd, &s))
+	if (!nl_lookup(fd, &s)) {
+		rtnl_note_send(fd, &iov, 1);
 		return get_sendto()(fd, buf, len, flags, addr, alen);
+	}
 	return nl_send(&s, &iov, 1);
 }
 
@@ -402,11 +407,14 @@ ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	struct nl_sock s;
 	socklen_t nlen;
+	bool handled;
 	void *name;
 	ssize_t ret;
 
-	if (!nl_lookup(fd, &s))
-		return get_recvmsg()(fd, msg, flags);
+	if (!nl_lookup(fd, &s)) {
+		ret = rtnl_recv(fd, msg, flags, &handled);
+		return handled ? ret : get_recvmsg()(fd, msg, flags);
+	}
 	name = msg->msg_name;
 	nlen = msg->msg_namelen;
 	msg->msg_name = NULL;
@@ -422,11 +430,21 @@ ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 		 struct sockaddr *addr, socklen_t *alen)
 {
+	struct iovec iov = { buf, len };
+	struct msghdr m = { .msg_name = addr, .msg_namelen = alen ? *alen : 0,
+			    .msg_iov = &iov, .msg_iovlen = 1 };
 	struct nl_sock s;
+	bool handled;
 	ssize_t ret;
 
-	if (!nl_lookup(fd, &s))
-		return get_recvfrom()(fd, buf, len, flags, addr, alen);
+	if (!nl_lookup(fd, &s)) {
+		ret = rtnl_recv(fd, &m, flags, &handled);
+		if (!handled)
+			return get_recvfrom()(fd, buf, len, flags, addr, alen);
+		if (alen && addr)
+			*alen = m.msg_namelen;
+		return ret;
+	}
 	ret = get_recvfrom()(fd, buf, len, flags, NULL, NULL);
 	if (ret >= 0)
 		nl_name(&s, 0, addr, alen);
