@@ -36,23 +36,26 @@ static int req_dev(const struct nlmsghdr *req, struct sim_dev **dev)
 {
 	const struct nlattr *a = nl_attr(req, NLDEV_HDRLEN,
 					 RDMA_NLDEV_ATTR_DEV_INDEX);
+	unsigned int i;
 	uint32_t idx;
 
 	*dev = NULL;
 	if (!a)
 		return 0;
 	memcpy(&idx, (const char *)a + NLA_HDRLEN, sizeof(idx));
-	if (idx < 1 || idx > sim_global.num_adapters)
-		return -ENODEV;
-	*dev = &sim_devs[idx - 1];
-	return 1;
+	for (i = 0; i < sim_global.num_adapters; i++) {
+		if (sim_ibdev_index(&sim_devs[i]) == idx) {
+			*dev = &sim_devs[i];
+			return 1;
+		}
+	}
+	return -ENODEV;
 }
 
-/* The kernel numbers devices from 1, as rdma_cm's queries report them
- * (kernel/ucma_addr.c). */
+/* The index rdma_cm's queries report too (kernel.h). */
 static void put_handle(struct nl_out *out, const struct sim_dev *dev)
 {
-	nl_put_u32(out, RDMA_NLDEV_ATTR_DEV_INDEX, dev->index + 1);
+	nl_put_u32(out, RDMA_NLDEV_ATTR_DEV_INDEX, sim_ibdev_index(dev));
 	nl_put_str(out, RDMA_NLDEV_ATTR_DEV_NAME, dev->cfg.ibdev);
 }
 
@@ -415,6 +418,7 @@ static int nldev_answer(struct nl_out *out, const struct nlmsghdr *req)
 
 	if (RDMA_NL_GET_CLIENT(req->nlmsg_type) != RDMA_NL_NLDEV)
 		return -EINVAL;
+	sim_identity_check();	/* a forked child's own adapters */
 	switch (op) {
 	case RDMA_NLDEV_CMD_GET:
 		return dev_or_port(out, req, false);
