@@ -384,6 +384,8 @@ ssize_t rtnl_recv(int fd, struct msghdr *msg, int flags, bool *handled)
 	for (i = 0; i < msg->msg_iovlen && done < len; i++) {
 		c = msg->msg_iov[i].iov_len < len - done ?
 		    msg->msg_iov[i].iov_len : len - done;
+		if (!c)
+			continue;	/* a peek at the length alone */
 		memcpy(msg->msg_iov[i].iov_base, r->pending + done, c);
 		done += c;
 	}
