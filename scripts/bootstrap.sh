@@ -14,7 +14,8 @@ libibverbs-dev ibverbs-providers ibverbs-utils perftest rdmacm-utils qperf
 librdmacm-dev libfabric-bin
 libcmocka-dev linux-libc-dev valgrind python3
 debhelper dpkg-dev lintian rpm fakeroot man-db groff-base binutils
-openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin iproute2"
+openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin
+iproute2 infiniband-diags"
 
 cross=""
 if [ "${1:-}" = --matrix ]; then

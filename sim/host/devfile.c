@@ -8,6 +8,9 @@
 #include "preload.h"
 
 #include "netdev.h"
+#include "nldev_snap.h"
+#include "rtnetlink.h"
+#include "sys_overlay.h"
 
 /* The adapter index of "/dev/infiniband/uverbsN", RDMA_CM_INDEX for
  * "/dev/infiniband/rdma_cm", or -1. */
@@ -91,6 +94,7 @@ static int open_uverbs(int index, int flags)
 	hf->file = f;
 	hf->acc_mode = flags & O_ACCMODE;
 	hf->dev = &sim_devs[index];
+	snap_publish_start();	/* its objects, for RDMA netlink */
 	return fd_install(fd, hf);
 }
 
@@ -160,6 +164,8 @@ int open(const char *path, int flags, ...)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(AT_FDCWD, path))
+		return sys_ov_open(AT_FDCWD, path, flags, mode);
 	return fix_sysfs_errno(get_open()(path, flags, mode), path);
 }
 
@@ -170,6 +176,8 @@ int open64(const char *path, int flags, ...)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(AT_FDCWD, path))
+		return sys_ov_open(AT_FDCWD, path, flags, mode);
 	return fix_sysfs_errno(get_open64()(path, flags, mode), path);
 }
 
@@ -180,6 +188,8 @@ int openat(int dirfd, const char *path, int flags, ...)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(dirfd, path))
+		return sys_ov_open(dirfd, path, flags, mode);
 	return fix_sysfs_errno(get_openat()(dirfd, path, flags, mode), path);
 }
 
@@ -190,6 +200,8 @@ int openat64(int dirfd, const char *path, int flags, ...)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(dirfd, path))
+		return sys_ov_open(dirfd, path, flags, mode);
 	return fix_sysfs_errno(get_openat64()(dirfd, path, flags, mode),
 			       path);
 }
@@ -202,6 +214,8 @@ int __open_2(const char *path, int flags)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(AT_FDCWD, path))
+		return sys_ov_open(AT_FDCWD, path, flags, 0);
 	return fix_sysfs_errno(get___open_2()(path, flags), path);
 }
 
@@ -213,6 +227,8 @@ int __open64_2(const char *path, int flags)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(AT_FDCWD, path))
+		return sys_ov_open(AT_FDCWD, path, flags, 0);
 	return fix_sysfs_errno(get___open64_2()(path, flags), path);
 }
 
@@ -224,6 +240,8 @@ int __openat_2(int dirfd, const char *path, int flags)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(dirfd, path))
+		return sys_ov_open(dirfd, path, flags, 0);
 	return fix_sysfs_errno(get___openat_2()(dirfd, path, flags), path);
 }
 
@@ -235,6 +253,8 @@ int __openat64_2(int dirfd, const char *path, int flags)
 
 	if (idx >= 0)
 		return open_uverbs(idx, flags);
+	if (sys_ov_maybe(dirfd, path))
+		return sys_ov_open(dirfd, path, flags, 0);
 	return fix_sysfs_errno(get___openat64_2()(dirfd, path, flags), path);
 }
 
@@ -329,12 +349,15 @@ int ioctl(int fd, unsigned long request, ...)
 	return sim_netdev_ioctl(get_ioctl(), fd, request, arg);
 }
 
-/* As on a kernel without RDMA netlink: libibverbs then reads sysfs. */
+/* RDMA netlink is the sim's (nldev.c), with the adapters in it. */
 int socket(int domain, int type, int protocol)
 {
-	if (domain == AF_NETLINK && protocol == NETLINK_RDMA) {
-		errno = EPROTONOSUPPORT;
-		return -1;
-	}
-	return get_socket()(domain, type, protocol);
+	int fd;
+
+	if (domain == AF_NETLINK && protocol == NETLINK_RDMA)
+		return nldev_socket(type);
+	fd = get_socket()(domain, type, protocol);
+	if (domain == AF_NETLINK && protocol == NETLINK_ROUTE)
+		rtnl_track(fd);	/* the simulated netdevs in its dumps */
+	return fd;
 }

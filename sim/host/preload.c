@@ -6,6 +6,8 @@
  */
 #include "preload.h"
 
+#include "sys_overlay.h"
+
 static void load_provider(void)
 {
 	const char *path = getenv(SIM_ENV_PROVIDER);
@@ -107,6 +109,7 @@ __attribute__((constructor)) static void sim_init(void)
 	ret = sim_sysfs_write();
 	if (ret)
 		_exit(2);
+	sys_ov_tree_written();
 	ret = sim_doorbell_trap_install();
 	if (ret) {
 		fprintf(stderr, "pvrdma-sim: cannot install doorbell trap: %s\n",

@@ -18,7 +18,8 @@
  *                variants (EINVAL/EBADF/ESPIPE: no read method), ioctl
  *                (ENOTTY: libibverbs keeps to write(); on other fds
  *                interface requests see the netdevs, ifaddrs.c),
- *                socket(AF_NETLINK, NETLINK_RDMA) (unsupported)
+ *                socket(AF_NETLINK, NETLINK_RDMA) (nldev.c) and
+ *                NETLINK_ROUTE (rtnetlink.c)
  *   stat.c       stat/fstat/statx and access/xattrs of those nodes: a
  *                character device 231:(192+N), crw-rw-rw-, no labels
  *   mmap.c       mmap/munmap/mremap of the UAR page; munmap, mmap
@@ -34,6 +35,18 @@
  *   neigh.c      the simulated Ethernet segment's neighbour table
  *   ifaddrs.c    getifaddrs, if_nametoindex & co. and interface ioctls:
  *                the ports' netdevs (netdev.c) added to the host's
+ *   sys_overlay.c  sysfs at its real paths: the walk that picks the
+ *                tree's file or the host's for a path under /sys
+ *   sys_dirs.c   open, directory streams (merged listings), scandir,
+ *                realpath, readlink, chdir/getcwd, fopen under /sys
+ *   sys_walk.c   nftw/ftw and glob under /sys
+ *   nl_sock.c    netlink sockets the sim answers (a socket pair), and
+ *                the socket calls on them (bind, send*, recv*, ...)
+ *   nldev.c      RDMA netlink: devices, ports, system, chardevs,
+ *                resources, counters
+ *   nldev_snap.c snapshots of each process's objects and counters in
+ *                the rundir, for rdma resource and rdma statistic
+ *   rtnetlink.c  route netlink dumps and queries with the netdevs in
  *
  * An open uverbs file lives as long as an fd or a UAR mapping of it does,
  * as a kernel file held by its VMAs: after close_range() the data path
@@ -54,6 +67,10 @@
 #define PVRDMA_SIM_PRELOAD_H
 
 #include <alloca.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <glob.h>
+#include <limits.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -144,6 +161,10 @@ void host_files_fork_init(void);
 
 /* ---- devfile.c ---- */
 int uverbs_index(const char *path);
+
+/* ---- nldev.c ---- */
+/* socket(AF_NETLINK, type, NETLINK_RDMA), answered as the kernel's nldev. */
+int nldev_socket(int type);
 
 /* ---- mmap.c ---- */
 void *host_mmap(void *addr, size_t len, int prot, int flags, int fd,

@@ -103,9 +103,54 @@
 	X(int, execvpe, const char *, char *const[], char *const[]) \
 	X(int, fexecve, int, char *const[], char *const[])
 
+/* The file-system calls of sysfs at its real paths (sys_dirs.c). */
+#define SIM_REAL_SYS_FUNCS(X) \
+	X(DIR *, opendir, const char *) \
+	X(DIR *, fdopendir, int) \
+	X(int, closedir, DIR *) \
+	X(struct dirent *, readdir, DIR *) \
+	X(void, rewinddir, DIR *) \
+	X(char *, realpath, const char *, char *) \
+	X(ssize_t, readlink, const char *, char *, size_t) \
+	X(ssize_t, readlinkat, int, const char *, char *, size_t) \
+	X(int, chdir, const char *) \
+	X(int, fchdir, int) \
+	X(char *, getcwd, char *, size_t) \
+	X(FILE *, fopen, const char *, const char *) \
+	X(FILE *, fopen64, const char *, const char *) \
+	X(FILE *, freopen, const char *, const char *, FILE *) \
+	X(FILE *, freopen64, const char *, const char *, FILE *) \
+	X(int, nftw, const char *, __nftw_func_t, int, int) \
+	X(int, ftw, const char *, __ftw_func_t, int) \
+	X(int, glob, const char *, int, \
+		int (*)(const char *, int), glob_t *) \
+	X(int, scandir, const char *, struct dirent ***, \
+		int (*)(const struct dirent *), \
+		int (*)(const struct dirent **, const struct dirent **)) \
+	X(int, scandirat, int, const char *, struct dirent ***, \
+		int (*)(const struct dirent *), \
+		int (*)(const struct dirent **, const struct dirent **))
+
+/* The socket calls of the netlink sockets the sim answers (nl_sock.c). */
+#define SIM_REAL_NL_FUNCS(X) \
+	X(int, bind, int, const struct sockaddr *, socklen_t) \
+	X(int, connect, int, const struct sockaddr *, socklen_t) \
+	X(int, getsockname, int, struct sockaddr *, socklen_t *) \
+	X(int, getpeername, int, struct sockaddr *, socklen_t *) \
+	X(int, setsockopt, int, int, int, const void *, socklen_t) \
+	X(int, getsockopt, int, int, int, void *, socklen_t *) \
+	X(ssize_t, sendmsg, int, const struct msghdr *, int) \
+	X(ssize_t, sendto, int, const void *, size_t, int, \
+		const struct sockaddr *, socklen_t) \
+	X(ssize_t, recvmsg, int, struct msghdr *, int) \
+	X(ssize_t, recvfrom, int, void *, size_t, int, struct sockaddr *, \
+		socklen_t *)
+
 #define SIM_REAL_DECLARE(ret, name, ...)				\
 	ret (*get_##name(void))(__VA_ARGS__);
 SIM_REAL_FUNCS(SIM_REAL_DECLARE, SIM_REAL_DECLARE)
+SIM_REAL_SYS_FUNCS(SIM_REAL_DECLARE)
+SIM_REAL_NL_FUNCS(SIM_REAL_DECLARE)
 #undef SIM_REAL_DECLARE
 
 #endif /* PVRDMA_SIM_REAL_H */

@@ -1,10 +1,28 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * What stat() and its kin, access() and the xattr calls show of the
- * device nodes: a devtmpfs character device, crw-rw-rw-, no labels. The
- * many libc variants are generated from one list. See preload.h.
+ * device nodes: a devtmpfs character device, crw-rw-rw-, no labels; and
+ * of a path under /sys, what the sim's tree or the host's sysfs shows
+ * (sys_overlay.h). The many libc variants are generated from one list.
+ * See preload.h.
  */
 #include "preload.h"
+
+#include "sys_overlay.h"
+
+/*
+ * The path a call of (dirfd, path) hands libc: its /sys name resolved
+ * (sys_overlay.h), with w a struct sys_ov_walk of the caller's; the
+ * caller returns fail when the walk fails (errno set).
+ */
+#define SYS_PATH(dirfd, path, nofollow, w, fail)			\
+	do {								\
+		if (sys_ov_maybe(dirfd, path)) {			\
+			path = sys_ov_path(dirfd, path, nofollow, &w);	\
+			if (!path)					\
+				return fail;				\
+		}							\
+	} while (0)
 
 static dev_t uverbs_rdev(unsigned int index)
 {
@@ -93,6 +111,7 @@ static void stat_to_statx(const struct stat *st, struct statx *stx)
 int statx(int dirfd, const char *path, int flags, unsigned int mask,
 	  struct statx *stx)
 {
+	struct sys_ov_walk w;
 	struct stat st;
 	int ret;
 
@@ -101,6 +120,7 @@ int statx(int dirfd, const char *path, int flags, unsigned int mask,
 			stat_to_statx(&st, stx);
 		return ret;
 	}
+	SYS_PATH(dirfd, path, flags & AT_SYMLINK_NOFOLLOW, w, -1);
 	return get_statx()(dirfd, path, flags, mask, stx);
 }
 
@@ -116,34 +136,36 @@ int statx(int dirfd, const char *path, int flags, unsigned int mask,
 #define VER_ARG		ver,
 
 #define SIM_STAT_FUNCS(PATH, FD, AT)					\
-	PATH(stat, struct stat, NOVER)					\
-	PATH(stat64, struct stat64, NOVER)				\
-	PATH(lstat, struct stat, NOVER)					\
-	PATH(lstat64, struct stat64, NOVER)				\
+	PATH(stat, struct stat, NOVER, false)				\
+	PATH(stat64, struct stat64, NOVER, false)			\
+	PATH(lstat, struct stat, NOVER, true)				\
+	PATH(lstat64, struct stat64, NOVER, true)			\
 	FD(fstat, struct stat, NOVER)					\
 	FD(fstat64, struct stat64, NOVER)				\
 	AT(fstatat, struct stat, NOVER)					\
 	AT(fstatat64, struct stat64, NOVER)				\
-	PATH(__xstat, struct stat, VER)					\
-	PATH(__xstat64, struct stat64, VER)				\
-	PATH(__lxstat, struct stat, VER)				\
-	PATH(__lxstat64, struct stat64, VER)				\
+	PATH(__xstat, struct stat, VER, false)				\
+	PATH(__xstat64, struct stat64, VER, false)			\
+	PATH(__lxstat, struct stat, VER, true)				\
+	PATH(__lxstat64, struct stat64, VER, true)			\
 	FD(__fxstat, struct stat, VER)					\
 	FD(__fxstat64, struct stat64, VER)				\
 	AT(__fxstatat, struct stat, VER)				\
 	AT(__fxstatat64, struct stat64, VER)
 
 /* A device path: the node's stat. */
-#define STAT_PATH(name, type, v)					\
+#define STAT_PATH(name, type, v, nofollow)				\
 	int name(v##_PARAM const char *path, type *st);			\
 	int name(v##_PARAM const char *path, type *st)			\
 	{								\
 		int idx = uverbs_index(path);				\
+		struct sys_ov_walk w;					\
 									\
 		if (idx >= 0) {						\
 			uverbs_stat(idx, (struct stat *)st);		\
 			return 0;					\
 		}							\
+		SYS_PATH(AT_FDCWD, path, nofollow, w, -1);		\
 		return get_##name()(v##_ARG path, st);			\
 	}
 
@@ -167,11 +189,13 @@ int statx(int dirfd, const char *path, int flags, unsigned int mask,
 	int name(v##_PARAM int dirfd, const char *path, type *st,	\
 		 int flags)						\
 	{								\
+		struct sys_ov_walk w;					\
 		int ret;						\
 									\
 		if (statat_fake(dirfd, path, flags, (struct stat *)st,	\
 				&ret))					\
 			return ret;					\
+		SYS_PATH(dirfd, path, flags & AT_SYMLINK_NOFOLLOW, w, -1); \
 		return get_##name()(v##_ARG dirfd, path, st, flags);	\
 	}
 
@@ -180,22 +204,31 @@ SIM_STAT_FUNCS(STAT_PATH, STAT_FD, STAT_AT)
 /* The node is crw-rw-rw-: every access mode is granted. */
 int access(const char *path, int mode)
 {
+	struct sys_ov_walk w;
+
 	if (uverbs_index(path) >= 0)
 		return 0;
+	SYS_PATH(AT_FDCWD, path, false, w, -1);
 	return get_access()(path, mode);
 }
 
 int faccessat(int dirfd, const char *path, int mode, int flags)
 {
+	struct sys_ov_walk w;
+
 	if (uverbs_index(path) >= 0)
 		return 0;
+	SYS_PATH(dirfd, path, flags & AT_SYMLINK_NOFOLLOW, w, -1);
 	return get_faccessat()(dirfd, path, mode, flags);
 }
 
 int euidaccess(const char *path, int mode)
 {
+	struct sys_ov_walk w;
+
 	if (uverbs_index(path) >= 0)
 		return 0;
+	SYS_PATH(AT_FDCWD, path, false, w, -1);
 	return get_euidaccess()(path, mode);
 }
 
@@ -208,33 +241,45 @@ int eaccess(const char *path, int mode)
 ssize_t getxattr(const char *path, const char *name, void *value,
 		 size_t size)
 {
+	struct sys_ov_walk w;
+
 	if (uverbs_index(path) >= 0) {
 		errno = ENODATA;
 		return -1;
 	}
+	SYS_PATH(AT_FDCWD, path, false, w, -1);
 	return get_getxattr()(path, name, value, size);
 }
 
 ssize_t lgetxattr(const char *path, const char *name, void *value,
 		  size_t size)
 {
+	struct sys_ov_walk w;
+
 	if (uverbs_index(path) >= 0) {
 		errno = ENODATA;
 		return -1;
 	}
+	SYS_PATH(AT_FDCWD, path, true, w, -1);
 	return get_lgetxattr()(path, name, value, size);
 }
 
 ssize_t listxattr(const char *path, char *list, size_t size)
 {
+	struct sys_ov_walk w;
+
 	if (uverbs_index(path) >= 0)
 		return 0;
+	SYS_PATH(AT_FDCWD, path, false, w, -1);
 	return get_listxattr()(path, list, size);
 }
 
 ssize_t llistxattr(const char *path, char *list, size_t size)
 {
+	struct sys_ov_walk w;
+
 	if (uverbs_index(path) >= 0)
 		return 0;
+	SYS_PATH(AT_FDCWD, path, true, w, -1);
 	return get_llistxattr()(path, list, size);
 }

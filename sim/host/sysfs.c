@@ -80,7 +80,7 @@ static int mkdirf(const char *fmt, ...)
 
 static int writef(const char *path, const char *fmt, ...)
 {
-	char buf[256];
+	char buf[1024];
 	va_list ap;
 	ssize_t w;
 	int fd, n;
@@ -104,7 +104,7 @@ static int attr(const char *dir, const char *name, const char *fmt, ...)
 
 static int attr(const char *dir, const char *name, const char *fmt, ...)
 {
-	char path[PATH_MAX], buf[256];
+	char path[PATH_MAX], buf[1024];
 	va_list ap;
 	int n;
 
@@ -149,18 +149,158 @@ static void guid_text(uint64_t guid_be, char *buf, size_t len)
 		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]);
 }
 
-/* The adapter's PCI function: vendor, device, modalias that providers match. */
+/*
+ * Where adapter N sits: function 1 (function 0 is the vmxnet3 NIC it is
+ * paired with on a VM) of its own bus 0x0b+N behind root port 00:15+N.0,
+ * as vSphere places PCIe devices. "devices/pci0000:00/<port>/<bdf>".
+ */
+static void pci_names(const struct sim_dev *dev, char bdf[16],
+		      char rel[PATH_MAX])
+{
+	snprintf(bdf, 16, "0000:%02x:00.1", 0x0b + dev->index);
+	snprintf(rel, PATH_MAX, "devices/pci0000:00/0000:00:%02x.0/%s",
+		 0x15 + dev->index, bdf);
+}
+
+/* The CPUs a device is local to on a VM without vNUMA: all the host's
+ * online ones, as a mask (32 bits a word, highest first) and a list. */
+static void local_cpus(char *mask, size_t mlen, char *list, size_t llen)
+{
+	char buf[256];
+	unsigned long words[32] = { 0 };
+	unsigned int a, b, i, last = 0, nwords;
+	char *p = buf;
+	ssize_t n = 0;
+	int fd = sim_libc.open("/sys/devices/system/cpu/online",
+			       O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		sim_libc.close(fd);
+	}
+	if (n <= 0)
+		n = snprintf(buf, sizeof(buf), "0\n");
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	snprintf(list, llen, "%s\n", buf);
+	while (*p) {
+		a = b = (unsigned int)strtoul(p, &p, 10);
+		if (*p == '-')
+			b = (unsigned int)strtoul(p + 1, &p, 10);
+		for (i = a; i <= b && i < 32 * 32; i++) {
+			words[i / 32] |= 1ul << (i % 32);
+			last = i;
+		}
+		if (*p != ',')
+			break;
+		p++;
+	}
+	nwords = last / 32 + 1;
+	for (n = 0, i = nwords; i-- > 0;)
+		n += snprintf(mask + n, mlen - n, i ? "%08lx," : "%08lx\n",
+			      words[i]);
+	if (nwords == 1)	/* as the kernel prints fewer than 32 CPUs */
+		snprintf(mask, mlen, "%lx\n", words[0]);
+}
+
+/* QEMU's PVRDMA model: BAR0 the MSI-X table (16 KiB, table at 0, PBA at
+ * 0x2000, 3 vectors), BAR1 the registers (64 bytes), BAR2 the UARs (a
+ * 4 KiB page for each of 512 contexts). Addresses are the sim's. */
+#define PCI_BAR_MEM_FLAGS	0x40200		/* IORESOURCE_MEM | SIZEALIGN */
+#define PVRDMA_MSIX_VECTORS	3
+
+static void bar_layout(const struct sim_dev *dev, uint64_t start[3],
+		       uint64_t size[3])
+{
+	uint64_t base = 0xfd000000ull - 0x400000ull * dev->index;
+
+	size[0] = 16 * 1024, size[1] = 64, size[2] = 0x1000 * 512;
+	start[2] = base - size[2];
+	start[0] = base;
+	start[1] = base + size[0];
+}
+
+/* "resource": start, end, flags of each of the function's regions. */
+static int write_resource(const char *pci, const struct sim_dev *dev)
+{
+	char text[13 * 60];
+	uint64_t start[3], size[3];
+	int i, n = 0;
+
+	bar_layout(dev, start, size);
+	for (i = 0; i < 13; i++) {
+		unsigned long long a = 0, e = 0, f = 0;
+
+		if (i < 3) {
+			a = start[i];
+			e = start[i] + size[i] - 1;
+			f = PCI_BAR_MEM_FLAGS;
+		}
+		n += snprintf(text + n, sizeof(text) - n,
+			      "0x%016llx 0x%016llx 0x%016llx\n", a, e, f);
+	}
+	return attr(pci, "resource", "%s", text);
+}
+
+/* "config": the type 0 header and the MSI-X capability, as lspci and
+ * pcilib read them. */
+static int write_config(const char *pci, const struct sim_dev *dev)
+{
+	uint8_t c[256] = { 0 };
+	uint64_t start[3], size[3];
+	char path[PATH_MAX];
+	int fd, i;
+	ssize_t w;
+
+#define PUT16(off, v) (c[off] = (v) & 0xff, c[(off) + 1] = (v) >> 8)
+#define PUT32(off, v) (PUT16(off, (v) & 0xffff), PUT16((off) + 2, (v) >> 16))
+	bar_layout(dev, start, size);
+	PUT16(0x00, PVRDMA_PCI_VENDOR);
+	PUT16(0x02, PVRDMA_PCI_DEVICE);
+	PUT16(0x04, 0x0406);		/* memory, bus master, no INTx */
+	PUT16(0x06, 0x0010);		/* a capability list */
+	PUT32(0x08, (PVRDMA_PCI_CLASS << 8) | PVRDMA_HW_REV);
+	for (i = 0; i < 3; i++)
+		PUT32(0x10 + 4 * i, (uint32_t)start[i]);
+	PUT16(0x2c, PVRDMA_PCI_VENDOR);
+	PUT16(0x2e, PVRDMA_PCI_DEVICE);
+	c[0x34] = 0x40;
+	c[0x3d] = 1;			/* INTA, unused under MSI-X */
+	c[0x40] = 0x11;			/* MSI-X, the last capability */
+	PUT16(0x42, 0x8000 | (PVRDMA_MSIX_VECTORS - 1));
+	PUT32(0x44, 0x0000);		/* table: BAR0 + 0 */
+	PUT32(0x48, 0x2000);		/* PBA: BAR0 + 0x2000 */
+#undef PUT32
+#undef PUT16
+	if ((size_t)snprintf(path, sizeof(path), "%s/config", pci) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -errno;
+	w = write(fd, c, sizeof(c));
+	close(fd);
+	return w == (ssize_t)sizeof(c) ? 0 : -EIO;
+}
+
+/* The adapter's PCI function: vendor, device, modalias that providers
+ * match; where it is and what drives it. */
 static int write_pci(const char *root, const struct sim_dev *dev, char *pci,
 		     size_t len)
 {
+	char bdf[16], rel[PATH_MAX], port[PATH_MAX], link[PATH_MAX + 16];
+	char mask[300], list[300];
 	int ret, n;
 
-	n = snprintf(pci, len, "%s/devices/pci0000:00/0000:0b:%02x.0", root,
-		     dev->index);
+	pci_names(dev, bdf, rel);
+	n = snprintf(pci, len, "%s/%s", root, rel);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
+	snprintf(port, sizeof(port), "%.*s", (int)(strrchr(pci, '/') - pci),
+		 pci);
 	ret = mkdirf("%s/devices", root);
 	ret = ret ?: mkdirf("%s/devices/pci0000:00", root);
+	ret = ret ?: mkdirf("%s", port);
 	ret = ret ?: mkdirf("%s", pci);
 	ret = ret ?: attr(pci, "vendor", "0x%04x\n", PVRDMA_PCI_VENDOR);
 	ret = ret ?: attr(pci, "device", "0x%04x\n", PVRDMA_PCI_DEVICE);
@@ -176,6 +316,38 @@ static int write_pci(const char *root, const struct sim_dev *dev, char *pci,
 			  PVRDMA_PCI_VENDOR, PVRDMA_PCI_DEVICE,
 			  PVRDMA_PCI_CLASS >> 16, (PVRDMA_PCI_CLASS >> 8) & 0xff,
 			  PVRDMA_PCI_CLASS & 0xff);
+	ret = ret ?: attr(pci, "uevent", "DRIVER=vmw_pvrdma\n"
+			  "PCI_CLASS=%X\nPCI_ID=%04X:%04X\n"
+			  "PCI_SUBSYS_ID=%04X:%04X\nPCI_SLOT_NAME=%s\n",
+			  PVRDMA_PCI_CLASS, PVRDMA_PCI_VENDOR,
+			  PVRDMA_PCI_DEVICE, PVRDMA_PCI_VENDOR,
+			  PVRDMA_PCI_DEVICE, bdf);
+	/* A VM without vNUMA: no node, every CPU local. */
+	local_cpus(mask, sizeof(mask), list, sizeof(list));
+	ret = ret ?: attr(pci, "numa_node", "-1\n");
+	ret = ret ?: attr(pci, "local_cpus", "%s", mask);
+	ret = ret ?: attr(pci, "local_cpulist", "%s", list);
+	ret = ret ?: attr(pci, "irq", "%u\n", 16 + dev->index);
+	ret = ret ?: attr(pci, "enable", "1\n");
+	ret = ret ?: attr(pci, "dma_mask_bits", "64\n");
+	ret = ret ?: attr(pci, "consistent_dma_mask_bits", "64\n");
+	ret = ret ?: write_resource(pci, dev);
+	ret = ret ?: write_config(pci, dev);
+	ret = ret ?: symlinkf("../../../../bus/pci/drivers/vmw_pvrdma", pci,
+			      "driver");
+	ret = ret ?: symlinkf("../../../../bus/pci", pci, "subsystem");
+	/* bus/pci/devices/<bdf> and the driver's own link to it. */
+	ret = ret ?: mkdirf("%s/bus", root);
+	ret = ret ?: mkdirf("%s/bus/pci", root);
+	ret = ret ?: mkdirf("%s/bus/pci/devices", root);
+	ret = ret ?: mkdirf("%s/bus/pci/drivers", root);
+	ret = ret ?: mkdirf("%s/bus/pci/drivers/vmw_pvrdma", root);
+	snprintf(link, sizeof(link), "../../../%s", rel);
+	snprintf(port, sizeof(port), "%s/bus/pci/devices", root);
+	ret = ret ?: symlinkf(link, port, bdf);
+	snprintf(link, sizeof(link), "../../../../%s", rel);
+	snprintf(port, sizeof(port), "%s/bus/pci/drivers/vmw_pvrdma", root);
+	ret = ret ?: symlinkf(link, port, bdf);
 	return ret;
 }
 
@@ -257,13 +429,16 @@ static void port_netdev_name(const struct sim_dev *dev, char name[IFNAMSIZ])
 }
 
 /* device/net/<ifname>: the netdev the port's addresses belong to, and
- * its class/net link. */
+ * the class/net link of a simulated one (the host's own interface keeps
+ * the host's). */
 static int write_netdev(const char *root, const char *pci,
 			const struct sim_dev *dev)
 {
-	char net[PATH_MAX], target[PATH_MAX], name[IFNAMSIZ];
+	char net[PATH_MAX], target[PATH_MAX + 32], name[IFNAMSIZ];
+	char bdf[16], rel[PATH_MAX];
 	int ret, n;
 
+	pci_names(dev, bdf, rel);
 	port_netdev_name(dev, name);
 	n = snprintf(net, sizeof(net), "%s/net/%s", pci, name);
 	if (n < 0 || (size_t)n >= sizeof(net))
@@ -279,13 +454,14 @@ static int write_netdev(const char *root, const char *pci,
 	ret = ret ?: attr(net, "speed", "40000\n");
 	ret = ret ?: attr(net, "dev_id", "0x0\n");
 	ret = ret ?: attr(net, "dev_port", "0\n");
+	snprintf(target, sizeof(target), "../../../%s", bdf);
+	ret = ret ?: symlinkf(target, net, "device");
 	ret = ret ?: mkdirf("%s/class/net", root);
-	snprintf(target, sizeof(target),
-		 "../../devices/pci0000:00/0000:0b:%02x.0/net/%s", dev->index,
-		 name);
+	if (ret || !sim_netdev_simulated(dev))
+		return ret;
+	snprintf(target, sizeof(target), "../../%s/net/%s", rel, name);
 	snprintf(net, sizeof(net), "%s/class/net", root);
-	ret = ret ?: symlinkf(target, net, name);
-	return ret;
+	return symlinkf(target, net, name);
 }
 
 static const char *gid_type_name(uint8_t type)
@@ -355,20 +531,31 @@ static int write_port(const char *ibdir, const struct sim_dev *dev)
 	return ret;
 }
 
-static int write_adapter(const char *root, const struct sim_dev *dev)
+/* <class>/<name>: the link to the device's own directory under its PCI
+ * function, as the kernel's device classes show them. */
+static int class_link(const char *root, const char *class,
+		      const struct sim_dev *dev, const char *name)
 {
-	char pci[PATH_MAX], ibdir[PATH_MAX], uvdir[PATH_MAX], text[64];
-	char target[PATH_MAX];
+	char dir[PATH_MAX], target[PATH_MAX + 64], bdf[16], rel[PATH_MAX];
+
+	pci_names(dev, bdf, rel);
+	snprintf(dir, sizeof(dir), "%s/class/%s", root, class);
+	snprintf(target, sizeof(target), "../../%s/%s/%s", rel, class, name);
+	return symlinkf(target, dir, name);
+}
+
+static int write_ibdev(const char *pci, const struct sim_dev *dev,
+		       char *ibdir, size_t len)
+{
 	const char *name = dev->cfg.ibdev;
+	char text[64];
 	int ret;
 
-	ret = write_pci(root, dev, pci, sizeof(pci));
-	ret = ret ?: write_netdev(root, pci, dev);
-	if (ret)
-		return ret;
-
-	snprintf(ibdir, sizeof(ibdir), "%s/class/infiniband/%s", root, name);
+	snprintf(ibdir, len, "%s/infiniband", pci);
 	ret = mkdirf("%s", ibdir);
+	if ((size_t)snprintf(ibdir, len, "%s/infiniband/%s", pci, name) >= len)
+		return -ENAMETOOLONG;
+	ret = ret ?: mkdirf("%s", ibdir);
 	ret = ret ?: attr(ibdir, "node_type", "1: CA\n");
 	guid_text(dev->node_guid, text, sizeof(text));
 	ret = ret ?: attr(ibdir, "node_guid", "%s\n", text);
@@ -382,22 +569,39 @@ static int write_adapter(const char *root, const struct sim_dev *dev)
 	ret = ret ?: attr(ibdir, "hca_type", "VMW_PVRDMA-%s\n",
 			  PVRDMA_DRV_VERSION);
 	ret = ret ?: attr(ibdir, "node_desc", "pvrdma-sim %s\n", name);
-	snprintf(target, sizeof(target),
-		 "../../../devices/pci0000:00/0000:0b:%02x.0", dev->index);
-	ret = ret ?: symlinkf(target, ibdir, "device");
+	snprintf(text, sizeof(text), "../../../%s", strrchr(pci, '/') + 1);
+	ret = ret ?: symlinkf(text, ibdir, "device");
+	return ret;
+}
+
+static int write_adapter(const char *root, const struct sim_dev *dev)
+{
+	char pci[PATH_MAX], ibdir[PATH_MAX + 64], uvdir[PATH_MAX + 64];
+	char uverbs[16];
+	int ret;
+
+	ret = write_pci(root, dev, pci, sizeof(pci));
+	ret = ret ?: write_netdev(root, pci, dev);
+	ret = ret ?: write_ibdev(pci, dev, ibdir, sizeof(ibdir));
 	ret = ret ?: write_port(ibdir, dev);
+	ret = ret ?: class_link(root, "infiniband", dev, dev->cfg.ibdev);
 	if (ret)
 		return ret;
 
-	snprintf(uvdir, sizeof(uvdir), "%s/class/infiniband_verbs/uverbs%u",
-		 root, dev->index);
-	ret = mkdirf("%s", uvdir);
-	ret = ret ?: attr(uvdir, "ibdev", "%s\n", name);
+	snprintf(uverbs, sizeof(uverbs), "uverbs%u", dev->index);
+	ret = mkdirf("%s/infiniband_verbs", pci);
+	snprintf(uvdir, sizeof(uvdir), "%s/infiniband_verbs/%s", pci, uverbs);
+	ret = ret ?: mkdirf("%s", uvdir);
+	ret = ret ?: attr(uvdir, "ibdev", "%s\n", dev->cfg.ibdev);
 	ret = ret ?: attr(uvdir, "abi_version", "%d\n",
 			  PVRDMA_UVERBS_ABI_VERSION);
 	ret = ret ?: attr(uvdir, "dev", "%d:%d\n", SIM_UVERBS_MAJOR,
 			  SIM_UVERBS_MINOR_BASE + dev->index);
-	ret = ret ?: symlinkf(target, uvdir, "device");
+	snprintf(uverbs, sizeof(uverbs), "%s", strrchr(pci, '/') + 1);
+	snprintf(ibdir, sizeof(ibdir), "../../../%s", uverbs);
+	ret = ret ?: symlinkf(ibdir, uvdir, "device");
+	snprintf(uverbs, sizeof(uverbs), "uverbs%u", dev->index);
+	ret = ret ?: class_link(root, "infiniband_verbs", dev, uverbs);
 	return ret;
 }
 

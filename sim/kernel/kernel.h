@@ -18,6 +18,22 @@
 
 #include "device.h"
 
+/*
+ * The device's index, as rdma_cm's queries and RDMA netlink report it.
+ * The kernel never gives a new device an old index, and libibverbs and
+ * librdmacm take the same index for the same device: an adapter made
+ * anew (a forked child's, config.c) is a new device, so the index
+ * follows the adapter's MAC (never 0).
+ */
+static inline uint32_t sim_ibdev_index(const struct sim_dev *dev)
+{
+	const uint8_t *m = dev->cfg.mac;
+	uint32_t v = (uint32_t)m[2] << 24 | (uint32_t)m[3] << 16 |
+		     (uint32_t)m[4] << 8 | m[5];
+
+	return 1 + v % 0x7ffffffeu;
+}
+
 /* Character device of uverbsN: what stat() and sysfs "dev" report. */
 #define SIM_UVERBS_MAJOR	231
 #define SIM_UVERBS_MINOR_BASE	192

@@ -193,7 +193,7 @@ static void fill_path(const struct cm_id *id, struct ib_user_path_rec *p)
 
 static uint32_t ibdev_index(const struct cm_id *id)
 {
-	return id->dev ? id->dev->index + 1 : 0;
+	return id->dev ? sim_ibdev_index(id->dev) : 0;
 }
 
 int ucma_query_route(struct cm_id *id, uint64_t response, uint16_t out)

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Snapshots of a process's adapters for RDMA netlink (nldev_snap.h).
+ * Each process under the sim has adapters of its own, and `rdma` runs in
+ * a process of its own: so that it lists the QPs and counters of the
+ * programs it runs beside, as on a host where they share the device,
+ * every process with an open adapter publishes a snapshot in the rundir,
+ * refreshed by a thread every SNAP_PERIOD_MS (written to a new file and
+ * renamed, so a reader sees one whole snapshot). A process that is gone
+ * is skipped and its file removed.
+ */
+#include "preload.h"
+
+#include <time.h>
+
+#include "nldev_snap.h"
+#include "shared.h"
+#include "spawn.h"
+
+#define SNAP_PERIOD_MS	100
+
+const char *const snap_counter_names[SNAP_COUNTERS] = {
+	"rdma_sends", "rdma_recvs", "tx_bytes", "rx_bytes", "completions",
+	"req_cqe_error", "local_ack_timeout_err", "doorbells",
+};
+
+static size_t snap_size(uint32_t nobjs)
+{
+	return sizeof(struct snap) + nobjs * sizeof(struct snap_obj);
+}
+
+static uint64_t stat_of(atomic_ulong *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/* The port's counters: the sim's statistics (stats.c), with what
+ * same-host requesters did through the adapter. */
+static void take_counters(struct sim_dev *dev, uint64_t c[SNAP_COUNTERS])
+{
+	struct sim_stats *s = &dev->stats;
+	uint64_t dtx, drx, drecvs, dcqes;
+
+	shared_counts(dev->index, &dtx, &drx);
+	shared_recv_counts(dev->index, &drecvs, &dcqes);
+	c[0] = stat_of(&s->send_wqes);
+	c[1] = stat_of(&s->recv_wqes) + drecvs;
+	c[2] = stat_of(&s->bytes_tx) + dtx;
+	c[3] = stat_of(&s->bytes_rx) + drx;
+	c[4] = stat_of(&s->cqes) + dcqes;
+	c[5] = stat_of(&s->error_cqes);
+	c[6] = stat_of(&s->retransmits);
+	c[7] = stat_of(&s->db_qp_send) + stat_of(&s->db_qp_recv) +
+	       stat_of(&s->db_srq_recv) + stat_of(&s->db_cq_arm) +
+	       stat_of(&s->db_cq_arm_sol) + stat_of(&s->db_cq_poll);
+}
+
+static void take_obj(struct snap_obj *o, enum snap_kind k, void *p)
+{
+	const struct sim_qp *qp = p;
+	const struct sim_cq *cq = p;
+	const struct sim_pd *pd = p;
+	const struct sim_mr *mr = p;
+	const struct sim_srq *srq = p;
+
+	switch (k) {
+	case SNAP_QP:
+		o->num = qp->qpn;
+		o->type = qp->type;
+		o->state = qp->attr.state;
+		o->port = qp->attr.port_num;
+		o->path_mig = qp->attr.path_mig_state;
+		o->sq_psn = qp->attr.sq_psn;
+		o->rq_psn = qp->attr.rq_psn;
+		o->rqpn = qp->attr.dest_qp_num;
+		o->pdn = qp->pd ? qp->pd->pdn : 0;
+		break;
+	case SNAP_CQ:
+		o->num = cq->cqn;
+		o->cqe = cq->ring.nelems;
+		o->usecnt = cq->refs;
+		break;
+	case SNAP_PD:
+		o->num = pd->pdn;
+		o->pdn = pd->pdn;
+		o->usecnt = pd->refs;
+		break;
+	case SNAP_MR:
+		o->num = mr->lkey;
+		o->rkey = mr->rkey;
+		o->len = mr->length;
+		o->pdn = mr->pd ? mr->pd->pdn : 0;
+		break;
+	default:
+		o->num = srq->srqn;
+		o->pdn = srq->pd ? srq->pd->pdn : 0;
+		break;
+	}
+}
+
+static struct sim_table *kind_table(struct sim_dev *dev, enum snap_kind k)
+{
+	struct sim_table *t[SNAP_KINDS] = { &dev->pds, &dev->cqs, &dev->qps,
+					    &dev->mrs, &dev->srqs };
+
+	return t[k];
+}
+
+/* Into s, of snap_size(SNAP_MAX_OBJS) bytes. */
+static void take_into(struct snap *s)
+{
+	unsigned int i, k;
+	uint32_t n;
+
+	memset(s, 0, snap_size(SNAP_MAX_OBJS));
+	s->pid = getpid();
+	for (i = 0; i < sim_global.num_adapters; i++) {
+		struct sim_dev *dev = &sim_devs[i];
+
+		take_counters(dev, s->counters[i]);
+		pthread_mutex_lock(&dev->lock);
+		for (k = 0; k < SNAP_KINDS; k++) {
+			struct sim_table *t = kind_table(dev, k);
+
+			for (n = 0; n < t->size && s->nobjs < SNAP_MAX_OBJS;
+			     n++) {
+				struct snap_obj *o = &s->obj[s->nobjs];
+
+				if (!t->slot[n])
+					continue;
+				o->kind = k;
+				o->dev = i;
+				take_obj(o, k, t->slot[n]);
+				s->nobjs++;
+			}
+		}
+		pthread_mutex_unlock(&dev->lock);
+	}
+}
+
+struct snap *snap_take(void)
+{
+	struct snap *s = malloc(snap_size(SNAP_MAX_OBJS));
+
+	if (s)
+		take_into(s);
+	return s;
+}
+
+/* ---- publication ---- */
+
+static pid_t publisher_pid;
+
+static int snap_path(pid_t pid, const char *suffix, char *out, size_t len)
+{
+	int n = snprintf(out, len, "%s/nldev-%d.snap%s", sim_global.rundir,
+			 (int)pid, suffix);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+static void publish(const struct snap *s)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	size_t len = snap_size(s->nobjs);
+	long fd;
+
+	if (snap_path(s->pid, ".new", tmp, sizeof(tmp)) ||
+	    snap_path(s->pid, "", path, sizeof(path)))
+		return;
+	fd = sim_sys(SYS_openat, AT_FDCWD, tmp,
+		     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	sim_sys(SYS_fchmod, fd, 0600, 0);
+	if (sim_sys(SYS_write, fd, s, len) == (long)len)
+		sim_sys(SYS_rename, tmp, path, 0);
+	sim_sys(SYS_close, fd, 0, 0);
+}
+
+static void unpublish(void)
+{
+	char path[PATH_MAX];
+
+	if (publisher_pid == getpid() && !snap_path(getpid(), "", path,
+						     sizeof(path)))
+		sim_sys(SYS_unlink, path, 0, 0);
+}
+
+/* Two buffers, the last published and the new one, swapped. */
+static void *publisher(void *arg)
+{
+	struct timespec period = { 0, SNAP_PERIOD_MS * 1000000L };
+	struct snap *last = arg, *s = snap_take(), *t;
+
+	if (!s) {
+		free(last);
+		return NULL;
+	}
+	last->nobjs = UINT32_MAX;
+	for (;;) {
+		take_into(s);
+		if (last->nobjs != s->nobjs ||
+		    memcmp(last, s, snap_size(s->nobjs))) {
+			publish(s);
+			t = last, last = s, s = t;
+		}
+		sim_sys(SYS_nanosleep, &period, NULL, 0);
+	}
+	return NULL;
+}
+
+void snap_publish_start(void)
+{
+	static bool exit_hook;
+	struct snap *last;
+	pthread_t t;
+
+	if (publisher_pid == getpid() || !sim_global.rundir[0])
+		return;
+	publisher_pid = getpid();
+	if (!exit_hook)
+		atexit(unpublish);
+	exit_hook = true;
+	last = malloc(snap_size(SNAP_MAX_OBJS));
+	if (!last || sim_thread_create(&t, NULL, publisher, last)) {
+		free(last);
+		publisher_pid = 0;
+		return;
+	}
+	pthread_detach(t);
+}
+
+/* ---- reading the others' ---- */
+
+static struct snap *snap_read(const char *path, pid_t pid)
+{
+	struct snap *s = malloc(snap_size(SNAP_MAX_OBJS));
+	long fd = sim_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	long n = -1;
+
+	if (fd >= 0) {
+		n = s ? sim_sys(SYS_read, fd, s, snap_size(SNAP_MAX_OBJS)) : -1;
+		sim_sys(SYS_close, fd, 0, 0);
+	}
+	if (!s || n < (long)sizeof(*s) || s->pid != pid ||
+	    s->nobjs > SNAP_MAX_OBJS || (size_t)n != snap_size(s->nobjs)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void snap_for_each_peer(void (*fn)(const struct snap *s, void *arg),
+			void *arg)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	struct snap *s;
+	DIR *d = get_opendir()(sim_global.rundir);
+	char *end;
+	long pid;
+
+	if (!d)
+		return;
+	while ((e = get_readdir()(d))) {
+		if (strncmp(e->d_name, "nldev-", 6))
+			continue;
+		pid = strtol(e->d_name + 6, &end, 10);
+		if (strcmp(end, ".snap") || pid <= 0 || pid == getpid() ||
+		    snprintf(path, sizeof(path), "%s/%s", sim_global.rundir,
+			     e->d_name) >= (int)sizeof(path))
+			continue;
+		if (kill((pid_t)pid, 0) && errno == ESRCH) {
+			sim_sys(SYS_unlink, path, 0, 0);
+			continue;
+		}
+		s = snap_read(path, (pid_t)pid);
+		if (s)
+			fn(s, arg);
+		free(s);
+	}
+	get_closedir()(d);
+}
