@@ -281,6 +281,11 @@ struct fab_port *fabric_open(const struct fab_adapter *adapter)
 		port_listen(port);	/* without it: this process only */
 	if (fab_tcp_addr(adapter->ipv4))
 		port_listen_tcp(port);
+	port->roce_fd = -1;
+	if (sim_global.wire == SIM_WIRE_ROCE && fab_tcp_addr(adapter->ipv4) &&
+	    roce_open(port) &&
+	    epoll_add(port, port->roce_fd, EPOLLIN, &port->roce_fd))
+		roce_close(port);
 	if (adapter->index < SIM_MAX_ADAPTERS)
 		local_ports[adapter->index] = port;
 	return port;
@@ -329,6 +334,9 @@ void fabric_forget(struct fab_port *port)
 		fab_sys_close(port->listen_fd);
 	if (port->tcp_fd >= 0)
 		fab_sys_close(port->tcp_fd);
+	if (port->roce_fd >= 0)
+		fab_sys_close(port->roce_fd);
+	port->roce_fd = -1;
 	fab_sys_close(port->evfd);
 	fab_sys_close(port->epfd);
 	port->listen_fd = port->tcp_fd = port->evfd = port->epfd = -1;
@@ -402,6 +410,11 @@ static void link_hello(struct fab_port *port, struct fab_link *link)
 	v.iov_len = strlen(v.iov_base) + 1;
 	h.len = (uint32_t)v.iov_len;
 	link_send(port, link, &h, &v, 1, false);
+}
+
+bool fabric_link_segments(const struct fab_link *link)
+{
+	return link && link->kind == LINK_ROCE;
 }
 
 bool fabric_link_alive(const struct fab_link *link)
@@ -517,6 +530,9 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16])
 				return &p->self;
 	}
 	link = resolve_unix(port, gid);
+	/* another host: over RoCE v2 when the port speaks it */
+	if (!link)
+		link = roce_resolve(port, gid);
 	if (!link)
 		link = resolve_tcp(port, gid);
 	if (link)
@@ -830,6 +846,8 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 	}
 	if (link->kind == LINK_LOCAL)
 		return send_local(port, link->port, hdr, iov, iovcnt);
+	if (link->kind == LINK_ROCE)
+		return roce_send(port, link, hdr, iov, iovcnt);
 
 	if (iovcnt > FAB_MAX_IOV - 1)
 		iovcnt = FAB_MAX_IOV - 1;

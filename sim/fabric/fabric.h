@@ -65,6 +65,20 @@ enum fab_ack {
 };
 
 #define FAB_F_SOLICITED	0x01
+/*
+ * On a link that carries each message as packets of the path MTU (RoCE
+ * v2, roce.c), a request or READ response arrives one packet at a time:
+ * FAB_F_SEG, with FAB_F_FIRST and FAB_F_LAST on its first and last
+ * packet, psn the packet's own. A WRITE's packets after the first carry
+ * no address: the responder keeps it from the first. A requester or
+ * responder says its QP's path MTU (enum ibv_mtu) in FAB_F_MTU of a REQ
+ * or READ_RESP, for such a link to cut the message to it.
+ */
+#define FAB_F_SEG	0x02
+#define FAB_F_FIRST	0x04
+#define FAB_F_LAST	0x08
+#define FAB_F_MTU_SHIFT	4
+#define FAB_F_MTU_MASK	0x70
 
 struct fab_hdr {
 	uint32_t magic;
@@ -145,6 +159,9 @@ void fabric_forget(struct fab_port *port);
  * port answers for it. */
 struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16]);
 bool fabric_link_alive(const struct fab_link *link);
+/* The link carries messages as packets of the path MTU (FAB_F_SEG): the
+ * requester counts one PSN per packet, as the wire does. */
+bool fabric_link_segments(const struct fab_link *link);
 /* The listening socket of the port at the other end of link (names its
  * shared segment, shared.c); NULL or "" when it has none. */
 const char *fabric_link_peer_path(const struct fab_link *link);

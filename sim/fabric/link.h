@@ -28,6 +28,7 @@
 #include "libc.h"
 #include "options.h"
 #include "sys.h"
+#include "roce.h"
 #include "tcp.h"
 
 /* A payload stalled this long inside a packet means the peer is gone. */
@@ -46,7 +47,7 @@
 /* Pieces of one packet: header, payload pieces, read-ahead. */
 #define FAB_MAX_IOV		((int)SIM_MAX_IOV + 2)
 
-enum fab_link_kind { LINK_LOCAL, LINK_SOCK };
+enum fab_link_kind { LINK_LOCAL, LINK_SOCK, LINK_ROCE };
 
 /* What the socket did not take yet: a copy of the bytes in data[], or
  * (niov > 0) the packet's header in data[] and its payload where iov[]
@@ -87,6 +88,7 @@ struct fab_link {
 	size_t ahead_len;
 
 	void *shared;			/* shared.c: the peer's segment */
+	uint32_t roce_addr;		/* LINK_ROCE: the peer's IPv4 */
 };
 
 struct fab_pkt {
@@ -102,6 +104,11 @@ struct fab_port {
 	int evfd;
 	int listen_fd;
 	int tcp_fd;			/* listening at ipv4:tcp_port */
+	int roce_fd;			/* UDP at ipv4:4791 (roce.c) */
+	struct fab_link *roce_links;	/* LINK_ROCE, by peer address */
+	unsigned int roce_nlinks;
+	uint8_t *roce_buf;		/* one datagram being sent or received */
+	struct roce_stats roce_stats;
 	unsigned int tcp_unverified;	/* accepted links before HELLO */
 	char tcp_name[FAB_TCP_NAME_MAX];
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];

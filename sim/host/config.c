@@ -212,6 +212,14 @@ int sim_config_load(void)
 				       "expected on or off");
 		g->single_copy_off = !on;
 	}
+	v = getenv(SIM_ENV_WIRE);
+	if (v) {
+		enum sim_wire w;
+
+		if (sim_opt_wire(v, &w))
+			return bad_env(SIM_ENV_WIRE, v, "expected roce or sim");
+		g->wire = (uint8_t)w;
+	}
 	v = getenv(SIM_ENV_ASYNC_MODE);
 	if (v && sim_opt_bool(v, &g->async_mode))
 		return bad_env(SIM_ENV_ASYNC_MODE, v, "expected on or off");

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The RoCE v2 wire (roce.h): one UDP socket per port at its address and
+ * port 4791, unprivileged; a link per peer address, which is only that
+ * address (UDP keeps no connection, nor order: the device's PSNs,
+ * ACK timer and retries make RC reliable over it, as on any RoCE
+ * network). Each packet is built whole in one buffer, its payload read
+ * from the application's memory with sim_app_read() (memory taken away
+ * behind the sim's back is an EFAULT, never a fault), and leaves with
+ * don't-fragment set, so the kernel gives it the IPv4 identification 0
+ * its ICRC was computed with.
+ *
+ * What arrives is checked before the device sees any of it: the headers
+ * decode (roce_decode), the ICRC is right for the addresses and ports it
+ * came by (roce_icrc_check), and it maps to a packet the device speaks
+ * (roce_map_rx). Everything else is dropped and counted.
+ */
+#include <netinet/in.h>
+#include <netinet/ip.h>
+
+#include "link.h"
+#include "roce_icrc.h"
+
+/* A datagram longer than the longest taken shows as one (MSG_TRUNC). */
+#define ROCE_BUF_LEN	(ROCE_MAX_DATAGRAM + 64)
+
+bool roce_open(struct fab_port *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(ROCE_UDP_PORT),
+				 .sin_addr.s_addr = port->adapter.ipv4 };
+	int fd, one = 1, v = IP_PMTUDISC_DO, buf = FAB_SOCK_BUF;
+	char addr[INET_ADDRSTRLEN];
+
+	/* received, then sent (the device answers while it reads) */
+	port->roce_buf = malloc(2 * ROCE_BUF_LEN);
+	if (!port->roce_buf)
+		return false;
+	fd = sim_fd_own(sim_libc.socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK |
+					SOCK_CLOEXEC, 0));
+	if (fd < 0)
+		goto fail;
+	setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
+	setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		inet_ntop(AF_INET, &a.sin_addr, addr, sizeof(addr));
+		fprintf(stderr, "pvrdma-sim: %s: RoCE v2 at %s:%u: %s\n",
+			port->adapter.name, addr, ROCE_UDP_PORT,
+			strerror(errno));
+		sim_fd_close(fd);
+		goto fail;
+	}
+	port->roce_fd = fd;
+	return true;
+fail:
+	free(port->roce_buf);
+	port->roce_buf = NULL;
+	return false;
+}
+
+void roce_close(struct fab_port *port)
+{
+	struct fab_link *l, *n;
+
+	if (port->roce_fd >= 0)
+		fab_sys_close(port->roce_fd);
+	port->roce_fd = -1;
+	for (l = port->roce_links; l; l = n) {
+		n = l->next;
+		if (!l->exposed)
+			free(l);
+	}
+	port->roce_links = NULL;
+	free(port->roce_buf);
+	port->roce_buf = NULL;
+}
+
+/* The link of the peer at addr (network order), made on first use. A
+ * port keeps at most ROCE_MAX_LINKS: past that, packets from a new
+ * address come by the last link, whose address is taken over (the device
+ * holds link pointers, so none is ever freed while the port lives). */
+static struct fab_link *link_of(struct fab_port *port, uint32_t addr)
+{
+	struct fab_link *l, **pp;
+
+	for (pp = &port->roce_links; (l = *pp); pp = &l->next) {
+		if (l->roce_addr != addr)
+			continue;
+		*pp = l->next;		/* most recent first */
+		l->next = port->roce_links;
+		port->roce_links = l;
+		return l;
+	}
+	if (port->roce_nlinks >= ROCE_MAX_LINKS) {
+		for (l = port->roce_links; l->next; l = l->next)
+			;
+		l->roce_addr = addr;
+		return l;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->kind = LINK_ROCE;
+	l->port = port;
+	l->fd = -1;
+	l->roce_addr = addr;
+	l->next = port->roce_links;
+	port->roce_links = l;
+	port->roce_nlinks++;
+	return l;
+}
+
+struct fab_link *roce_resolve(struct fab_port *port, const uint8_t gid[16])
+{
+	uint32_t addr;
+
+	if (port->roce_fd < 0 || !fab_tcp_gid_addr(gid, &addr))
+		return NULL;
+	return link_of(port, addr);
+}
+
+static bool send_one(struct fab_port *port, struct fab_link *link,
+		     const struct roce_pkt *p,
+		     const struct iovec *iov, int iovcnt, uint64_t off,
+		     uint32_t len)
+{
+	uint8_t *b = port->roce_buf + ROCE_BUF_LEN;
+	struct roce_flow4 f = { .saddr = port->adapter.ipv4,
+				.daddr = link->roce_addr,
+				/* the socket's own: one per adapter */
+				.sport = ROCE_UDP_PORT,
+				.dport = ROCE_UDP_PORT, .frag = ROCE_IP_DF };
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(ROCE_UDP_PORT),
+				  .sin_addr.s_addr = link->roce_addr };
+	struct iovec part[SIM_MAX_IOV];
+	size_t hl = roce_encode(p, b), n;
+	int np = 0, i;
+	ssize_t r;
+
+	/* the payload is bytes off..off+len of iov */
+	for (i = 0; i < iovcnt && np < (int)SIM_MAX_IOV; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		part[np].iov_base = (uint8_t *)iov[i].iov_base + off;
+		part[np].iov_len = l - off;
+		off = 0;
+		np++;
+	}
+	if (len && !sim_app_read(b + hl, part, np, len)) {
+		errno = EFAULT;
+		return false;
+	}
+	n = hl + len;
+	memset(b + n, 0, p->pad);
+	n += p->pad;
+	roce_icrc_put(b + n, roce_icrc(&f, b, n));
+	n += ROCE_ICRC_LEN;
+	do {
+		r = sendto(port->roce_fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL,
+			   (struct sockaddr *)&to, sizeof(to));
+	} while (r < 0 && errno == EINTR);
+	/* A datagram the socket cannot take now is lost, as on a
+	 * congested wire: the requester's timer resends. */
+	if (r == (ssize_t)n) {
+		link->tx_bytes += n;
+		port->roce_stats.tx_packets++;
+	}
+	return true;
+}
+
+bool roce_send(struct fab_port *port, struct fab_link *link,
+	       const struct fab_hdr *h, const struct iovec *iov, int iovcnt)
+{
+	struct roce_pkt p;
+	uint32_t i, count = 1, len;
+	uint64_t off;
+
+	for (i = 0; i < count; i++) {
+		if (!roce_map_tx(h, i, &count, &p, &off, &len))
+			return true;	/* nothing the wire carries */
+		if (!send_one(port, link, &p, iov, iovcnt, off, len))
+			return false;
+	}
+	return true;
+}
+
+/* The GID a RoCE v2 peer at addr has: its IPv4-mapped address. */
+static void mapped_gid(uint8_t gid[16], uint32_t addr)
+{
+	memset(gid, 0, 10);
+	gid[10] = gid[11] = 0xff;
+	memcpy(gid + 12, &addr, 4);
+}
+
+static void ttl_tos(struct msghdr *msg, struct fab_hdr *h)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level != IPPROTO_IP)
+			continue;
+		if (c->cmsg_type == IP_TTL)
+			h->hop_limit = (uint8_t)*(int *)CMSG_DATA(c);
+		else if (c->cmsg_type == IP_TOS)
+			h->tclass = *(uint8_t *)CMSG_DATA(c);
+	}
+}
+
+/* One datagram of len bytes in port->roce_buf, from src. */
+static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
+		   size_t len, struct fab_hdr *h)
+{
+	struct roce_stats *st = &port->roce_stats;
+	struct roce_flow4 f = { .saddr = src->sin_addr.s_addr,
+				.daddr = port->adapter.ipv4,
+				.sport = ntohs(src->sin_port),
+				.dport = ROCE_UDP_PORT };
+	struct roce_pkt p;
+
+	if (roce_decode(&p, port->roce_buf, len) != ROCE_OK) {
+		st->rx_malformed++;
+		return false;
+	}
+	if (!roce_icrc_check(&f, port->roce_buf, len)) {
+		st->rx_bad_icrc++;
+		return false;
+	}
+	h->magic = FAB_MAGIC;
+	if (!roce_map_rx(&p, h)) {
+		st->rx_malformed++;
+		return false;
+	}
+	h->gid_type = SIM_GID_TYPE_ROCE_V2;
+	mapped_gid(h->src_gid, src->sin_addr.s_addr);
+	mapped_gid(h->dst_gid, port->adapter.ipv4);
+	st->rx_packets++;
+	return true;
+}
+
+int roce_rx(struct fab_port *port)
+{
+	union {
+		struct cmsghdr align;
+		uint8_t b[CMSG_SPACE(sizeof(int)) * 2 + 16];
+	} ctl;
+	struct sockaddr_in src;
+	struct iovec v = { .iov_base = port->roce_buf,
+			   .iov_len = ROCE_BUF_LEN };
+	struct msghdr msg;
+	struct fab_hdr h;
+	struct fab_rx rx;
+	struct fab_link *from;
+	int count = 0, i;
+	ssize_t n;
+
+	for (i = 0; port->roce_fd >= 0 && i < FAB_BURST; i++) {
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_name = &src;
+		msg.msg_namelen = sizeof(src);
+		msg.msg_iov = &v;
+		msg.msg_iovlen = 1;
+		msg.msg_control = ctl.b;
+		msg.msg_controllen = sizeof(ctl.b);
+		n = recvmsg(port->roce_fd, &msg, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		if ((msg.msg_flags & MSG_TRUNC) || n > ROCE_MAX_DATAGRAM ||
+		    msg.msg_namelen < sizeof(src) ||
+		    src.sin_family != AF_INET) {
+			port->roce_stats.rx_malformed++;
+			continue;
+		}
+		memset(&h, 0, sizeof(h));
+		if (!rx_one(port, &src, (size_t)n, &h))
+			continue;
+		ttl_tos(&msg, &h);
+		from = link_of(port, src.sin_addr.s_addr);
+		if (!from)
+			continue;
+		from->exposed = true;
+		rx = (struct fab_rx){ .port = port, .mem = port->roce_buf +
+					roce_hdr_len(port->roce_buf[0]),
+				      .left = h.len };
+		port->adapter.rx(port->adapter.owner, from, &h, &rx);
+		count++;
+	}
+	return count;
+}
+
+const struct roce_stats *roce_stats(const struct fab_port *port)
+{
+	return &port->roce_stats;
+}
