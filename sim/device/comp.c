@@ -18,7 +18,9 @@ static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
 
 	while (e->out_count && e->out_sent) {
 		o = out_at(e, 0);
-		if (!psn_before(o->psn, psn) && !(inclusive && o->psn == psn))
+		/* a message of packets is done with its last (packets.c) */
+		if (!psn_before(o->last_psn, psn) &&
+		    !(inclusive && o->last_psn == psn))
 			break;
 		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
 			break;
@@ -134,13 +136,18 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 	case FAB_READ_RESP:
 	case FAB_ATOMIC_RESP:
 		ack_upto(e, h->psn, false);
+		if (h->flags & FAB_F_SEG) {
+			if (e->out_count && e->out_sent)
+				pkt_read_response(e, h, rx);
+			break;
+		}
 		if (e->out_count && e->out_sent && out_at(e, 0)->psn == h->psn)
 			read_atomic_done(e, h, rx);
 		break;
 	case FAB_NAK:
 		ack_upto(e, h->psn, false);
 		if (!e->out_count || !e->out_sent ||
-		    out_at(e, 0)->psn != h->psn)
+		    !pkt_psn_in(out_at(e, 0), h->psn))
 			break;	/* stale */
 		if (h->opcode == FAB_NAK_SEQ) {
 			out_unsend(e);	/* go back to psn */

@@ -51,6 +51,7 @@ static void eqp_reset(struct eqp *e)
 	e->link = e->ud_link = NULL;
 	e->need_resolve = false;
 	e->nak_sent = false;
+	e->seg_busy = false;
 	memset(e->atomics, 0, sizeof(e->atomics));
 	e->atomic_next = 0;
 	qlink_del(&e->ack);

@@ -71,6 +71,8 @@ struct sim_stats {
 	atomic_ulong comp_events;
 	atomic_ulong async_events;
 	atomic_ulong single_copy;	/* WRs executed on a same-host target */
+	atomic_ulong rx_no_qp;		/* packets for no QP: dropped */
+	atomic_ulong naks;		/* NAKs the responders sent */
 };
 
 /* One user buffer of a ring object (a CQ's or SRQ's buffer, a QP's send

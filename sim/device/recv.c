@@ -198,8 +198,11 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 		return;
 	}
 	e = eqp_by_qpn(eng, h->dst_qpn & 0xffffff);
-	if (!e)
-		return;		/* no such QP: dropped, as on the wire */
+	if (!e) {
+		/* no such QP: dropped, as on the wire */
+		stat_add(&eng->dev->stats.rx_no_qp, 1);
+		return;
+	}
 	switch (h->type) {
 	case FAB_REQ:
 		responder_rx(e, from, h, rx);

@@ -105,6 +105,7 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o)
 	h.atomic_b = wr->swap;
 	if (wr->send_flags & IBV_SEND_SOLICITED)
 		h.flags |= FAB_F_SOLICITED;
+	h.flags |= pkt_mtu_flags(qp);
 	if (sim_wqe_is_read_or_atomic(wr->opcode)) {
 		h.read_len = wr->total_len;
 		li.n = 0;
@@ -385,7 +386,8 @@ void sq_progress(struct eqp *e)
 		if (e->fabric_run < UINT8_MAX)
 			e->fabric_run++;
 		o->psn = e->next_psn;
-		e->next_psn = (e->next_psn + 1) & PSN_MASK;
+		o->last_psn = (o->psn + pkt_span(e, &o->wr) - 1) & PSN_MASK;
+		e->next_psn = (o->last_psn + 1) & PSN_MASK;
 		e->out_count++;
 	}
 

@@ -225,6 +225,17 @@ bool fabric_link_busy(const struct fab_link *link);
 uint64_t fabric_link_tx_bytes(const struct fab_link *link);
 uint64_t fabric_link_push(struct fab_link *link);
 
+/* What a port's RoCE v2 wire counted (fabric/roce.c); false when the
+ * port speaks none. */
+struct fab_wire_counts {
+	unsigned long rx_packets;	/* handed to the device */
+	unsigned long rx_bad_icrc;	/* dropped */
+	unsigned long rx_malformed;	/* dropped: headers, opcode, length */
+	unsigned long tx_packets;
+};
+bool fabric_wire_counts(const struct fab_port *port,
+			struct fab_wire_counts *c);
+
 /* Sleep protocol of the device thread: announce the intent to sleep, then
  * re-check every other source of work, then fabric_wait(port, timeout) or
  * fabric_sleep_cancel(). Returns false if local packets are already

@@ -108,7 +108,7 @@ struct fab_port {
 	struct fab_link *roce_links;	/* LINK_ROCE, by peer address */
 	unsigned int roce_nlinks;
 	uint8_t *roce_buf;		/* one datagram being sent or received */
-	struct roce_stats roce_stats;
+	struct fab_wire_counts roce_counts;
 	unsigned int tcp_unverified;	/* accepted links before HELLO */
 	char tcp_name[FAB_TCP_NAME_MAX];
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];

@@ -171,7 +171,7 @@ static bool send_one(struct fab_port *port, struct fab_link *link,
 	 * congested wire: the requester's timer resends. */
 	if (r == (ssize_t)n) {
 		link->tx_bytes += n;
-		port->roce_stats.tx_packets++;
+		port->roce_counts.tx_packets++;
 	}
 	return true;
 }
@@ -218,7 +218,7 @@ static void ttl_tos(struct msghdr *msg, struct fab_hdr *h)
 static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
 		   size_t len, struct fab_hdr *h)
 {
-	struct roce_stats *st = &port->roce_stats;
+	struct fab_wire_counts *st = &port->roce_counts;
 	struct roce_flow4 f = { .saddr = src->sin_addr.s_addr,
 				.daddr = port->adapter.ipv4,
 				.sport = ntohs(src->sin_port),
@@ -277,7 +277,7 @@ int roce_rx(struct fab_port *port)
 		if ((msg.msg_flags & MSG_TRUNC) || n > ROCE_MAX_DATAGRAM ||
 		    msg.msg_namelen < sizeof(src) ||
 		    src.sin_family != AF_INET) {
-			port->roce_stats.rx_malformed++;
+			port->roce_counts.rx_malformed++;
 			continue;
 		}
 		memset(&h, 0, sizeof(h));
@@ -297,7 +297,11 @@ int roce_rx(struct fab_port *port)
 	return count;
 }
 
-const struct roce_stats *roce_stats(const struct fab_port *port)
+bool fabric_wire_counts(const struct fab_port *port,
+			struct fab_wire_counts *c)
 {
-	return &port->roce_stats;
+	if (!port || port->roce_fd < 0)
+		return false;
+	*c = port->roce_counts;
+	return true;
 }

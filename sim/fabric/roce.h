@@ -25,13 +25,6 @@ struct fab_link;
 /* Peers a port keeps a link for; more reuse the oldest one's. */
 #define ROCE_MAX_LINKS		256
 
-/* What a port counts of what arrives (read with roce_stats()). */
-struct roce_stats {
-	unsigned long rx_packets;
-	unsigned long rx_bad_icrc;
-	unsigned long rx_malformed;	/* truncated, unknown opcode... */
-	unsigned long tx_packets;
-};
 
 /* Opens the port's UDP socket when the wire is RoCE and its address is a
  * real interface's; false if it cannot (logged). */
@@ -47,7 +40,6 @@ bool roce_send(struct fab_port *port, struct fab_link *link,
 /* Reads the datagrams that arrived and hands each valid one to the
  * port's receive callback; returns how many. */
 int roce_rx(struct fab_port *port);
-const struct roce_stats *roce_stats(const struct fab_port *port);
 
 /* roce_map.c: one fabric packet as the RoCE packets it makes. n is the
  * packet's index, *count how many the message makes; p gets the headers,

@@ -40,8 +40,12 @@ shift 3
 command -v ip >/dev/null 2>&1 || mh_skip "no ip(8)"
 
 e2e_setup
-NS_A=pvmh$$a NS_B=pvmh$$b
-VETH_A=pvmh$$a VETH_B=pvmh$$b
+# MH_WIRE=roce: the adapters reach each other over RoCE v2 (--wire), in
+# namespaces of their own name.
+MH_NAME=pvmh
+[ "${MH_WIRE:-sim}" = roce ] && MH_NAME=pvs-roce-
+NS_A=$MH_NAME$$a NS_B=$MH_NAME$$b
+VETH_A=$MH_NAME$$a VETH_B=$MH_NAME$$b
 ADDR_A=198.51.100.1 ADDR_B=198.51.100.2
 # Fixed ports: each namespace pair is the test's own.
 PORT=18515
@@ -74,7 +78,8 @@ mh_prefix() {
 	[ "${MH_NETDEV:-0}" = 1 ] && where="--netdev $1"
 	echo "ip netns exec $1 timeout -k 5 $E2E_TIMEOUT" \
 	     "${E2E_PRELOAD:+env LD_PRELOAD=$E2E_PRELOAD}" \
-	     "$E2E_SIM --provider $3 --rundir $RUNDIR/$1 $where $4 --"
+	     "$E2E_SIM --provider $3 --rundir $RUNDIR/$1 $where" \
+	     "${MH_WIRE:+--wire $MH_WIRE} $4 --"
 }
 
 # mh_start NAME NS ADDR PROVIDER "SIM OPTIONS" CMD...: in the background,
@@ -114,11 +119,21 @@ mh_wait_listen() {
 	return 1
 }
 
-# mh_wait_adapter_link PID: until the client's adapter has connected to
-# the server's (its first RC packet), or PID exited.
+# mh_adapter_linked: the client's adapter has sent the server's its first
+# RC packet: over TCP, it connected; RoCE keeps no connection, so the
+# client's results header, printed as its first requests leave.
+mh_adapter_linked() {
+	if [ "${MH_WIRE:-sim}" = roce ]; then
+		grep -q -F "#bytes" "$RUNDIR/client.out"
+	else
+		ip netns exec "$NS_B" ss -Htn "dport = :4791" | grep -q ESTAB
+	fi
+}
+
+# mh_wait_adapter_link PID: until mh_adapter_linked, or PID exited.
 mh_wait_adapter_link() {
 	local i=0
-	until ip netns exec "$NS_B" ss -Htn "dport = :4791" | grep -q ESTAB; do
+	until mh_adapter_linked; do
 		i=$((i + 1))
 		[ "$i" -lt 300 ] && kill -0 "$1" 2>/dev/null ||
 			e2e_fail "no TCP link between the adapters"
