@@ -8,7 +8,8 @@ libibverbs-dev ibverbs-providers ibverbs-utils perftest rdmacm-utils
 librdmacm-dev libfabric-bin
 libcmocka-dev linux-libc-dev valgrind python3
 debhelper dpkg-dev lintian rpm fakeroot man-db groff-base binutils
-openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin"
+openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin
+tcpdump tshark python3-scapy"
 
 missing=""
 for p in $pkgs; do

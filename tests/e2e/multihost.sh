@@ -31,6 +31,8 @@ mh_skip() {
 	exit 77
 }
 
+. "$E2E_SRC/mh_roce.sh"
+
 sprov=$(provider_of "$1")
 cprov=$(provider_of "$2")
 scenario=$3
@@ -120,11 +122,11 @@ mh_wait_listen() {
 }
 
 # mh_adapter_linked: the client's adapter has sent the server's its first
-# RC packet: over TCP, it connected; RoCE keeps no connection, so the
-# client's results header, printed as its first requests leave.
+# RC packet: over TCP, it connected; over RoCE, which keeps no connection,
+# it opened the UDP socket of its QP's source port (0xc000 and up).
 mh_adapter_linked() {
 	if [ "${MH_WIRE:-sim}" = roce ]; then
-		grep -q -F "#bytes" "$RUNDIR/client.out"
+		ip netns exec "$NS_B" ss -Huan "sport >= :49152" | grep -q .
 	else
 		ip netns exec "$NS_B" ss -Htn "dport = :4791" | grep -q ESTAB
 	fi
@@ -494,6 +496,8 @@ fuzz) fuzz ;;
 fuzz_hello) fuzz_hello ;;
 rping) rping_hosts ;;
 fuzz_cm) fuzz_cm ;;
+roce_capture) roce_capture "$@" ;;
+roce_fuzz) roce_fuzz ;;
 mpi) mpi ;;
 host_netdev) host_netdev ;;
 perftest_cm) perftest_cm "$@" ;;
