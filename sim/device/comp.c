@@ -121,6 +121,13 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 	case FAB_ACK:
 		if (h->opcode != FAB_ACK_PARTIAL) {
 			ack_upto(e, h->psn, true);
+			/* the ACK of a packet inside the oldest message: it
+			 * is arriving (packets.c) */
+			if (e->out_count && e->out_sent &&
+			    pkt_psn_in(out_at(e, 0), h->psn)) {
+				e->retries_left = e->qp->attr.retry_cnt;
+				restart_ack_timer(e);
+			}
 			break;
 		}
 		/* The oldest request is arriving: progress, as the ACK of

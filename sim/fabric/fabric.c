@@ -334,9 +334,7 @@ void fabric_forget(struct fab_port *port)
 		fab_sys_close(port->listen_fd);
 	if (port->tcp_fd >= 0)
 		fab_sys_close(port->tcp_fd);
-	if (port->roce_fd >= 0)
-		fab_sys_close(port->roce_fd);
-	port->roce_fd = -1;
+	roce_forget(port);
 	fab_sys_close(port->evfd);
 	fab_sys_close(port->epfd);
 	port->listen_fd = port->tcp_fd = port->evfd = port->epfd = -1;

@@ -80,6 +80,11 @@ enum fab_ack {
 #define FAB_F_MTU_SHIFT	4
 #define FAB_F_MTU_MASK	0x70
 
+/* A FAB_UD_SEND from the RoCE wire: read_len holds FAB_UD_IPV4_SEEN, the
+ * flags and fragment offset of the IPv4 header it came in (bits 16-30)
+ * and its identification (bits 0-15), for the GRH area of its receive. */
+#define FAB_UD_IPV4_SEEN	0x80000000u
+
 struct fab_hdr {
 	uint32_t magic;
 	uint8_t type;		/* enum fab_type */

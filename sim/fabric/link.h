@@ -105,6 +105,10 @@ struct fab_port {
 	int listen_fd;
 	int tcp_fd;			/* listening at ipv4:tcp_port */
 	int roce_fd;			/* UDP at ipv4:4791 (roce.c) */
+	struct {			/* UDP at ipv4:port, to send from */
+		uint16_t port;
+		int fd;
+	} roce_sport[ROCE_SPORTS];
 	struct fab_link *roce_links;	/* LINK_ROCE, by peer address */
 	unsigned int roce_nlinks;
 	uint8_t *roce_buf;		/* one datagram being sent or received */

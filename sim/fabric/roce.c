@@ -61,13 +61,25 @@ fail:
 	return false;
 }
 
-void roce_close(struct fab_port *port)
+void roce_forget(struct fab_port *port)
 {
-	struct fab_link *l, *n;
+	unsigned int i;
 
 	if (port->roce_fd >= 0)
 		fab_sys_close(port->roce_fd);
 	port->roce_fd = -1;
+	for (i = 0; i < ROCE_SPORTS; i++)
+		if (port->roce_sport[i].port) {
+			fab_sys_close(port->roce_sport[i].fd);
+			port->roce_sport[i].port = 0;
+		}
+}
+
+void roce_close(struct fab_port *port)
+{
+	struct fab_link *l, *n;
+
+	roce_forget(port);
 	for (l = port->roce_links; l; l = n) {
 		n = l->next;
 		if (!l->exposed)
@@ -122,23 +134,82 @@ struct fab_link *roce_resolve(struct fab_port *port, const uint8_t gid[16])
 	return link_of(port, addr);
 }
 
+/*
+ * The UDP source port of a QP's packets, requests and responses alike:
+ * flow entropy for the network's ECMP hashing, derived from the QP number
+ * as rxe derives it (the 14-bit golden-ratio hash, above 0xc000).
+ */
+static uint16_t qp_sport(uint32_t qpn)
+{
+	return (uint16_t)(0xc000 + (((qpn & 0xffffff) * 0x61c88647u) >> 18));
+}
+
+static int sport_socket(struct fab_port *port, uint16_t sport)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(sport),
+				 .sin_addr.s_addr = port->adapter.ipv4 };
+	int fd, v = IP_PMTUDISC_DO, buf = FAB_SOCK_BUF, zero = 0;
+
+	fd = sim_fd_own(sim_libc.socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK |
+					SOCK_CLOEXEC, 0));
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	/* only sent from: what reaches its port is not read */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		sim_fd_close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The socket to send qpn's packets from, and its port: its own flow's
+ * when it can have one, else the port's socket at 4791. */
+static int sport_of(struct fab_port *port, uint32_t qpn, uint16_t *sport)
+{
+	uint16_t want = qp_sport(qpn);
+	unsigned int i, h = want % ROCE_SPORTS;
+	int fd;
+
+	for (i = 0; i < ROCE_SPORTS; i++) {
+		unsigned int k = (h + i) % ROCE_SPORTS;
+
+		if (port->roce_sport[k].port == want) {
+			*sport = want;
+			return port->roce_sport[k].fd;
+		}
+		if (port->roce_sport[k].port)
+			continue;
+		fd = sport_socket(port, want);
+		if (fd < 0)
+			break;
+		port->roce_sport[k].port = want;
+		port->roce_sport[k].fd = fd;
+		*sport = want;
+		return fd;
+	}
+	*sport = ROCE_UDP_PORT;
+	return port->roce_fd;
+}
+
 static bool send_one(struct fab_port *port, struct fab_link *link,
-		     const struct roce_pkt *p,
+		     uint32_t src_qpn, const struct roce_pkt *p,
 		     const struct iovec *iov, int iovcnt, uint64_t off,
 		     uint32_t len)
 {
 	uint8_t *b = port->roce_buf + ROCE_BUF_LEN;
 	struct roce_flow4 f = { .saddr = port->adapter.ipv4,
 				.daddr = link->roce_addr,
-				/* the socket's own: one per adapter */
-				.sport = ROCE_UDP_PORT,
 				.dport = ROCE_UDP_PORT, .frag = ROCE_IP_DF };
 	struct sockaddr_in to = { .sin_family = AF_INET,
 				  .sin_port = htons(ROCE_UDP_PORT),
 				  .sin_addr.s_addr = link->roce_addr };
 	struct iovec part[SIM_MAX_IOV];
 	size_t hl = roce_encode(p, b), n;
-	int np = 0, i;
+	int np = 0, i, fd = sport_of(port, src_qpn, &f.sport);
 	ssize_t r;
 
 	/* the payload is bytes off..off+len of iov */
@@ -164,7 +235,7 @@ static bool send_one(struct fab_port *port, struct fab_link *link,
 	roce_icrc_put(b + n, roce_icrc(&f, b, n));
 	n += ROCE_ICRC_LEN;
 	do {
-		r = sendto(port->roce_fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL,
+		r = sendto(fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL,
 			   (struct sockaddr *)&to, sizeof(to));
 	} while (r < 0 && errno == EINTR);
 	/* A datagram the socket cannot take now is lost, as on a
@@ -186,7 +257,7 @@ bool roce_send(struct fab_port *port, struct fab_link *link,
 	for (i = 0; i < count; i++) {
 		if (!roce_map_tx(h, i, &count, &p, &off, &len))
 			return true;	/* nothing the wire carries */
-		if (!send_one(port, link, &p, iov, iovcnt, off, len))
+		if (!send_one(port, link, h->src_qpn, &p, iov, iovcnt, off, len))
 			return false;
 	}
 	return true;
@@ -238,6 +309,9 @@ static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
 		st->rx_malformed++;
 		return false;
 	}
+	if (h->type == FAB_UD_SEND)
+		h->read_len = FAB_UD_IPV4_SEEN | (uint32_t)f.frag << 16 |
+			      f.ip_id;
 	h->gid_type = SIM_GID_TYPE_ROCE_V2;
 	mapped_gid(h->src_gid, src->sin_addr.s_addr);
 	mapped_gid(h->dst_gid, port->adapter.ipv4);

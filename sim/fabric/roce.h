@@ -22,6 +22,9 @@ struct fab_link;
 
 /* The largest datagram taken: headers, 4096 bytes of payload, pad, ICRC. */
 #define ROCE_MAX_DATAGRAM	(ROCE_MAX_HDR_LEN + 4096 + 8)
+/* UDP source ports a port sends from (one per QP's flow): more share
+ * 4791. */
+#define ROCE_SPORTS		64
 /* Peers a port keeps a link for; more reuse the oldest one's. */
 #define ROCE_MAX_LINKS		256
 
@@ -30,6 +33,8 @@ struct fab_link;
  * real interface's; false if it cannot (logged). */
 bool roce_open(struct fab_port *port);
 void roce_close(struct fab_port *port);
+/* In a fork()ed child: closes its copies of the sockets only. */
+void roce_forget(struct fab_port *port);
 /* The link to the RoCE peer at the address gid maps; NULL if gid maps no
  * address of another host or the port speaks no RoCE. */
 struct fab_link *roce_resolve(struct fab_port *port, const uint8_t gid[16]);
