@@ -121,9 +121,11 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 	case FAB_ACK:
 		if (h->opcode != FAB_ACK_PARTIAL) {
 			ack_upto(e, h->psn, true);
+			pkt_acked(e, (h->psn + 1) & PSN_MASK);
 			/* the ACK of a packet inside the oldest message: it
 			 * is arriving (packets.c) */
-			if (e->out_count && e->out_sent &&
+			if (e->out_count &&
+			    (e->out_sent || out_at(e, 0)->pkts_sent) &&
 			    pkt_psn_in(out_at(e, 0), h->psn)) {
 				e->retries_left = e->qp->attr.retry_cnt;
 				restart_ack_timer(e);
@@ -153,11 +155,14 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 		break;
 	case FAB_NAK:
 		ack_upto(e, h->psn, false);
-		if (!e->out_count || !e->out_sent ||
+		if (!e->out_count ||
+		    !(e->out_sent || out_at(e, 0)->pkts_sent) ||
 		    !pkt_psn_in(out_at(e, 0), h->psn))
 			break;	/* stale */
 		if (h->opcode == FAB_NAK_SEQ) {
+			pkt_acked(e, h->psn);
 			out_unsend(e);	/* go back to psn */
+			pkt_rewind(e, h->psn);
 		} else if (h->opcode == FAB_NAK_RNR) {
 			if (qp->attr.rnr_retry != 7 && !e->rnr_left--) {
 				requester_fail(e,
@@ -167,6 +172,7 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 			/* Nothing is in flight until the RNR timer resends:
 			 * the ACK timer restarts with the resend. */
 			out_unsend(e);
+			pkt_rewind(e, h->psn);
 			e->deadline = 0;
 			arm_rnr_timer(e, e->eng->now +
 				      1000ull * rnr_timer_us[h->rkey & 31]);

@@ -77,6 +77,7 @@ struct out_wqe {
 	struct sim_send_wr wr;
 	uint32_t psn;
 	uint32_t last_psn;		/* of its last packet (packets.c) */
+	uint32_t pkts_sent;		/* packets sent (packets.c window) */
 	uint8_t local_err;		/* status to complete with, 0 = none */
 };
 
@@ -215,6 +216,7 @@ struct eqp {
 	uint32_t seg_rkey;
 	uint64_t seg_total;
 	uint32_t rresp_next;
+	uint32_t win_base;		/* the oldest packet not acknowledged */
 };
 
 struct engine {
@@ -411,6 +413,15 @@ void pkt_request(struct eqp *e, struct fab_link *from,
 		 const struct fab_hdr *h, struct fab_rx *rx);
 void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
 		       struct fab_rx *rx);
+/* The packets of o the window lets go now, set in h (rc_transmit's
+ * header of o); false when it lets none. *whole: o is then sent. */
+bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
+		bool *whole);
+/* Everything in flight is sent again, from psn where it falls in the
+ * oldest request (what came before it arrived). */
+void pkt_rewind(struct eqp *e, uint32_t psn);
+/* Packets before psn are acknowledged: the window moves. */
+void pkt_acked(struct eqp *e, uint32_t psn);
 
 /* ---- async.c: --async-mode ---- */
 /* One polling round of the device thread while the adapter is active;

@@ -257,7 +257,9 @@ void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
 
 	if (o->wr.opcode != PVRDMA_WR_RDMA_READ || !pkt_psn_in(o, h->psn))
 		return;
-	if (h->flags & FAB_F_FIRST)
+	/* a READ asked for in parts is answered in parts, each from a
+	 * first packet: at its start, or where the last part ended */
+	if ((h->flags & FAB_F_FIRST) && h->psn == o->psn)
 		e->rresp_next = o->psn;
 	if (h->psn != e->rresp_next || off + h->len > o->wr.total_len ||
 	    (!(h->flags & FAB_F_LAST) && h->len != mtu))
@@ -269,9 +271,10 @@ void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
 	}
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	e->rresp_next = (h->psn + 1) & PSN_MASK;
+	pkt_acked(e, e->rresp_next);
 	e->retries_left = qp->attr.retry_cnt;
 	restart_ack_timer(e);
-	if (!(h->flags & FAB_F_LAST))
+	if (h->psn != o->last_psn)
 		return;
 	wr = o->wr;
 	out_pop(e);
@@ -280,4 +283,85 @@ void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
 	e->deadline = 0;
 	if (e->out_sent)
 		restart_ack_timer(e);
+}
+
+/*
+ * Packets a QP has in flight at most on such a link: 256 KiB, about
+ * what the receiver's socket holds (fabric/roce.c), so that a long
+ * message, or a stream of them, is not lost at the receiver wholesale
+ * and resent again and again; what is lost past a gap is sent again
+ * from the gap (the responder's sequence NAK names it). rxe bounds its
+ * packets in flight per QP as well.
+ */
+static uint32_t window_pkts(uint32_t mtu)
+{
+	uint32_t w = (256u << 10) / mtu;
+
+	return w < 16 ? 16 : w > 256 ? 256 : w;
+}
+
+static uint32_t wqe_packets(const struct out_wqe *o)
+{
+	return ((o->last_psn - o->psn) & PSN_MASK) + 1;
+}
+
+void pkt_acked(struct eqp *e, uint32_t psn)
+{
+	if (psn_before(e->win_base, psn))
+		e->win_base = psn;
+}
+
+bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
+		bool *whole)
+{
+	uint32_t mtu = mtu_bytes(e->qp->attr.path_mtu);
+	uint32_t total = wqe_packets(o), base, next, inflight, room, n;
+	uint64_t off;
+
+	*whole = true;
+	if (!fabric_link_segments(e->link) ||
+	    (sim_wqe_is_read_or_atomic(o->wr.opcode) &&
+	     o->wr.opcode != PVRDMA_WR_RDMA_READ))
+		return true;
+	base = out_at(e, 0)->psn;
+	if (psn_before(base, e->win_base))
+		base = e->win_base;
+	next = (o->psn + o->pkts_sent) & PSN_MASK;
+	inflight = psn_before(next, base) ? 0 : (next - base) & PSN_MASK;
+	room = window_pkts(mtu);
+	if (inflight >= room)
+		return false;
+	n = total - o->pkts_sent;
+	if (n > room - inflight)
+		n = room - inflight;
+	off = (uint64_t)o->pkts_sent * mtu;
+	if (o->wr.opcode == PVRDMA_WR_RDMA_READ) {
+		/* this part of the READ: its own request */
+		h->psn = next;
+		h->remote_addr += off;
+		h->read_len = (uint32_t)(o->wr.total_len - off <
+					 (uint64_t)n * mtu ?
+					 o->wr.total_len - off :
+					 (uint64_t)n * mtu);
+	} else {
+		h->atomic_a = o->pkts_sent;
+		h->atomic_b = n;
+	}
+	o->pkts_sent += n;
+	*whole = o->pkts_sent >= total;
+	return true;
+}
+
+void pkt_rewind(struct eqp *e, uint32_t psn)
+{
+	struct out_wqe *o;
+	uint32_t i;
+
+	for (i = 0; i < e->out_count; i++)
+		out_at(e, i)->pkts_sent = 0;
+	if (!e->out_count)
+		return;
+	o = out_at(e, 0);
+	if (fabric_link_segments(e->link) && pkt_psn_in(o, psn))
+		o->pkts_sent = (psn - o->psn) & PSN_MASK;
 }

@@ -74,6 +74,10 @@ enum fab_ack {
  * responder says its QP's path MTU (enum ibv_mtu) in FAB_F_MTU of a REQ
  * or READ_RESP, for such a link to cut the message to it.
  */
+/* On such a link a requester sends a message a window at a time: a SEND
+ * or WRITE request names its packets to send now in atomic_a (the first)
+ * and atomic_b (how many; 0: all), a READ is asked for in parts (its
+ * PSN, address and length those of the part). */
 #define FAB_F_SEG	0x02
 #define FAB_F_FIRST	0x04
 #define FAB_F_LAST	0x08

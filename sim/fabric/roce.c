@@ -18,6 +18,8 @@
 #include <netinet/in.h>
 #include <netinet/ip.h>
 
+#include <rdma/vmw_pvrdma-abi.h>
+
 #include "link.h"
 #include "roce_icrc.h"
 
@@ -43,7 +45,10 @@ bool roce_open(struct fab_port *port)
 	setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
 	setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
 	setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	/* past net.core.rmem_max where the process may (CAP_NET_ADMIN):
+	 * the requesters' windows (device/packets.c) are sized for it */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
 	if (bind(fd, (struct sockaddr *)&a, sizeof(a))) {
 		inet_ntop(AF_INET, &a.sin_addr, addr, sizeof(addr));
@@ -90,10 +95,11 @@ void roce_close(struct fab_port *port)
 	port->roce_buf = NULL;
 }
 
-/* The link of the peer at addr (network order), made on first use. A
- * port keeps at most ROCE_MAX_LINKS: past that, packets from a new
- * address come by the last link, whose address is taken over (the device
- * holds link pointers, so none is ever freed while the port lives). */
+/* The link of the peer at addr (network order), made on first use. The
+ * device holds link pointers, so none is freed while the port lives: a
+ * port keeps at most ROCE_MAX_LINKS, and a new address past that is not
+ * reached (NULL: its packets are dropped), so that datagrams from forged
+ * addresses cannot take the sim's memory. */
 static struct fab_link *link_of(struct fab_port *port, uint32_t addr)
 {
 	struct fab_link *l, **pp;
@@ -106,12 +112,8 @@ static struct fab_link *link_of(struct fab_port *port, uint32_t addr)
 		port->roce_links = l;
 		return l;
 	}
-	if (port->roce_nlinks >= ROCE_MAX_LINKS) {
-		for (l = port->roce_links; l->next; l = l->next)
-			;
-		l->roce_addr = addr;
-		return l;
-	}
+	if (port->roce_nlinks >= ROCE_MAX_LINKS)
+		return NULL;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return NULL;
@@ -251,12 +253,21 @@ bool roce_send(struct fab_port *port, struct fab_link *link,
 	       const struct fab_hdr *h, const struct iovec *iov, int iovcnt)
 {
 	struct roce_pkt p;
-	uint32_t i, count = 1, len;
+	uint32_t i = 0, end = UINT32_MAX, count = 1, len;
 	uint64_t off;
 
-	for (i = 0; i < count; i++) {
-		if (!roce_map_tx(h, i, &count, &p, &off, &len))
-			return true;	/* nothing the wire carries */
+	/* a SEND's or WRITE's packets the requester's window lets go now */
+	if (h->type == FAB_REQ && h->opcode != PVRDMA_WR_RDMA_READ &&
+	    h->opcode != PVRDMA_WR_ATOMIC_CMP_AND_SWP &&
+	    h->opcode != PVRDMA_WR_ATOMIC_FETCH_AND_ADD && h->atomic_b) {
+		i = (uint32_t)h->atomic_a;
+		end = i + (uint32_t)h->atomic_b;
+	}
+	/* how many packets the message makes */
+	if (!roce_map_tx(h, 0, &count, &p, &off, &len))
+		return true;	/* nothing the wire carries */
+	for (; i < count && i < end; i++) {
+		roce_map_tx(h, i, &count, &p, &off, &len);
 		if (!send_one(port, link, h->src_qpn, &p, iov, iovcnt, off, len))
 			return false;
 	}
@@ -359,8 +370,10 @@ int roce_rx(struct fab_port *port)
 			continue;
 		ttl_tos(&msg, &h);
 		from = link_of(port, src.sin_addr.s_addr);
-		if (!from)
+		if (!from) {
+			port->roce_counts.rx_malformed++;
 			continue;
+		}
 		from->exposed = true;
 		rx = (struct fab_rx){ .port = port, .mem = port->roce_buf +
 					roce_hdr_len(port->roce_buf[0]),

@@ -25,7 +25,7 @@ struct fab_link;
 /* UDP source ports a port sends from (one per QP's flow): more share
  * 4791. */
 #define ROCE_SPORTS		64
-/* Peers a port keeps a link for; more reuse the oldest one's. */
+/* Peers a port keeps a link for; more are not reached. */
 #define ROCE_MAX_LINKS		256
 
 

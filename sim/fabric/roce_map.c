@@ -275,9 +275,11 @@ bool roce_map_rx(const struct roce_pkt *p, struct fab_hdr *h)
 	if (m & ROCE_M_REQ)
 		return map_rx_request(p, m, h);
 	if (m & ROCE_M_READ) {
+		/* a READ may be answered in parts: each its packets */
 		h->type = FAB_READ_RESP;
 		h->len = p->paylen;
-		h->flags |= seg_flags(m);
+		h->flags |= FAB_F_SEG | (m & ROCE_M_FIRST ? FAB_F_FIRST : 0) |
+			    (m & ROCE_M_LAST ? FAB_F_LAST : 0);
 		return true;
 	}
 	if (m & ROCE_M_ATOMIC) {
