@@ -410,11 +410,6 @@ static void link_hello(struct fab_port *port, struct fab_link *link)
 	link_send(port, link, &h, &v, 1, false);
 }
 
-bool fabric_link_segments(const struct fab_link *link)
-{
-	return link && link->kind == LINK_ROCE;
-}
-
 bool fabric_link_alive(const struct fab_link *link)
 {
 	return link && !link->dead;

@@ -384,6 +384,11 @@ int roce_rx(struct fab_port *port)
 	return count;
 }
 
+bool fabric_link_segments(const struct fab_link *link)
+{
+	return link && link->kind == LINK_ROCE;
+}
+
 bool fabric_wire_counts(const struct fab_port *port,
 			struct fab_wire_counts *c)
 {
