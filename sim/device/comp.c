@@ -146,7 +146,9 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 	case FAB_ATOMIC_RESP:
 		ack_upto(e, h->psn, false);
 		if (h->flags & FAB_F_SEG) {
-			if (e->out_count && e->out_sent)
+			/* a READ asked for in parts answers before all are */
+			if (e->out_count &&
+			    (e->out_sent || out_at(e, 0)->pkts_sent))
 				pkt_read_response(e, h, rx);
 			break;
 		}
