@@ -15,7 +15,7 @@ librdmacm-dev libfabric-bin
 libcmocka-dev linux-libc-dev valgrind python3
 debhelper dpkg-dev lintian rpm fakeroot man-db groff-base binutils
 openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin
-iproute2 infiniband-diags"
+iproute2 infiniband-diags tcpdump tshark python3-scapy"
 
 cross=""
 if [ "${1:-}" = --matrix ]; then

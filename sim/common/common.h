@@ -64,6 +64,7 @@ struct sim_global {
 	char stats_file[256];		/* --stats-file, "" = stderr */
 	bool single_copy_off;		/* --no-single-copy */
 	bool async_mode;		/* --async-mode */
+	uint8_t wire;			/* --wire: enum sim_wire */
 };
 
 extern struct sim_global sim_global;

@@ -47,6 +47,7 @@
 #define SIM_ENV_MAX_CQE		"PVRDMA_SIM_MAX_CQE"
 #define SIM_ENV_SINGLE_COPY	"PVRDMA_SIM_SINGLE_COPY"
 #define SIM_ENV_ASYNC_MODE	"PVRDMA_SIM_ASYNC_MODE"
+#define SIM_ENV_WIRE		"PVRDMA_SIM_WIRE"
 
 #define SIM_HW_VERSION_DEFAULT	18u
 /* Where adapters listen for other hosts: RoCE v2's port number, on TCP. */
@@ -267,6 +268,31 @@ static inline int sim_opt_ipv4(const char *s, uint32_t *out, bool *autop)
 static inline int sim_opt_tcp_port(const char *s, unsigned int *out)
 {
 	return sim_opt_uint(s, 1, 65535, out);
+}
+
+/*
+ * How adapters reach adapters on other hosts (--wire): the sim's own
+ * frames over TCP, or RoCE v2 (UDP port 4791, fabric/roce.c), which
+ * native endpoints speak. Adapters of one host share memory either way.
+ */
+enum sim_wire {
+	SIM_WIRE_SIM = 0,
+	SIM_WIRE_ROCE,
+};
+
+static inline int sim_opt_wire(const char *s, enum sim_wire *out)
+{
+	if (!s)
+		return EINVAL;
+	if (!strcmp(s, "sim")) {
+		*out = SIM_WIRE_SIM;
+		return 0;
+	}
+	if (!strcmp(s, "roce")) {
+		*out = SIM_WIRE_ROCE;
+		return 0;
+	}
+	return EINVAL;
 }
 
 /*

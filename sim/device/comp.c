@@ -18,7 +18,9 @@ static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
 
 	while (e->out_count && e->out_sent) {
 		o = out_at(e, 0);
-		if (!psn_before(o->psn, psn) && !(inclusive && o->psn == psn))
+		/* a message of packets is done with its last (packets.c) */
+		if (!psn_before(o->last_psn, psn) &&
+		    !(inclusive && o->last_psn == psn))
 			break;
 		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
 			break;
@@ -119,6 +121,15 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 	case FAB_ACK:
 		if (h->opcode != FAB_ACK_PARTIAL) {
 			ack_upto(e, h->psn, true);
+			pkt_acked(e, (h->psn + 1) & PSN_MASK);
+			/* the ACK of a packet inside the oldest message: it
+			 * is arriving (packets.c) */
+			if (e->out_count &&
+			    (e->out_sent || out_at(e, 0)->pkts_sent) &&
+			    pkt_psn_in(out_at(e, 0), h->psn)) {
+				e->retries_left = e->qp->attr.retry_cnt;
+				restart_ack_timer(e);
+			}
 			break;
 		}
 		/* The oldest request is arriving: progress, as the ACK of
@@ -134,16 +145,26 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 	case FAB_READ_RESP:
 	case FAB_ATOMIC_RESP:
 		ack_upto(e, h->psn, false);
+		if (h->flags & FAB_F_SEG) {
+			/* a READ asked for in parts answers before all are */
+			if (e->out_count &&
+			    (e->out_sent || out_at(e, 0)->pkts_sent))
+				pkt_read_response(e, h, rx);
+			break;
+		}
 		if (e->out_count && e->out_sent && out_at(e, 0)->psn == h->psn)
 			read_atomic_done(e, h, rx);
 		break;
 	case FAB_NAK:
 		ack_upto(e, h->psn, false);
-		if (!e->out_count || !e->out_sent ||
-		    out_at(e, 0)->psn != h->psn)
+		if (!e->out_count ||
+		    !(e->out_sent || out_at(e, 0)->pkts_sent) ||
+		    !pkt_psn_in(out_at(e, 0), h->psn))
 			break;	/* stale */
 		if (h->opcode == FAB_NAK_SEQ) {
+			pkt_acked(e, h->psn);
 			out_unsend(e);	/* go back to psn */
+			pkt_rewind(e, h->psn);
 		} else if (h->opcode == FAB_NAK_RNR) {
 			if (qp->attr.rnr_retry != 7 && !e->rnr_left--) {
 				requester_fail(e,
@@ -153,6 +174,7 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 			/* Nothing is in flight until the RNR timer resends:
 			 * the ACK timer restarts with the resend. */
 			out_unsend(e);
+			pkt_rewind(e, h->psn);
 			e->deadline = 0;
 			arm_rnr_timer(e, e->eng->now +
 				      1000ull * rnr_timer_us[h->rkey & 31]);

@@ -51,6 +51,7 @@ static void eqp_reset(struct eqp *e)
 	e->link = e->ud_link = NULL;
 	e->need_resolve = false;
 	e->nak_sent = false;
+	e->seg_busy = false;
 	memset(e->atomics, 0, sizeof(e->atomics));
 	e->atomic_next = 0;
 	qlink_del(&e->ack);
@@ -80,6 +81,7 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 	case IBV_QPS_RTS:
 		if (old_state == IBV_QPS_RTR) {
 			e->next_psn = qp->attr.sq_psn & PSN_MASK;
+			e->win_base = e->next_psn;
 			e->retries_left = qp->attr.retry_cnt;
 			e->rnr_left = qp->attr.rnr_retry;
 			e->need_resolve = true;

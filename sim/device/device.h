@@ -73,6 +73,8 @@ struct sim_stats {
 	atomic_ulong single_copy;	/* WRs executed on a same-host target */
 	/* Completion events raised on a same-host target's channel */
 	atomic_ulong peer_events;
+	atomic_ulong rx_no_qp;		/* packets for no QP: dropped */
+	atomic_ulong naks;		/* NAKs the responders sent */
 };
 
 /* One user buffer of a ring object (a CQ's or SRQ's buffer, a QP's send

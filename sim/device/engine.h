@@ -34,6 +34,9 @@
  *   direct_event.c  and its completion event raised on the target's
  *               channel, by the requester
  *   publish.c   and what a target publishes for them
+ *   packets.c   messages as packets of the path MTU, for a link that
+ *               carries them so (RoCE v2): PSNs per packet, a message
+ *               placed packet by packet
  *
  * Everything except the doorbell queue runs with dev->lock held, so the
  * control path (uverbs) sees objects either before or after a unit of work.
@@ -75,6 +78,8 @@ struct db_queue {
 struct out_wqe {
 	struct sim_send_wr wr;
 	uint32_t psn;
+	uint32_t last_psn;		/* of its last packet (packets.c) */
+	uint32_t pkts_sent;		/* packets sent (packets.c window) */
 	uint8_t local_err;		/* status to complete with, 0 = none */
 };
 
@@ -202,6 +207,19 @@ struct eqp {
 	/* The results of the last atomics executed, for their resends. */
 	struct atomic_result atomics[ATOMIC_RESULTS];
 	uint32_t atomic_next;
+
+	/* packets.c: the SEND or WRITE arriving in packets (seg_busy, and
+	 * seg_op its opcode), and the READ response arriving (the PSN of
+	 * the packet due next) */
+	bool seg_busy;
+	uint8_t seg_op;
+	struct sim_recv_wr seg_rwr;
+	uint64_t seg_off;
+	uint64_t seg_va;
+	uint32_t seg_rkey;
+	uint64_t seg_total;
+	uint32_t rresp_next;
+	uint32_t win_base;		/* the oldest packet not acknowledged */
 };
 
 struct engine {
@@ -373,6 +391,40 @@ void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 		   uint32_t byte_len, uint32_t wc_flags);
 void responder_rx(struct eqp *e, struct fab_link *from,
 		  const struct fab_hdr *h, struct fab_rx *rx);
+
+/* resp.c, for packets.c: a queued ACK, a NAK, a failure NAKed */
+void resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
+		    uint64_t len);
+void resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
+	      uint32_t psn, uint32_t dst_qpn);
+void resp_fail(struct eqp *e, struct fab_link *from,
+	       const struct fab_hdr *h, uint8_t code);
+
+/* ---- packets.c: messages as packets of the path MTU ---- */
+uint8_t pkt_mtu_flags(const struct sim_qp *qp);
+/* PSNs the WQE takes on the QP's link: 1, or its packets. */
+uint32_t pkt_span(const struct eqp *e, const struct sim_send_wr *wr);
+/* PSNs the READ request h takes: its response's packets. */
+uint32_t pkt_read_span(const struct eqp *e, const struct fab_link *from,
+		       const struct fab_hdr *h);
+bool pkt_psn_in(const struct out_wqe *o, uint32_t psn);
+const struct fab_hdr *pkt_rc_source(const struct eqp *e,
+				    const struct fab_link *from,
+				    const struct fab_hdr *h,
+				    struct fab_hdr *copy);
+void pkt_request(struct eqp *e, struct fab_link *from,
+		 const struct fab_hdr *h, struct fab_rx *rx);
+void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
+		       struct fab_rx *rx);
+/* The packets of o the window lets go now, set in h (rc_transmit's
+ * header of o); false when it lets none. *whole: o is then sent. */
+bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
+		bool *whole);
+/* Everything in flight is sent again, from psn where it falls in the
+ * oldest request (what came before it arrived). */
+void pkt_rewind(struct eqp *e, uint32_t psn);
+/* Packets before psn are acknowledged: the window moves. */
+void pkt_acked(struct eqp *e, uint32_t psn);
 
 /* ---- async.c: --async-mode ---- */
 /* One polling round of the device thread while the adapter is active;

@@ -57,12 +57,14 @@ static unsigned int ipv4_header_checksum(const uint8_t ip[ROCE_IPV4_LEN])
  * - RoCE v2 over IPv6: the IPv6 header (payload length from the UDP header
  *   on, next header UDP);
  * - RoCE v1: the IB GRH (payload length from the BTH on, next header 0x1b).
- * Both lengths count the BTH, DETH, ImmDt, payload and ICRC the packet
+ * Both lengths count the BTH, DETH, ImmDt, payload, pad and ICRC the packet
  * carries (Ethernet has no VCRC). The flow label is 0, as rxe sends it.
  */
 static void build_grh(uint8_t grh[ROCE_GRH_LEN], const struct fab_hdr *h)
 {
-	uint32_t ib_len = ROCE_BTH_LEN + ROCE_DETH_LEN + h->len + ROCE_ICRC_LEN;
+	/* the payload is padded to 4 bytes on the wire */
+	uint32_t ib_len = ROCE_BTH_LEN + ROCE_DETH_LEN + ((h->len + 3) & ~3u) +
+			  ROCE_ICRC_LEN;
 	uint8_t type = network_type(NULL, h->gid_type, h->src_gid);
 
 	if (h->opcode == PVRDMA_WR_SEND_WITH_IMM)
@@ -74,10 +76,16 @@ static void build_grh(uint8_t grh[ROCE_GRH_LEN], const struct fab_hdr *h)
 		ip[0] = 0x45;		/* version 4, 5 words of header */
 		ip[1] = h->tclass;
 		put_be16(ip + 2, ROCE_IPV4_LEN + ROCE_UDP_LEN + ib_len);
-		/* Identification 0: it serves reassembly only, and a RoCE
+		/* What the packet came with on the RoCE wire; else
+		 * identification 0: it serves reassembly only, and a RoCE
 		 * datagram may not be fragmented (RFC 6864, atomic
 		 * datagrams). */
-		put_be16(ip + 6, 0x4000);	/* don't fragment */
+		if (h->read_len & FAB_UD_IPV4_SEEN) {
+			put_be16(ip + 4, h->read_len & 0xffff);
+			put_be16(ip + 6, (h->read_len >> 16) & 0x7fff);
+		} else {
+			put_be16(ip + 6, 0x4000);	/* don't fragment */
+		}
 		ip[8] = h->hop_limit;
 		ip[9] = 17;		/* UDP */
 		memcpy(ip + 12, h->src_gid + 12, 4);
@@ -198,8 +206,11 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 		return;
 	}
 	e = eqp_by_qpn(eng, h->dst_qpn & 0xffffff);
-	if (!e)
-		return;		/* no such QP: dropped, as on the wire */
+	if (!e) {
+		/* no such QP: dropped, as on the wire */
+		stat_add(&eng->dev->stats.rx_no_qp, 1);
+		return;
+	}
 	switch (h->type) {
 	case FAB_REQ:
 		responder_rx(e, from, h, rx);

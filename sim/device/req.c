@@ -76,12 +76,17 @@ void hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
 	h->hop_limit = 64;
 }
 
-/* Sends the request of one RC WQE; a local protection error is reported
- * instead (the WQE completes with it once it is the oldest). */
-static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o)
+/* rc_transmit(): the window of a link of packets is full (packets.c). */
+#define RC_WINDOW_FULL	UINT32_MAX
+
+/* Sends the request of one RC WQE, or (*whole false) the part of it the
+ * window lets go; a local protection error is reported instead (the WQE
+ * completes with it once it is the oldest). */
+static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o, bool *whole)
 {
 	struct sim_qp *qp = e->qp;
 	const struct sim_send_wr *wr = &o->wr;
+	bool first_part = !o->pkts_sent;
 	struct fab_hdr h;
 	struct local_iov li;
 	uint32_t st;
@@ -105,13 +110,17 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o)
 	h.atomic_b = wr->swap;
 	if (wr->send_flags & IBV_SEND_SOLICITED)
 		h.flags |= FAB_F_SOLICITED;
+	h.flags |= pkt_mtu_flags(qp);
 	if (sim_wqe_is_read_or_atomic(wr->opcode)) {
 		h.read_len = wr->total_len;
 		li.n = 0;
 	} else {
 		h.len = wr->total_len;
-		stat_add(&qp->uctx->dev->stats.bytes_tx, wr->total_len);
 	}
+	if (!pkt_window(e, o, &h, whole))
+		return RC_WINDOW_FULL;
+	if (!sim_wqe_is_read_or_atomic(wr->opcode) && first_part)
+		stat_add(&qp->uctx->dev->stats.bytes_tx, wr->total_len);
 	/* A payload the device cannot read: nothing was sent. The rest of
 	 * one the socket does not take now is sent from its place: the
 	 * application leaves it alone until the WR completes, which takes
@@ -287,6 +296,7 @@ void sq_progress(struct eqp *e)
 	struct out_wqe *o;
 	void *elem;
 	uint32_t st;
+	bool whole;
 
 	if (state == IBV_QPS_ERR) {
 		qp_flush(e);
@@ -389,7 +399,9 @@ void sq_progress(struct eqp *e)
 		if (e->fabric_run < UINT8_MAX)
 			e->fabric_run++;
 		o->psn = e->next_psn;
-		e->next_psn = (e->next_psn + 1) & PSN_MASK;
+		o->pkts_sent = 0;
+		o->last_psn = (o->psn + pkt_span(e, &o->wr) - 1) & PSN_MASK;
+		e->next_psn = (o->last_psn + 1) & PSN_MASK;
 		e->out_count++;
 	}
 
@@ -414,10 +426,18 @@ void sq_progress(struct eqp *e)
 			complete_local_error(e);
 			return;
 		}
-		st = rc_transmit(e, o);
+		st = rc_transmit(e, o, &whole);
+		if (st == RC_WINDOW_FULL)
+			break;	/* ACKs open it (packets.c) */
 		if (st) {
 			o->local_err = st;
 			continue;
+		}
+		if (!whole) {
+			/* the rest as ACKs open the window */
+			if (!e->deadline)
+				restart_ack_timer(e);
+			break;
 		}
 		e->out_sent++;
 		if (sim_wqe_is_read_or_atomic(o->wr.opcode))

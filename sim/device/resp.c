@@ -57,6 +57,12 @@ static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
 		ack_flush_one(e);
 }
 
+void resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
+		    uint64_t len)
+{
+	ack_queue(e, to, psn, len);
+}
+
 void acks_flush(struct engine *eng)
 {
 	while (eng->acks.first)
@@ -67,6 +73,7 @@ static void nak(struct eqp *e, struct fab_link *to, uint8_t code,
 		uint32_t psn, uint32_t dst_qpn)
 {
 	ack_flush_one(e);
+	stat_add(&e->qp->uctx->dev->stats.naks, 1);
 	send_ctrl(e, to, FAB_NAK, code, psn, dst_qpn);
 }
 
@@ -222,6 +229,18 @@ static void responder_fail(struct eqp *e, struct fab_link *from,
 	qp_to_error(e);
 }
 
+void resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
+	      uint32_t psn, uint32_t dst_qpn)
+{
+	nak(e, to, code, psn, dst_qpn);
+}
+
+void resp_fail(struct eqp *e, struct fab_link *from,
+	       const struct fab_hdr *h, uint8_t code)
+{
+	responder_fail(e, from, h, code);
+}
+
 static void rc_recv_message(struct eqp *e, struct fab_link *from,
 			    const struct fab_hdr *h, struct fab_rx *rx,
 			    const struct local_iov *write_dst)
@@ -318,6 +337,7 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 	r.dst_qpn = h->src_qpn;
 	r.psn = h->psn;
 	r.len = h->read_len;
+	r.flags |= pkt_mtu_flags(e->qp);
 	/* Sent from the MR itself whenever the socket takes it: a requester
 	 * that asks for many long READs and reads slowly (or not at all)
 	 * costs this adapter no copy of what it asked for. */
@@ -328,7 +348,7 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 	}
 	stat_add(&e->qp->uctx->dev->stats.bytes_tx, h->read_len);
 	if (h->psn == e->epsn) {
-		e->epsn = (h->psn + 1) & PSN_MASK;
+		e->epsn = (h->psn + pkt_read_span(e, from, h)) & PSN_MASK;
 		e->nak_sent = false;
 	}
 }
@@ -411,9 +431,11 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 	struct sim_qp *qp = e->qp;
 	enum ibv_qp_state st = qp->attr.state;
 	struct local_iov ri;
+	struct fab_hdr copy;
 
 	if (qp->type != IBV_QPT_RC)
 		return;
+	h = pkt_rc_source(e, from, h, &copy);
 	/* Only a QP past RTR takes requests; others drop them silently. */
 	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
 	    st != IBV_QPS_SQE)
@@ -436,6 +458,11 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 		return;
 	}
 
+	/* a message of many packets, one of them (packets.c) */
+	if (h->flags & FAB_F_SEG) {
+		pkt_request(e, from, h, rx);
+		return;
+	}
 	switch (h->opcode) {
 	case PVRDMA_WR_SEND:
 	case PVRDMA_WR_SEND_WITH_IMM:

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "device.h"
+#include "engine.h"
 #include "libc.h"
 #include "shared.h"
 
@@ -37,7 +38,25 @@ static const struct {
 	STAT(async_events),
 	STAT(single_copy),
 	STAT(peer_events),
+	STAT(rx_no_qp),
+	STAT(naks),
 };
+
+/* What the RoCE v2 wire counted at the adapter's port (--wire roce). */
+static void wire_stats_print(int fd, struct sim_dev *dev)
+{
+	struct engine *eng = engine_of(dev);
+	struct fab_wire_counts c;
+
+	if (!eng || !eng->port || !fabric_wire_counts(eng->port, &c))
+		return;
+	dprintf(fd, "%s.roce_rx_packets %lu\n", dev->cfg.ibdev, c.rx_packets);
+	dprintf(fd, "%s.roce_rx_bad_icrc %lu\n", dev->cfg.ibdev,
+		c.rx_bad_icrc);
+	dprintf(fd, "%s.roce_rx_malformed %lu\n", dev->cfg.ibdev,
+		c.rx_malformed);
+	dprintf(fd, "%s.roce_tx_packets %lu\n", dev->cfg.ibdev, c.tx_packets);
+}
 
 void sim_stats_print(int fd)
 {
@@ -74,6 +93,7 @@ void sim_stats_print(int fd)
 			dprintf(fd, "%s.%s %lu\n", dev->cfg.ibdev,
 				stat_fields[f].name, v);
 		}
+		wire_stats_print(fd, dev);
 	}
 }
 

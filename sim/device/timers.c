@@ -112,6 +112,7 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	 * again, it may have come back. */
 	stat_add(&qp->uctx->dev->stats.retransmits, e->out_sent);
 	out_unsend(e);
+	pkt_rewind(e, e->win_base);
 	if (!fabric_link_alive(e->link))
 		e->need_resolve = true;
 	sq_progress(e);

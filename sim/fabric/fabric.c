@@ -329,6 +329,11 @@ struct fab_port *fabric_open(const struct fab_adapter *adapter)
 		port_listen_tcp(port);
 	if (sim_global.rundir[0])
 		port_listen(port);	/* without it: this process only */
+	port->roce_fd = -1;
+	if (sim_global.wire == SIM_WIRE_ROCE && fab_tcp_addr(adapter->ipv4) &&
+	    roce_open(port) &&
+	    epoll_add(port, port->roce_fd, EPOLLIN, &port->roce_fd))
+		roce_close(port);
 	if (adapter->index < SIM_MAX_ADAPTERS)
 		local_ports[adapter->index] = port;
 	return port;
@@ -377,6 +382,7 @@ void fabric_forget(struct fab_port *port)
 		fab_sys_close(port->listen_fd);
 	if (port->tcp_fd >= 0)
 		fab_sys_close(port->tcp_fd);
+	roce_forget(port);
 	fab_sys_close(port->evfd);
 	fab_sys_close(port->epfd);
 	port->listen_fd = port->tcp_fd = port->evfd = port->epfd = -1;
@@ -567,6 +573,10 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16],
 				return &p->self;
 	}
 	link = resolve_unix(port, gid, slot);
+	/* another host: over RoCE v2 when the port speaks it; UDP 4791 of
+	 * an address is its first slot's */
+	if (!link && !slot)
+		link = roce_resolve(port, gid);
 	if (!link)
 		link = resolve_tcp(port, gid, slot);
 	if (link)
@@ -880,6 +890,8 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 	}
 	if (link->kind == LINK_LOCAL)
 		return send_local(port, link->port, hdr, iov, iovcnt);
+	if (link->kind == LINK_ROCE)
+		return roce_send(port, link, hdr, iov, iovcnt);
 
 	if (iovcnt > FAB_MAX_IOV - 1)
 		iovcnt = FAB_MAX_IOV - 1;

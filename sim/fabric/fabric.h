@@ -65,6 +65,29 @@ enum fab_ack {
 };
 
 #define FAB_F_SOLICITED	0x01
+/*
+ * On a link that carries each message as packets of the path MTU (RoCE
+ * v2, roce.c), a request or READ response arrives one packet at a time:
+ * FAB_F_SEG, with FAB_F_FIRST and FAB_F_LAST on its first and last
+ * packet, psn the packet's own. A WRITE's packets after the first carry
+ * no address: the responder keeps it from the first. A requester or
+ * responder says its QP's path MTU (enum ibv_mtu) in FAB_F_MTU of a REQ
+ * or READ_RESP, for such a link to cut the message to it.
+ */
+/* On such a link a requester sends a message a window at a time: a SEND
+ * or WRITE request names its packets to send now in atomic_a (the first)
+ * and atomic_b (how many; 0: all), a READ is asked for in parts (its
+ * PSN, address and length those of the part). */
+#define FAB_F_SEG	0x02
+#define FAB_F_FIRST	0x04
+#define FAB_F_LAST	0x08
+#define FAB_F_MTU_SHIFT	4
+#define FAB_F_MTU_MASK	0x70
+
+/* A FAB_UD_SEND from the RoCE wire: read_len holds FAB_UD_IPV4_SEEN, the
+ * flags and fragment offset of the IPv4 header it came in (bits 16-30)
+ * and its identification (bits 0-15), for the GRH area of its receive. */
+#define FAB_UD_IPV4_SEEN	0x80000000u
 
 struct fab_hdr {
 	uint32_t magic;
@@ -159,6 +182,9 @@ struct fab_link *fabric_resolve(struct fab_port *port, const uint8_t gid[16],
 void fabric_qpn_range(unsigned int index, uint32_t ipv4, uint32_t *first,
 		      uint32_t *last);
 bool fabric_link_alive(const struct fab_link *link);
+/* The link carries messages as packets of the path MTU (FAB_F_SEG): the
+ * requester counts one PSN per packet, as the wire does. */
+bool fabric_link_segments(const struct fab_link *link);
 /* The listening socket of the port at the other end of link (names its
  * shared segment, shared.c); NULL or "" when it has none. */
 const char *fabric_link_peer_path(const struct fab_link *link);
@@ -221,6 +247,17 @@ bool fabric_link_busy(const struct fab_link *link);
  * for an owner whose thread had no CPU to notice that it could. */
 uint64_t fabric_link_tx_bytes(const struct fab_link *link);
 uint64_t fabric_link_push(struct fab_link *link);
+
+/* What a port's RoCE v2 wire counted (fabric/roce.c); false when the
+ * port speaks none. */
+struct fab_wire_counts {
+	unsigned long rx_packets;	/* handed to the device */
+	unsigned long rx_bad_icrc;	/* dropped */
+	unsigned long rx_malformed;	/* dropped: headers, opcode, length */
+	unsigned long tx_packets;
+};
+bool fabric_wire_counts(const struct fab_port *port,
+			struct fab_wire_counts *c);
 
 /* Sleep protocol of the device thread: announce the intent to sleep, then
  * re-check every other source of work, then fabric_wait(port, timeout) or

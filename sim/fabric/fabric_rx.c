@@ -441,6 +441,8 @@ int fabric_deliver(struct fab_port *port)
 			port_accept(port, port->listen_fd, false);
 		} else if (p == &port->tcp_fd) {
 			port_accept(port, port->tcp_fd, true);
+		} else if (p == &port->roce_fd) {
+			count += roce_rx(port);
 		} else {
 			struct fab_link *link = p;
 
@@ -467,6 +469,8 @@ int fabric_rx_poll(struct fab_port *port)
 	struct fab_link *link;
 	int count = inq_deliver(port);
 
+	if (port->roce_fd >= 0)
+		count += roce_rx(port);
 	for (link = port->links; link; link = link->next) {
 		if (link->dead)
 			continue;

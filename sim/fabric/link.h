@@ -28,6 +28,7 @@
 #include "libc.h"
 #include "options.h"
 #include "sys.h"
+#include "roce.h"
 #include "tcp.h"
 
 /* A payload stalled this long inside a packet means the peer is gone. */
@@ -54,7 +55,7 @@
 /* Pieces of one packet: header, payload pieces, read-ahead. */
 #define FAB_MAX_IOV		((int)SIM_MAX_IOV + 2)
 
-enum fab_link_kind { LINK_LOCAL, LINK_SOCK };
+enum fab_link_kind { LINK_LOCAL, LINK_SOCK, LINK_ROCE };
 
 /* What the socket did not take yet: a copy of the bytes in data[], or
  * (niov > 0) the packet's header in data[] and its payload where iov[]
@@ -97,6 +98,7 @@ struct fab_link {
 	size_t ahead_len;
 
 	void *shared;			/* shared.c: the peer's segment */
+	uint32_t roce_addr;		/* LINK_ROCE: the peer's IPv4 */
 };
 
 struct fab_pkt {
@@ -113,6 +115,15 @@ struct fab_port {
 	int listen_fd;
 	int tcp_fd;			/* listening at ipv4:tcp_port */
 	unsigned int tcp_slot;		/* of its address (slot.c) */
+	int roce_fd;			/* UDP at ipv4:4791 (roce.c) */
+	struct {			/* UDP at ipv4:port, to send from */
+		uint16_t port;
+		int fd;
+	} roce_sport[ROCE_SPORTS];
+	struct fab_link *roce_links;	/* LINK_ROCE, by peer address */
+	unsigned int roce_nlinks;
+	uint8_t *roce_buf;		/* one datagram being sent or received */
+	struct fab_wire_counts roce_counts;
 	unsigned int tcp_unverified;	/* accepted links before HELLO */
 	unsigned long tcp_refused;	/* links refused for that, ever */
 	char tcp_name[FAB_TCP_NAME_MAX];

@@ -17,9 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
+#include "libc.h"
 #include "options.h"
+#include "sys.h"
 #include "host.h"
 
 /* How the adapters' identities were made (sim_config_load), for a forked
@@ -110,6 +116,36 @@ static int default_rundir(char *buf, size_t len)
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+/*
+ * On the RoCE wire a packet of the path MTU, with its IPv4, UDP and
+ * transport headers, must fit the netdev's MTU (it leaves with don't
+ * fragment set): the port's active MTU is the largest that does, as
+ * rxe derives its own from its netdev, and never above --mtu.
+ */
+#define ROCE_HEADROOM	(20 + 8 + 12 + 28 + 3 + 4)	/* IPv4 UDP BTH
+							 * AtomicETH pad ICRC */
+
+static enum ibv_mtu roce_mtu(const char *netdev, enum ibv_mtu want)
+{
+	struct ifreq ifr;
+	int fd = sim_libc.socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int room;
+	enum ibv_mtu m;
+
+	if (fd < 0)
+		return want;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", netdev);
+	room = sim_sys(SYS_ioctl, fd, SIOCGIFMTU, &ifr) ? 0 :
+	       ifr.ifr_mtu - ROCE_HEADROOM;
+	sim_libc.close(fd);
+	if (room <= 0)
+		return want;
+	for (m = want; m > IBV_MTU_256 && (128 << m) > room; m--)
+		;
+	return m;
 }
 
 int sim_config_load(void)
@@ -212,6 +248,14 @@ int sim_config_load(void)
 				       "expected on or off");
 		g->single_copy_off = !on;
 	}
+	v = getenv(SIM_ENV_WIRE);
+	if (v) {
+		enum sim_wire w;
+
+		if (sim_opt_wire(v, &w))
+			return bad_env(SIM_ENV_WIRE, v, "expected roce or sim");
+		g->wire = (uint8_t)w;
+	}
 	v = getenv(SIM_ENV_ASYNC_MODE);
 	if (v && sim_opt_bool(v, &g->async_mode))
 		return bad_env(SIM_ENV_ASYNC_MODE, v, "expected on or off");
@@ -253,6 +297,8 @@ int sim_config_load(void)
 		if (c->ipv4 && ntohl(c->ipv4) >> 24 != 127 &&
 		    sim_iface_ipv4(NULL, &c->ipv4, c->netdev))
 			c->netdev[0] = 0;
+		if (g->wire == SIM_WIRE_ROCE && c->netdev[0])
+			c->mtu = roce_mtu(c->netdev, c->mtu);
 	}
 
 	for (i = 0; i < SIM_MAX_ADAPTERS; i++) {

@@ -63,6 +63,9 @@ static void usage(FILE *out)
 "  --netdev IFNAME           take the IPv4 address of interface IFNAME\n"
 "  --tcp-port N              TCP port of the adapters for other hosts\n"
 "                            (default 4791)\n"
+"  --wire sim|roce           how adapters reach other hosts: the sim's\n"
+"                            frames over TCP (default) or RoCE v2 (UDP\n"
+"                            4791), as native RDMA endpoints speak it\n"
 "  --rundir DIR              sockets and sysfs trees (default\n"
 "                            $XDG_RUNTIME_DIR/pvrdma-sim or\n"
 "                            /tmp/pvrdma-sim-UID)\n"
@@ -228,7 +231,7 @@ static const char *const config_env[] = {
 	SIM_ENV_STATS, SIM_ENV_STATS_FILE, SIM_ENV_PROVIDER,
 	SIM_ENV_MAX_QP_WR, SIM_ENV_MAX_SRQ_WR, SIM_ENV_MAX_CQE,
 	SIM_ENV_NETDEV, SIM_ENV_TCP_PORT,
-	SIM_ENV_SINGLE_COPY, SIM_ENV_ASYNC_MODE,
+	SIM_ENV_SINGLE_COPY, SIM_ENV_ASYNC_MODE, SIM_ENV_WIRE,
 };
 
 /* Every process under this launcher must agree on the run directory. */
@@ -252,7 +255,7 @@ enum {
 	OPT_MAX_UD, OPT_MTU, OPT_MAC, OPT_IPV4, OPT_RUNDIR, OPT_STATS,
 	OPT_STATS_FILE, OPT_VERSION, OPT_MAX_QP_WR, OPT_MAX_SRQ_WR,
 	OPT_MAX_CQE, OPT_NETDEV, OPT_TCP_PORT, OPT_NO_SINGLE_COPY,
-	OPT_ASYNC_MODE,
+	OPT_ASYNC_MODE, OPT_WIRE,
 };
 
 static const struct option long_opts[] = {
@@ -270,6 +273,7 @@ static const struct option long_opts[] = {
 	{ "ipv4", required_argument, NULL, OPT_IPV4 },
 	{ "netdev", required_argument, NULL, OPT_NETDEV },
 	{ "tcp-port", required_argument, NULL, OPT_TCP_PORT },
+	{ "wire", required_argument, NULL, OPT_WIRE },
 	{ "rundir", required_argument, NULL, OPT_RUNDIR },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "stats-file", required_argument, NULL, OPT_STATS_FILE },
@@ -381,6 +385,14 @@ int main(int argc, char **argv)
 				bad("--tcp-port", optarg, "expected 1..65535");
 			set(SIM_ENV_TCP_PORT, optarg);
 			break;
+		case OPT_WIRE: {
+			enum sim_wire w;
+
+			if (sim_opt_wire(optarg, &w))
+				bad("--wire", optarg, "expected roce or sim");
+			set(SIM_ENV_WIRE, optarg);
+			break;
+		}
 		case OPT_RUNDIR:
 			set_absolute(SIM_ENV_RUNDIR, optarg, "--rundir");
 			break;

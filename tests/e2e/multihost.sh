@@ -29,6 +29,8 @@
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
 . "$E2E_SRC/lib.sh"
 
+. "$E2E_SRC/mh_roce.sh"
+
 sprov=$(provider_of "$1")
 cprov=$(provider_of "$2")
 scenario=$3
@@ -37,8 +39,12 @@ shift 3
 why=$(netns_probe "pvmh$$") || e2e_skip "$why"
 
 e2e_setup
-NS_A=pvmh$$a NS_B=pvmh$$b
-VETH_A=pvmh$$a VETH_B=pvmh$$b
+# MH_WIRE=roce: the adapters reach each other over RoCE v2 (--wire), in
+# namespaces of their own name.
+MH_NAME=pvmh
+[ "${MH_WIRE:-sim}" = roce ] && MH_NAME=pvs-roce-
+NS_A=$MH_NAME$$a NS_B=$MH_NAME$$b
+VETH_A=$MH_NAME$$a VETH_B=$MH_NAME$$b
 ADDR_A=198.51.100.1 ADDR_B=198.51.100.2
 # Fixed ports: each namespace pair is the test's own.
 PORT=18515
@@ -71,7 +77,8 @@ mh_prefix() {
 	[ "${MH_NETDEV:-0}" = 1 ] && where="--netdev $1"
 	echo "ip netns exec $1 timeout -k 5 $E2E_TIMEOUT" \
 	     "${E2E_PRELOAD:+env LD_PRELOAD=$E2E_PRELOAD}" \
-	     "$E2E_SIM --provider $3 --rundir $RUNDIR/$1 $where $4 --"
+	     "$E2E_SIM --provider $3 --rundir $RUNDIR/$1 $where" \
+	     "${MH_WIRE:+--wire $MH_WIRE} $4 --"
 }
 
 # mh_start NAME NS ADDR PROVIDER "SIM OPTIONS" CMD...: in the background,
@@ -111,11 +118,21 @@ mh_wait_listen() {
 	return 1
 }
 
-# mh_wait_adapter_link PID: until the client's adapter has connected to
-# the server's (its first RC packet), or PID exited.
+# mh_adapter_linked: the client's adapter has sent the server's its first
+# RC packet: over TCP, it connected; over RoCE, which keeps no connection,
+# it opened the UDP socket of its QP's source port (0xc000 and up).
+mh_adapter_linked() {
+	if [ "${MH_WIRE:-sim}" = roce ]; then
+		ip netns exec "$NS_B" ss -Huan "sport >= :49152" | grep -q .
+	else
+		ip netns exec "$NS_B" ss -Htn "dport = :4791" | grep -q ESTAB
+	fi
+}
+
+# mh_wait_adapter_link PID: until mh_adapter_linked, or PID exited.
 mh_wait_adapter_link() {
 	local i=0
-	until ip netns exec "$NS_B" ss -Htn "dport = :4791" | grep -q ESTAB; do
+	until mh_adapter_linked; do
 		i=$((i + 1))
 		[ "$i" -lt 300 ] && kill -0 "$1" 2>/dev/null ||
 			e2e_fail "no TCP link between the adapters"
@@ -500,6 +517,8 @@ fuzz_hello) fuzz_hello ;;
 rping) rping_hosts ;;
 events) events "$@" ;;
 fuzz_cm) fuzz_cm ;;
+roce_capture) roce_capture "$@" ;;
+roce_fuzz) roce_fuzz ;;
 mpi) mpi ;;
 host_netdev) host_netdev ;;
 perftest_cm) perftest_cm "$@" ;;

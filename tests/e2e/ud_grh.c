@@ -8,13 +8,15 @@
  *   ipv4   RoCE v2 over IPv4 (an IPv4-mapped GID): bytes 0-19 zero, then
  *          the IPv4 header: version 4 / IHL 5, TOS = traffic class, total
  *          length of the IP datagram (IPv4 + UDP + BTH + DETH [+ ImmDt] +
- *          payload + ICRC), don't fragment, TTL = hop limit, protocol UDP, a
+ *          payload + pad + ICRC), don't fragment, TTL = hop limit, protocol UDP, a
  *          valid header checksum, the sender's and our IPv4 addresses
  *   ipv6   RoCE v2 over IPv6: the IPv6 header: version 6, traffic class,
- *          payload length (UDP + BTH + DETH [+ ImmDt] + payload + ICRC),
+ *          payload length (UDP + BTH + DETH [+ ImmDt] + payload + pad +
+ *          ICRC),
  *          next header UDP, hop limit, source and destination GIDs
  *   rocev1 RoCE v1: the IB GRH: version 6, traffic class, payload length
- *          (BTH + DETH [+ ImmDt] + payload + ICRC), next header 0x1b,
+ *          (BTH + DETH [+ ImmDt] + payload + pad + ICRC), next header
+ *          0x1b,
  *          hop limit, source and destination GIDs
  *
  * The completion's sl carries the packet's RoCE type, as the ConnectX
@@ -172,7 +174,9 @@ int main(int argc, char **argv)
 	if (args.server) {
 		for (i = 0; i < NUM_SENDS; i++) {
 			const uint8_t *grh = buf + i * SLOT;
-			uint32_t ib_len = BTH_LEN + DETH_LEN + sends[i].len +
+			/* the payload is padded to 4 bytes on the wire */
+			uint32_t ib_len = BTH_LEN + DETH_LEN +
+					  ((sends[i].len + 3) & ~3u) +
 					  ICRC_LEN +
 					  (sends[i].imm ? IMMDT_LEN : 0);
 			struct ibv_wc wc;

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The RoCE v2 wire (--wire roce): a port whose address is a real
+ * interface's sends and receives RoCE v2 datagrams on an unprivileged UDP
+ * socket bound to that address, port 4791, and reaches any GID that maps
+ * an IPv4 address of another host through it. roce.c has the socket and
+ * the links, roce_map.c turns the fabric's packets into RoCE packets and
+ * back. Private to the fabric: fabric.c and fabric_rx.c call these.
+ */
+#ifndef PVRDMA_SIM_FABRIC_ROCE_H
+#define PVRDMA_SIM_FABRIC_ROCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "fabric.h"
+#include "roce_hdr.h"
+
+struct fab_port;
+struct fab_link;
+
+/* The largest datagram taken: headers, 4096 bytes of payload, pad, ICRC. */
+#define ROCE_MAX_DATAGRAM	(ROCE_MAX_HDR_LEN + 4096 + 8)
+/* UDP source ports a port sends from (one per QP's flow): more share
+ * 4791. */
+#define ROCE_SPORTS		64
+/* Peers a port keeps a link for; more are not reached. */
+#define ROCE_MAX_LINKS		256
+
+
+/* Opens the port's UDP socket when the wire is RoCE and its address is a
+ * real interface's; false if it cannot (logged). */
+bool roce_open(struct fab_port *port);
+void roce_close(struct fab_port *port);
+/* In a fork()ed child: closes its copies of the sockets only. */
+void roce_forget(struct fab_port *port);
+/* The link to the RoCE peer at the address gid maps; NULL if gid maps no
+ * address of another host or the port speaks no RoCE. */
+struct fab_link *roce_resolve(struct fab_port *port, const uint8_t gid[16]);
+/* Sends the fabric packet h as RoCE packets (payload gathered from iov,
+ * which may be the application's: errno EFAULT if unreadable). */
+bool roce_send(struct fab_port *port, struct fab_link *link,
+	       const struct fab_hdr *h, const struct iovec *iov, int iovcnt);
+/* Reads the datagrams that arrived and hands each valid one to the
+ * port's receive callback; returns how many. */
+int roce_rx(struct fab_port *port);
+
+/* roce_map.c: one fabric packet as the RoCE packets it makes. n is the
+ * packet's index, *count how many the message makes; p gets the headers,
+ * *off and *len the payload bytes of this packet. */
+bool roce_map_tx(const struct fab_hdr *h, uint32_t n, uint32_t *count,
+		 struct roce_pkt *p, uint64_t *off, uint32_t *len);
+/* The fabric packet a received RoCE packet stands for; false for one the
+ * device has no use for (dropped). */
+bool roce_map_rx(const struct roce_pkt *p, struct fab_hdr *h);
+
+#endif /* PVRDMA_SIM_FABRIC_ROCE_H */

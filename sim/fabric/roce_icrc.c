@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The RoCE v2 ICRC over IPv4, and its check when the IPv4 identification
+ * is unknown. See roce_icrc.h.
+ */
+#include <string.h>
+
+#include "roce_hdr.h"
+#include "roce_icrc.h"
+
+#define CRC32_POLY	0xedb88320u	/* reflected 0x04c11db7 */
+/* The pseudo-header: LRH 8, IPv4 20, UDP 8, then the BTH's 12. */
+#define PH_LEN		48
+#define PH_ID		12	/* where the identification is */
+
+/* crc_tab[k][b]: byte b followed by k zero bytes (slicing by 8). */
+static uint32_t crc_tab[8][256];
+/* crc_rev[crc_tab[0][i] >> 24] = i: the top byte names the index. */
+static uint8_t crc_rev[256];
+
+__attribute__((constructor)) static void crc_tables(void)
+{
+	uint32_t c;
+	int i, j, k;
+
+	for (i = 0; i < 256; i++) {
+		c = (uint32_t)i;
+		for (j = 0; j < 8; j++)
+			c = c & 1 ? (c >> 1) ^ CRC32_POLY : c >> 1;
+		crc_tab[0][i] = c;
+		crc_rev[c >> 24] = (uint8_t)i;
+	}
+	for (k = 1; k < 8; k++)
+		for (i = 0; i < 256; i++) {
+			c = crc_tab[k - 1][i];
+			crc_tab[k][i] = (c >> 8) ^ crc_tab[0][c & 0xff];
+		}
+}
+
+uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+	uint32_t lo, hi;
+
+	while (n >= 8) {
+		lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+			    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+		hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 |
+		     (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+		crc = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
+		      crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^
+		      crc_tab[3][hi & 0xff] ^ crc_tab[2][(hi >> 8) & 0xff] ^
+		      crc_tab[1][(hi >> 16) & 0xff] ^ crc_tab[0][hi >> 24];
+		p += 8;
+		n -= 8;
+	}
+	while (n--)
+		crc = (crc >> 8) ^ crc_tab[0][(crc ^ *p++) & 0xff];
+	return crc;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = (uint8_t)v;
+}
+
+static void pseudo_header(uint8_t ph[PH_LEN], const struct roce_flow4 *f,
+			  const uint8_t *bth, size_t iblen)
+{
+	uint16_t udp_len = (uint16_t)(8 + iblen + ROCE_ICRC_LEN);
+
+	memset(ph, 0xff, 8);
+	ph[8] = 0x45;			/* IPv4, 5 words */
+	ph[9] = 0xff;			/* TOS */
+	put16(ph + 10, (uint16_t)(20 + udp_len));
+	put16(ph + 12, f->ip_id);
+	put16(ph + 14, f->frag);
+	ph[16] = 0xff;			/* TTL */
+	ph[17] = 17;			/* UDP */
+	ph[18] = ph[19] = 0xff;		/* header checksum */
+	memcpy(ph + 20, &f->saddr, 4);
+	memcpy(ph + 24, &f->daddr, 4);
+	put16(ph + 28, f->sport);
+	put16(ph + 30, f->dport);
+	put16(ph + 32, udp_len);
+	ph[34] = ph[35] = 0xff;		/* UDP checksum */
+	memcpy(ph + 36, bth, ROCE_BTH_LEN);
+	ph[36 + 4] = 0xff;		/* BTH resv8a */
+}
+
+uint32_t roce_icrc_start(const struct roce_flow4 *f, const uint8_t *bth,
+			 size_t iblen)
+{
+	uint8_t ph[PH_LEN];
+
+	pseudo_header(ph, f, bth, iblen);
+	return roce_crc32_update(0xffffffffu, ph, PH_LEN);
+}
+
+uint32_t roce_icrc(const struct roce_flow4 *f, const uint8_t *ib,
+		   size_t iblen)
+{
+	uint32_t crc = roce_icrc_start(f, ib, iblen);
+
+	crc = roce_crc32_update(crc, ib + ROCE_BTH_LEN, iblen - ROCE_BTH_LEN);
+	return roce_icrc_end(crc);
+}
+
+/* The register before n zero bytes that leave it at crc. */
+static uint32_t crc_unshift_zeros(uint32_t crc, size_t n)
+{
+	uint8_t i;
+
+	while (n--) {
+		i = crc_rev[crc >> 24];
+		crc = ((crc ^ crc_tab[0][i]) << 8) | i;
+	}
+	return crc;
+}
+
+/*
+ * The two bytes that take the register from before to after, if any:
+ * each step's table index shows in the top byte it leaves, so both
+ * indexes are known from after, and the 16 bits of the middle register
+ * that both steps fix must agree.
+ */
+static bool crc_solve2(uint32_t before, uint32_t after, uint16_t *val)
+{
+	uint8_t i2 = crc_rev[after >> 24];
+	uint32_t mid_hi = (after ^ crc_tab[0][i2]) << 8;
+	uint8_t i1 = crc_rev[mid_hi >> 24];
+	uint32_t mid = (before >> 8) ^ crc_tab[0][i1];
+
+	if ((mid ^ mid_hi) & 0xffffff00u)
+		return false;
+	*val = (uint16_t)((i1 ^ (before & 0xff)) << 8 | (i2 ^ (mid & 0xff)));
+	return true;
+}
+
+static bool check_frag(struct roce_flow4 *f, const uint8_t *ib,
+		       size_t iblen, uint32_t icrc)
+{
+	uint8_t ph[PH_LEN];
+	uint32_t before, rest, after;
+	size_t tail = PH_LEN - PH_ID - 2 + (iblen - ROCE_BTH_LEN);
+	uint16_t id;
+
+	f->ip_id = 0;
+	pseudo_header(ph, f, ib, iblen);
+	before = roce_crc32_update(0xffffffffu, ph, PH_ID);
+	/* the CRC is linear: the bytes after the identification, from a
+	 * zero register, and that register shifted through them */
+	rest = roce_crc32_update(0, ph + PH_ID + 2, PH_LEN - PH_ID - 2);
+	rest = roce_crc32_update(rest, ib + ROCE_BTH_LEN, iblen - ROCE_BTH_LEN);
+	after = crc_unshift_zeros(~icrc ^ rest, tail);
+	if (!crc_solve2(before, after, &id))
+		return false;
+	f->ip_id = id;
+	return true;
+}
+
+bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len)
+{
+	uint32_t icrc;
+	size_t iblen;
+
+	if (len < ROCE_BTH_LEN + ROCE_ICRC_LEN)
+		return false;
+	iblen = len - ROCE_ICRC_LEN;
+	icrc = roce_icrc_get(ib + iblen);
+	f->frag = ROCE_IP_DF;
+	if (check_frag(f, ib, iblen, icrc))
+		return true;
+	f->frag = 0;
+	return check_frag(f, ib, iblen, icrc);
+}

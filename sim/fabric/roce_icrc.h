@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * The invariant CRC of RoCE v2 over IPv4 (IBA annex A17.3.3): CRC-32 (the
+ * Ethernet polynomial, reflected) over a pseudo-header of 8 bytes of 1s
+ * (the LRH RoCE has not), the IPv4 header with TOS, TTL and header
+ * checksum taken as 1s, the UDP header with the checksum taken as 1s,
+ * the BTH with its byte 4 (resv8a: FECN, BECN) taken as 1s, then the rest
+ * of the packet up to the ICRC, pad included. The 4 ICRC bytes on the
+ * wire are the complemented CRC, least significant byte first.
+ *
+ * The IPv4 identification is covered too, and a UDP socket never shows
+ * the receiver the header it came in: roce_icrc_check() finds the one
+ * identification (the CRC is linear in it) that makes the ICRC right,
+ * with a don't-fragment flag or without, so a bad packet gets through
+ * with odds of 2^-15 rather than 2^-32. The receiver learns the
+ * identification that way, which the GRH area of a UD receive shows.
+ */
+#ifndef PVRDMA_SIM_FABRIC_ROCE_ICRC_H
+#define PVRDMA_SIM_FABRIC_ROCE_ICRC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The IPv4 and UDP header fields the ICRC covers. */
+struct roce_flow4 {
+	uint32_t saddr;		/* network order */
+	uint32_t daddr;		/* network order */
+	uint16_t sport;		/* host order */
+	uint16_t dport;
+	uint16_t ip_id;		/* identification */
+	uint16_t frag;		/* flags and fragment offset: 0x4000 = DF */
+};
+
+#define ROCE_IP_DF	0x4000
+
+/* CRC-32 register after n more bytes (no pre- or post-complement). */
+uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n);
+
+/* The ICRC in three steps, for a packet gathered from pieces: start()
+ * covers the pseudo-header and the BTH (bth: its 12 bytes); update() the
+ * bytes that follow, in order; end() gives the ICRC. iblen is the
+ * packet's length from the BTH to the end of the pad. */
+uint32_t roce_icrc_start(const struct roce_flow4 *f, const uint8_t *bth,
+			 size_t iblen);
+static inline uint32_t roce_icrc_end(uint32_t crc)
+{
+	return ~crc;
+}
+
+/* The ICRC of the contiguous packet ib[0..iblen) (BTH to pad). */
+uint32_t roce_icrc(const struct roce_flow4 *f, const uint8_t *ib,
+		   size_t iblen);
+
+static inline void roce_icrc_put(uint8_t *p, uint32_t icrc)
+{
+	p[0] = (uint8_t)icrc;
+	p[1] = (uint8_t)(icrc >> 8);
+	p[2] = (uint8_t)(icrc >> 16);
+	p[3] = (uint8_t)(icrc >> 24);
+}
+
+static inline uint32_t roce_icrc_get(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/* Whether the UDP payload ib[0..len) (ICRC last) carries a right ICRC
+ * for some identification and flags of f; if so they are stored in f. */
+bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len);
+
+#endif /* PVRDMA_SIM_FABRIC_ROCE_ICRC_H */

@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Checks a capture of RoCE v2 traffic with scapy's RoCE layer, an
+implementation independent of pvrdma-sim's: every datagram to UDP port 4791
+must decode as a BTH of a known RC or UD opcode and carry the ICRC that
+scapy computes for it. Prints the count of each opcode; exits 1 on any
+packet that fails, 2 if scapy is missing, 3 if the capture has no RoCE
+packet. With --self-test, also checks that a packet with one byte changed
+is caught (the check can fail)."""
+import sys
+
+try:
+    from scapy.all import rdpcap, IP, UDP, raw
+    from scapy.contrib.roce import BTH, _bth_opcodes
+except ImportError:
+    sys.exit(2)
+
+
+def icrc_ok(pkt):
+    q = IP(raw(pkt[IP]))
+    wire = q[BTH].icrc
+    return int.from_bytes(q[BTH].compute_icrc(None), "big") == wire
+
+
+def main():
+    path = sys.argv[1]
+    self_test = "--self-test" in sys.argv
+    count, bad, ops = 0, 0, {}
+    first = None
+    for p in rdpcap(path):
+        if IP not in p or UDP not in p or p[UDP].dport != 4791:
+            continue
+        count += 1
+        if BTH not in p or p[BTH].opcode not in _bth_opcodes:
+            print("undecodable:", raw(p[UDP].payload).hex())
+            bad += 1
+            continue
+        name = _bth_opcodes[p[BTH].opcode]
+        if not icrc_ok(p):
+            print("bad ICRC:", name, "psn", p[BTH].psn)
+            bad += 1
+        ops[name] = ops.get(name, 0) + 1
+        first = first or p
+    for name in sorted(ops):
+        print("%-40s %d" % (name, ops[name]))
+    print("%d RoCE v2 packets, %d bad" % (count, bad))
+    if self_test and first is not None:
+        b = bytearray(raw(first[IP]))
+        b[20 + 8 + 9] ^= 0x01          # a bit of the PSN
+        if icrc_ok(IP(bytes(b))):
+            print("self-test: a changed PSN passed the ICRC check")
+            return 1
+    if not count:
+        return 3
+    return 1 if bad else 0
+
+
+sys.exit(main())
