@@ -1,6 +1,8 @@
 #!/bin/sh
 # Installs what building and testing libpvrdma needs on Debian 12 and
-# derivatives. Installs nothing that is already there.
+# derivatives. Installs nothing that is already there. The interop tests
+# (tests/interop) boot a Debian guest with rxe under qemu (built by
+# debootstrap) and check the wire with tcpdump and tshark.
 set -eu
 
 pkgs="build-essential cmake ninja-build pkg-config gcc
@@ -8,7 +10,8 @@ libibverbs-dev ibverbs-providers ibverbs-utils perftest rdmacm-utils
 librdmacm-dev libfabric-bin
 libcmocka-dev linux-libc-dev valgrind python3
 debhelper dpkg-dev lintian rpm fakeroot man-db groff-base binutils
-openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin"
+openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin
+qemu-system-x86 debootstrap tcpdump tshark"
 
 missing=""
 for p in $pkgs; do

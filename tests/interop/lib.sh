@@ -87,7 +87,7 @@ pass() {
 }
 
 setup() {
-	RUNDIR=$(mktemp -d "${TMPDIR:-/tmp}/pvrdma-interop.XXXXXX") ||
+	RUNDIR=$(mktemp -d "${TMPDIR:-/tmp}/pvrdma-interop.XXXXXX") && mkdir "$RUNDIR/sim" ||
 		{ echo "mktemp failed"; exit 1; }
 	trap 'cleanup' EXIT
 	trap 'FAILED=1; exit 1' INT TERM
