@@ -154,6 +154,7 @@ await() {
 		if [ "$(date +%s)" -ge "$deadline" ]; then
 			: >"$sp/kill/$2"
 			cat "$sp/out/$2.out" 2>/dev/null
+			rm -f "$sp/req/$2.sh"
 			note "job $2 timed out after $3 s"
 			return 124
 		fi
@@ -197,8 +198,12 @@ cmd_put() {
 	parse_opts "$@"
 	shift $(($# - ARGS_LEFT))
 	sp=$(spool_of "$GN")
+	# A new file under the name, never one rewritten in place: the guest
+	# may still run (and page in) the old one.
 	for f in "$@"; do
-		cp -L "$f" "$sp/files/"
+		b=$(basename "$f")
+		cp -L "$f" "$sp/files/.$b.$$" && mv -f "$sp/files/.$b.$$" "$sp/files/$b" ||
+			return 1
 	done
 }
 
