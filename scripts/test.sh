@@ -17,5 +17,5 @@ if [ "$(id -u)" -eq 0 ]; then
 	sh tests/interop/rxe_guest.sh build ||
 		echo "test.sh: no rxe guest built: the interop tests will be skipped"
 fi
-ctest --test-dir build --output-on-failure -L interop || rc=1
+PVRDMA_INTEROP=1 ctest --test-dir build --output-on-failure -L interop || rc=1
 exit $rc
