@@ -5,6 +5,7 @@
 #
 # Environment (set by tests/interop/CMakeLists.txt, but PVRDMA_INTEROP):
 #   PVRDMA_INTEROP  set (to 1) to run the set at all
+#   PVRDMA_INTEROP_SIM  a pvrdma-sim launcher to use instead of the tree's
 #   E2E_SIM       the pvrdma-sim launcher
 #   E2E_BIN       where the e2e verbs programs (data_integrity &c.) are
 #   INTEROP_TIMEOUT  seconds one program may run (default 120)
@@ -13,6 +14,8 @@
 set -u
 
 INTEROP_SRC=$(cd "$(dirname "$0")" && pwd)
+# Another build's sim (one with a newer wire, say) may stand in for the tree's.
+E2E_SIM=${PVRDMA_INTEROP_SIM:-${E2E_SIM:-}}
 INTEROP_TIMEOUT=${INTEROP_TIMEOUT:-120}
 NS=${PVRDMA_INTEROP_NS:-pvs-rxe-net}
 BRIDGE=pvsrxebr0
@@ -166,9 +169,19 @@ capture_start() {
 	done
 }
 
+# tcpdump reads what the kernel gave it in its own time, and an interrupt
+# ends it without reading the rest: ask for its counts (SIGUSR1) until it
+# has captured all it received, then end it.
 capture_stop() {
 	[ -n "${CAPTURE_PID:-}" ] || return 0
-	sleep 0.5
+	for i in $(seq 100); do
+		kill -USR1 "$CAPTURE_PID" 2>/dev/null || break
+		sleep 0.2
+		# "tcpdump: N packets captured, M packets received by filter, ..."
+		n=$(sed -n 's/^tcpdump: \([0-9]*\) packets\{0,1\} captured, \([0-9]*\) packets\{0,1\} received.*/\1 \2/p' \
+			"$RUNDIR/tcpdump.out" | tail -1)
+		[ -n "$n" ] && [ "${n% *}" = "${n#* }" ] && break
+	done
 	kill -INT "$CAPTURE_PID" 2>/dev/null
 	wait "$CAPTURE_PID" 2>/dev/null
 	CAPTURE_PID=""

@@ -26,7 +26,7 @@
 #   PVRDMA_INTEROP_NS      network namespace (default pvs-rxe-net)
 #   PVRDMA_INTEROP_MIRROR  Debian mirror (default: the one apt is configured with)
 #   PVRDMA_INTEROP_ACCEL   tcg (default) or kvm
-#   PVRDMA_INTEROP_BOOT_TIMEOUT  seconds a boot may take (default 300)
+#   PVRDMA_INTEROP_BOOT_TIMEOUT  seconds a boot may take (default 400)
 set -eu
 
 GUEST_VERSION=4	# bump when the guest's contents change: the cache rebuilds
@@ -34,7 +34,7 @@ CACHE=${PVRDMA_INTEROP_CACHE:-/var/cache/pvrdma-interop}
 RUN=${PVRDMA_INTEROP_RUN:-/run/pvrdma-interop}
 NS=${PVRDMA_INTEROP_NS:-pvs-rxe-net}
 ACCEL=${PVRDMA_INTEROP_ACCEL:-tcg}
-BOOT_TIMEOUT=${PVRDMA_INTEROP_BOOT_TIMEOUT:-300}
+BOOT_TIMEOUT=${PVRDMA_INTEROP_BOOT_TIMEOUT:-400}
 SUITE=bookworm
 IMG=$CACHE/$SUITE
 HOST_IP=198.51.100.1
