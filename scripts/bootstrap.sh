@@ -11,7 +11,7 @@ librdmacm-dev libfabric-bin
 libcmocka-dev linux-libc-dev valgrind python3
 debhelper dpkg-dev lintian rpm fakeroot man-db groff-base binutils
 openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin
-qemu-system-x86 debootstrap tcpdump tshark"
+qemu-system-x86 debootstrap tcpdump tshark iproute2"
 
 missing=""
 for p in $pkgs; do
