@@ -1,6 +1,8 @@
 #!/bin/sh
 # Installs what building and testing libpvrdma needs on Debian 12 and
-# derivatives. Installs nothing that is already there.
+# derivatives. Installs nothing that is already there. The interop tests
+# (tests/interop) boot a Debian guest with rxe under qemu (built by
+# debootstrap) and check the wire with tcpdump and tshark.
 #
 #   bootstrap.sh [--matrix]
 #
@@ -15,7 +17,8 @@ librdmacm-dev libfabric-bin
 libcmocka-dev linux-libc-dev valgrind python3
 debhelper dpkg-dev lintian rpm fakeroot man-db groff-base binutils
 openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin
-iproute2 infiniband-diags tcpdump tshark python3-scapy"
+iproute2 infiniband-diags tcpdump tshark python3-scapy
+qemu-system-x86 debootstrap"
 
 cross=""
 if [ "${1:-}" = --matrix ]; then

@@ -229,6 +229,23 @@ static void server_check_rc_recv(struct side *s, unsigned int i)
 	}
 }
 
+/*
+ * Where the GRH area names the sender: RoCE v2 over IPv4 (an IPv4-mapped
+ * RoCE v2 GID) leaves bytes 0-19 zero and puts the IPv4 header in 20-39,
+ * its source address at 32; RoCE v1 puts the sender's GID at byte 8.
+ */
+static bool grh_source_ok(struct side *s, const uint8_t *grh)
+{
+	static const uint8_t v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
+	struct ibv_gid_entry e;
+
+	if (!ibv_query_gid_ex(s->d.ctx, 1, s->d.gid_index, &e, 0) &&
+	    e.gid_type == IBV_GID_TYPE_ROCE_V2 &&
+	    !memcmp(e.gid.raw, v4_prefix, sizeof(v4_prefix)))
+		return grh[20] == 0x45 && !memcmp(grh + 32, s->peer.gid + 12, 4);
+	return !memcmp(grh + 8, s->peer.gid, 16);
+}
+
 static void server_check_ud_recv(struct side *s, unsigned int i)
 {
 	struct e2e_wc_expect exp = {
@@ -256,9 +273,8 @@ static void server_check_ud_recv(struct side *s, unsigned int i)
 	E2E_CHECK(e2e_pattern_ok(slot + GRH_LEN, ud_sends[i].len,
 				 ud_sends[i].seed),
 		  "%s: payload differs from what was sent", what);
-	/* RoCE v1 (GID index 0): the GRH carries the sender's GID. */
-	E2E_CHECK(!memcmp(slot + 8, s->peer.gid, 16),
-		  "%s: GRH source GID is not the sender's", what);
+	E2E_CHECK(grh_source_ok(s, slot),
+		  "%s: the GRH's source is not the sender", what);
 }
 
 static int server(struct side *s)

@@ -91,6 +91,8 @@ void e2e_parse_args(int argc, char **argv, struct e2e_args *args)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 }
 
+unsigned int e2e_wc_extra_flags;
+
 void e2e_open(struct e2e_dev *d, const char *name, int gid_index)
 {
 	struct ibv_device **list;
@@ -111,6 +113,9 @@ void e2e_open(struct e2e_dev *d, const char *name, int gid_index)
 	d->ctx = ibv_open_device(dev);
 	E2E_CHECK(d->ctx, "ibv_open_device(%s): %s",
 		  ibv_get_device_name(dev), strerror(errno));
+	d->rxe = !strncmp(ibv_get_device_name(dev), "rxe", 3);
+	if (d->rxe)
+		e2e_wc_extra_flags = IBV_WC_GRH | IBV_WC_WITH_IMM;
 	ibv_free_device_list(list);
 
 	E2E_CHECK(!ibv_query_device(d->ctx, &d->dev_attr),
@@ -410,7 +415,8 @@ void e2e_check_wc(const struct ibv_wc *wc, const struct e2e_wc_expect *exp,
 		return;
 	E2E_CHECK(wc->opcode == exp->opcode, "%s: opcode %d, want %d", what,
 		  wc->opcode, exp->opcode);
-	E2E_CHECK(wc->wc_flags == exp->wc_flags,
+	E2E_CHECK((wc->wc_flags & exp->wc_flags) == exp->wc_flags &&
+		  !(wc->wc_flags & ~exp->wc_flags & ~e2e_wc_extra_flags),
 		  "%s: wc_flags 0x%x, want 0x%x", what, wc->wc_flags,
 		  exp->wc_flags);
 	if (exp->check_len)

@@ -47,7 +47,16 @@ struct e2e_dev {
 	struct ibv_port_attr port_attr;
 	union ibv_gid gid;
 	int gid_index;
+	bool rxe;	/* Linux soft-RoCE, a native peer of the sim */
 };
+
+/*
+ * wc_flags a device may set beyond those a test expects. Linux rxe sets
+ * IBV_WC_GRH on every receive (a RoCE packet has a network header) and
+ * IBV_WC_WITH_IMM on the send completion of a SEND or WRITE with immediate;
+ * e2e_open() allows those two on an rxe device. 0 for every other device.
+ */
+extern unsigned int e2e_wc_extra_flags;
 
 void e2e_open(struct e2e_dev *d, const char *name, int gid_index);
 void e2e_close(struct e2e_dev *d);

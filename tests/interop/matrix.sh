@@ -1,0 +1,325 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
+# pvrdma-sim against Linux soft-RoCE: one program pair, the sim in the
+# namespace on its RoCE v2 wire (--wire roce --ipv4 198.51.100.1), rxe0 in
+# the guest (198.51.100.2). Every run is captured on the namespace's bridge,
+# decoded by tshark and each ICRC checked (roce_check.py).
+#
+#   matrix.sh sim_client|sim_server SCENARIO
+#
+# sim_client: the program's client runs on the sim, its server on rxe;
+# sim_server: the other way round. SCENARIO:
+#   rc_pingpong ud_pingpong srq_pingpong    libibverbs examples, buffers checked (-c)
+#   write_bw read_bw send_bw atomic_bw write_lat read_lat send_lat atomic_lat
+#   send_bw_ud send_lat_ud                  perftest, -c UD
+#   write_bw_cm                             ib_write_bw -R (rdma_cm)
+#   rping                                   rdma_cm, every ping checked (-V)
+#   data_integrity                          every opcode, data and completions checked
+#   ud_grh                                  the GRH area of UD receives, RoCE v2 over IPv4
+#   rnr                                     the responder has no receive: the
+#                                           requester honours RNR NAKs, RNR_RETRY_EXC_ERR
+#   bad_rkey                                a WRITE with a bad rkey: REM_ACCESS_ERR
+#   link_down                               the link goes down mid-stream:
+#                                           RETRY_EXC_ERR, flushes behind it
+#
+# Needs root, qemu, the cached guest and a pvrdma-sim with the RoCE v2
+# wire; without them the test reports itself skipped (77) with the reason.
+#
+# INTEROP_PEER=rxe2 puts a second guest's rxe0 (198.51.100.3) where the sim
+# would be: the harness and every check of the matrix proven rxe to rxe.
+. "$(dirname "$0")/lib.sh"
+
+dir=${1:-}
+scenario=${2:-}
+case $dir in
+sim_client | sim_server) ;;
+*) echo "usage: $0 sim_client|sim_server SCENARIO" >&2; exit 2 ;;
+esac
+
+PEER=${INTEROP_PEER:-sim}
+need_guest_host
+[ "$PEER" = sim ] && need_sim_roce
+need_guest
+setup
+GGID=$(guest_gid)
+SGID=1
+SDEV=vmw_pvrdma0
+if [ "$PEER" = rxe2 ]; then
+	guest status | grep -q '^guest 2 runs' || guest start 2 || fail "guest 2 did not boot"
+	SIM_IP=198.51.100.3
+	SGID=$(sed -n 's/^gid_v2_ipv4 //p' "${PVRDMA_INTEROP_RUN:-/run/pvrdma-interop}/2/spool/ready")
+	SDEV=rxe0
+fi
+PORT=18515
+ITERS=${INTEROP_ITERS:-100}
+GIFACE=$(sed -n 's/^iface //p' "${PVRDMA_INTEROP_RUN:-/run/pvrdma-interop}/1/spool/ready")
+
+if [ "$dir" = sim_client ]; then
+	SERVER=guest CLIENT=sim SERVER_IP=$GUEST_IP
+else
+	SERVER=sim CLIENT=guest SERVER_IP=$SIM_IP
+fi
+
+# dev_args SIDE STYLE: how a program names its device and GID index.
+dev_args() {
+	if [ "$1" = sim ]; then dev=$SDEV gid=$SGID; else dev=rxe0 gid=$GGID; fi
+	case $2 in
+	pingpong) echo "-d $dev -g $gid" ;;
+	perftest) echo "-d $dev -x $gid" ;;
+	e2e) echo "--dev $dev --gid-index $gid" ;;
+	none) ;;
+	esac
+}
+
+# The guest runs our verbs programs from its spool (this build's binaries).
+put_programs() {
+	for p in "$@"; do
+		[ -x "${E2E_BIN:-}/$p" ] || fail "no ${E2E_BIN:-}/$p (build the tree)"
+		guest put "$E2E_BIN/$p" || fail "cannot copy $p to the guest"
+		[ "$PEER" = rxe2 ] && { guest put -n 2 "$E2E_BIN/$p" || fail "cannot copy $p to guest 2"; }
+	done
+}
+
+# run_on SIDE NAME 'CMD': CMD on SIDE, the sim in the namespace (split into
+# words) or the guest's shell (as it is); sets $rc. start_on: in the
+# background, $bg_pid or $bg_job.
+run_on() {
+	if [ "$1" = sim ] && [ "$PEER" = rxe2 ]; then
+		guest exec -n 2 -t "$INTEROP_TIMEOUT" -- "$3" >"$RUNDIR/$2.out" 2>&1
+		rc=$?
+	elif [ "$1" = sim ]; then
+		set -f
+		# shellcheck disable=SC2086
+		sim_bg "$2" $3
+		set +f
+		wait "$bg_pid"
+		rc=$?
+	else
+		guest exec -t "$INTEROP_TIMEOUT" -- "$3" >"$RUNDIR/$2.out" 2>&1
+		rc=$?
+	fi
+}
+
+start_on() {
+	if [ "$1" = sim ] && [ "$PEER" = rxe2 ]; then
+		bg_job=$(guest bg -n 2 -- "$3") || fail "cannot queue '$3' in guest 2"
+	elif [ "$1" = sim ]; then
+		set -f
+		# shellcheck disable=SC2086
+		sim_bg "$2" $3
+		set +f
+	else
+		guest_bg "$2" "$3"
+	fi
+}
+
+finish_on() {
+	if [ "$1" = sim ] && [ "$PEER" = rxe2 ]; then
+		guest wait -n 2 -t "$INTEROP_TIMEOUT" "$bg_job" >"$RUNDIR/$2.out" 2>&1
+	elif [ "$1" = sim ]; then
+		wait "$bg_pid"
+	else
+		guest_collect "$2" "$bg_job"
+	fi
+}
+
+# Until the server listens: on TCP PORT (KIND tcp), as an rdma_cm listener
+# (cm: seen in the guest; the sim's is not visible, see CM_REFUSED), or not
+# at all (none).
+server_ready() {
+	case $1 in
+	tcp)
+		if [ "$SERVER" = guest ]; then
+			guest_listening "$PORT"
+		elif [ "$PEER" = rxe2 ]; then
+			guest exec -n 2 -t 30 -- "for i in \$(seq 100); do
+				ss -Hltn 'sport = :$PORT' | grep -q . && exit 0; sleep 0.2; done; exit 1" \
+				>/dev/null || fail "nothing listens on guest 2's port $PORT"
+		else
+			for i in $(seq 150); do
+				ip netns exec "$NS" ss -Hltn "sport = :$PORT" | grep -q . && return
+				kill -0 "$bg_pid" 2>/dev/null || fail "the sim server exited early"
+				sleep 0.2
+			done
+			fail "the sim server never listened on TCP port $PORT"
+		fi ;;
+	cm)
+		if [ "$SERVER" = guest ] || [ "$PEER" = rxe2 ]; then
+			[ "$SERVER" = guest ] && n=1 || n=2
+			guest exec -n $n -t 60 -- "for i in \$(seq 150); do
+				rdma res show cm_id | grep -q LISTEN && exit 0; sleep 0.2; done
+				exit 1" >/dev/null || fail "no rdma_cm listener in the guest"
+		else
+			sleep 1
+		fi ;;
+	esac
+}
+
+# A client that came before an rdma_cm listener is refused (IB CM reason 8),
+# as on real hosts: that is no result, the pair is started again.
+CM_REFUSED='REJECTED.*[^0-9]8([^0-9]|$)|UNREACHABLE.*[^0-9-]1([^0-9]|$)|Connection refused'
+
+# pair KIND "SERVER CMD" "CLIENT CMD": the server, then the client; sets
+# server_rc and client_rc. Both commands are whole lines for their side.
+pair() {
+	kind=$1 scmd=$2 ccmd=$3 tries=0
+	while :; do
+		start_on "$SERVER" server "$scmd"
+		server_ready "$kind"
+		run_on "$CLIENT" client "$ccmd"
+		client_rc=$rc
+		if [ "$kind" != cm ] || [ "$client_rc" = 0 ] || [ "$tries" -ge 10 ] ||
+		   ! grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out"; then
+			break
+		fi
+		tries=$((tries + 1))
+		ilog "client refused: no listener yet; starting the pair again"
+		if [ "$SERVER" = guest ]; then guest kill "$bg_job"
+		elif [ "$PEER" = rxe2 ]; then guest kill -n 2 "$bg_job"
+		else kill -TERM "-$bg_pid" 2>/dev/null; fi
+		finish_on "$SERVER" server
+	done
+	finish_on "$SERVER" server
+	server_rc=$?
+}
+
+both_ok() {
+	expect_rc "$1 server ($SERVER)" "$server_rc" 0
+	expect_rc "$1 client ($CLIENT)" "$client_rc" 0
+}
+
+pingpong() {
+	prog=ibv_$1 extra=""
+	[ "$1" = ud_pingpong ] && extra="-s 512"
+	pair tcp "$prog $(dev_args "$SERVER" pingpong) -c -n 20 -p $PORT $extra" \
+		"$prog $(dev_args "$CLIENT" pingpong) -c -n 20 -p $PORT $extra $SERVER_IP"
+	both_ok "$prog"
+	expect_out client "^20 iters in"
+	expect_out server "^20 iters in"
+}
+
+# perftest PROGRAM [ARGS]: bandwidth or latency, the result line checked.
+perftest() {
+	prog=$1
+	shift
+	kind=tcp
+	case " $* " in *" -R "*) kind=cm ;; esac
+	pair "$kind" "$prog $(dev_args "$SERVER" perftest) -F -n $ITERS -p $PORT $*" \
+		"$prog $(dev_args "$CLIENT" perftest) -F -n $ITERS -p $PORT $* $SERVER_IP"
+	both_ok "$prog"
+	# perftest in the guest may find no CPU clock to time with under TCG
+	# ("Correlation coefficient"): its times are then "inf", its run whole.
+	num='[0-9]+\.[0-9]+'
+	[ "$CLIENT" = guest ] || [ "$PEER" = rxe2 ] && num="($num|inf)"
+	expect_out client "^ *[0-9]+ +$ITERS +$num"
+	expect_no_out client "Couldn't|[Ff]ailed|[Ee]rror"
+}
+
+# rping exits 255 when its event thread loses a race to the main thread's
+# teardown after a clean run (see tests/e2e/lib.sh): not a failure.
+rping_ok() {
+	eval "r=\$${1}_rc"
+	if [ "$r" = 255 ] && tail -n 1 "$RUNDIR/$1.out" |
+	   grep -q '^rdma_get_cm_event: Bad file descriptor$'; then
+		r=0
+	fi
+	expect_rc "rping $1" "$r" 0
+}
+
+rping() {
+	pair cm "rping -s -a $SERVER_IP -V -C 10" "rping -c -a $SERVER_IP -C 10 -V -v"
+	rping_ok server
+	rping_ok client
+	expect_out client "ping data: rdma-ping-9: "
+	expect_no_out client "[Ee]rror|fail"
+}
+
+# our_pair PROGRAM ARGS: one of our verbs programs on both sides. Their side
+# channel is on loopback unless E2E_CHANNEL_ADDR says the server's address:
+# both sides get it (the sim's side from the environment).
+our_pair() {
+	prog=$1
+	shift
+	put_programs "$prog"
+	export E2E_CHANNEL_ADDR=$SERVER_IP
+	# shellcheck disable=SC2086
+	[ -n "${SERVER_ENV:-}" ] && export ${SERVER_ENV?}
+	pair tcp "$(our_cmd "$SERVER" "$prog" ${SERVER_ENV:-}) --server --port $PORT $(dev_args "$SERVER" e2e) $*" \
+		"$(our_cmd "$CLIENT" "$prog") --client --port $PORT $(dev_args "$CLIENT" e2e) $*"
+	both_ok "$prog"
+	expect_no_out client "^FAIL"
+	expect_no_out server "^FAIL"
+}
+
+# our_cmd SIDE PROGRAM [ENV...]: how SIDE runs one of our programs.
+our_cmd() {
+	side=$1 prog=$2
+	shift 2
+	if [ "$side" = sim ] && [ "$PEER" = sim ]; then
+		echo "$E2E_BIN/$prog"
+	else
+		echo "$* E2E_CHANNEL_ADDR=$SERVER_IP ./$prog"
+	fi
+}
+
+# The link between the two goes down at once under a stream and comes back
+# once the client's error completion came (rc_recovery sigstop-beyond): the
+# oldest WR completes RETRY_EXC_ERR, the rest flush, the server tears down
+# cleanly. The sim as client takes the guest's link down. rxe as client
+# cannot have its own link down (rxe then fails the QP locally,
+# LOC_QP_OP_ERR, before any retry): its link drops every packet instead.
+link_down() {
+	put_programs rc_recovery
+	export E2E_CHANNEL_ADDR=$SERVER_IP
+	if [ "$CLIENT" = sim ] && [ "$PEER" = sim ]; then
+		# The sim's host is the namespace: it takes the guest's link
+		# down through the control channel, which does not ride it.
+		g="env -u LD_PRELOAD sh $INTEROP_SRC/rxe_guest.sh exec -t 60 --"
+		export RC_RECOVERY_LINK_DOWN="$g 'ip link set $GIFACE down'"
+		export RC_RECOVERY_LINK_UP="$g 'ip link set $GIFACE up'"
+		cenv=""
+	else
+		cenv="RC_RECOVERY_LINK_DOWN='tc qdisc add dev $GIFACE root netem loss 100%'"
+		cenv="$cenv RC_RECOVERY_LINK_UP='tc qdisc del dev $GIFACE root'"
+	fi
+	pair tcp "$(our_cmd "$SERVER" rc_recovery) --server --port $PORT --mode sigstop-beyond $(dev_args "$SERVER" e2e)" \
+		"$(our_cmd "$CLIENT" rc_recovery "$cenv") --client --port $PORT --mode sigstop-beyond $(dev_args "$CLIENT" e2e)"
+	heal="ip link set $GIFACE up; tc qdisc del dev $GIFACE root 2>/dev/null; true"
+	guest exec -- "$heal" >/dev/null
+	[ "$PEER" = rxe2 ] && guest exec -n 2 -- "$heal" >/dev/null
+	both_ok rc_recovery
+	expect_out client "transport retry counter exceeded"
+	expect_out client "passed"
+	expect_no_out client "^FAIL"
+	expect_no_out server "^FAIL"
+}
+
+capture_start
+case $scenario in
+rc_pingpong | ud_pingpong | srq_pingpong) pingpong "$scenario" ;;
+write_bw | send_bw) perftest "ib_$scenario" -s 16384 ;;
+write_lat | send_lat) perftest "ib_$scenario" ;;
+# perftest gives the QP the peer's count of outstanding READs and atomics
+# (rxe offers 128), which an adapter with fewer (PVRDMA: 16) must refuse:
+# both sides take 16.
+read_bw) perftest ib_read_bw -s 16384 -o 16 ;;
+read_lat | atomic_bw | atomic_lat) perftest "ib_$scenario" -o 16 ;;
+send_bw_ud) perftest ib_send_bw -c UD ;;
+send_lat_ud) perftest ib_send_lat -c UD ;;
+write_bw_cm) perftest ib_write_bw -s 16384 -R ;;
+rping) rping ;;
+data_integrity) our_pair data_integrity ;;
+ud_grh)
+	# The datagrams cross the RoCE v2 wire (their lengths count the pad).
+	# A Linux RoCE sender puts its route's TTL (64) in the IPv4 header,
+	# not the address handle's hop limit.
+	SERVER_ENV=UD_GRH_WIRE=roce
+	[ "$CLIENT" = guest ] || [ "$PEER" = rxe2 ] && SERVER_ENV="$SERVER_ENV UD_GRH_TTL=64"
+	our_pair ud_grh --mode ipv4 ;;
+rnr) our_pair rc_errors --mode rnr ;;
+bad_rkey) our_pair rc_errors --mode bad-rkey ;;
+link_down) link_down ;;
+*) echo "unknown scenario '$scenario'" >&2; exit 2 ;;
+esac
+capture_check 1
+pass "$scenario: $SERVER server, $CLIENT client, over RoCE v2"
