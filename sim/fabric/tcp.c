@@ -202,6 +202,16 @@ uint64_t fab_tcp_hello_due(void)
 	return now_ns() + FAB_TCP_HELLO_MS * 1000000ull;
 }
 
+/* Bytes wait unread: a link whose HELLO came while this process was
+ * stopped (a debugger, SIGSTOP) is not a silent one. */
+static bool link_readable(const struct fab_link *link)
+{
+	struct pollfd p = { .fd = link->fd, .events = POLLIN };
+	struct timespec zero = { 0, 0 };
+
+	return sim_libc.ppoll(&p, 1, &zero, NULL) == 1;
+}
+
 void fab_tcp_expire_hello(struct fab_port *port)
 {
 	uint64_t now = now_ns();
@@ -209,7 +219,7 @@ void fab_tcp_expire_hello(struct fab_port *port)
 
 	for (link = port->links; link; link = link->next)
 		if (link->tcp && !link->verified && !link->dead &&
-		    link->hello_by_ns <= now)
+		    link->hello_by_ns <= now && !link_readable(link))
 			fab_link_kill(link);
 }
 

@@ -10,6 +10,7 @@
  * bytes, and one peer's flood leaves room for the others.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -88,7 +89,11 @@ uint64_t cm_pending_expire(uint64_t now)
 	uint64_t next = 0;
 
 	while ((pend = *p)) {
-		if (pend->deadline_ns <= now) {
+		struct pollfd ready = { .fd = pend->sock, .events = POLLIN };
+
+		/* A REQ that came while this process was stopped (a
+		 * debugger, SIGSTOP) waits to be read: not a silent peer. */
+		if (pend->deadline_ns <= now && poll(&ready, 1, 0) != 1) {
 			cm_pending_drop(p, true);
 			continue;
 		}
