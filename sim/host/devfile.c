@@ -275,6 +275,8 @@ ssize_t write(int fd, const void *buf, size_t len)
 	/* -1 with errno set, as write() returns; a negative errno too. */
 	ret = hf->ucma ? ucma_write(hf->ucma, fd, buf, len) :
 			 uverbs_write(hf->file, buf, len);
+	if (!hf->ucma)
+		snap_objects_changed();	/* for RDMA netlink */
 	if (ret < -1) {
 		errno = (int)-ret;
 		return -1;

@@ -258,10 +258,13 @@ const struct nlattr *nl_attr(const struct nlmsghdr *req, size_t hdrlen,
 /* Every request message of buf[len], answered in order. */
 static void answer(const struct nl_sock *s, const uint8_t *buf, size_t len)
 {
-	static _Thread_local struct nl_out out;
 	const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+	struct nl_out *o = malloc(sizeof(*o));
 	int ret;
 
+	if (!o)
+		return;		/* the request goes unanswered, as ENOBUFS */
+#define out (*o)
 	out.fd = s->sim_fd;
 	out.portid = s->portid;
 	out.len = 0;
@@ -277,17 +280,26 @@ static void answer(const struct nl_sock *s, const uint8_t *buf, size_t len)
 			nl_error(&out, h, 0);
 	}
 	nl_flush(&out);
+#undef out
+	free(o);
 }
 
+/* Buffers on the heap: no thread of the process (some have small
+ * stacks) pays for them in its TLS. */
 static ssize_t nl_send(const struct nl_sock *s, const struct iovec *iov,
 		       size_t n)
 {
-	static _Thread_local uint8_t buf[NL_REQ_MAX];
+	uint8_t *buf = malloc(NL_REQ_MAX);
 	size_t len = 0, i, c;
 
+	if (!buf) {
+		errno = ENOBUFS;
+		return -1;
+	}
 	for (i = 0; i < n; i++) {
 		c = iov[i].iov_len;
-		if (len + c > sizeof(buf)) {
+		if (len + c > NL_REQ_MAX) {
+			free(buf);
 			errno = EMSGSIZE;
 			return -1;
 		}
@@ -295,6 +307,7 @@ static ssize_t nl_send(const struct nl_sock *s, const struct iovec *iov,
 		len += c;
 	}
 	answer(s, buf, len);
+	free(buf);
 	return (ssize_t)len;
 }
 

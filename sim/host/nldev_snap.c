@@ -106,36 +106,72 @@ static struct sim_table *kind_table(struct sim_dev *dev, enum snap_kind k)
 	return t[k];
 }
 
-/* Into s, of snap_size(SNAP_MAX_OBJS) bytes. */
-static void take_into(struct snap *s)
+/*
+ * The objects, as the last uverbs command left them: taken on the
+ * command's thread with dev->lock, as the kernel's commands take it (a
+ * thread of the sim's holding dev->lock would strand the doorbells traps
+ * queue for its holder). Counters are atomics, read at any time.
+ */
+static struct snap *objects;
+static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void snap_objects_changed(void)
 {
+	static _Thread_local struct snap *scratch;
 	unsigned int i, k;
 	uint32_t n;
 
-	memset(s, 0, snap_size(SNAP_MAX_OBJS));
-	s->pid = getpid();
+	if (!scratch && !(scratch = malloc(snap_size(SNAP_MAX_OBJS))))
+		return;
+	scratch->nobjs = 0;
 	for (i = 0; i < sim_global.num_adapters; i++) {
 		struct sim_dev *dev = &sim_devs[i];
 
-		take_counters(dev, s->counters[i]);
 		pthread_mutex_lock(&dev->lock);
 		for (k = 0; k < SNAP_KINDS; k++) {
 			struct sim_table *t = kind_table(dev, k);
 
-			for (n = 0; n < t->size && s->nobjs < SNAP_MAX_OBJS;
-			     n++) {
-				struct snap_obj *o = &s->obj[s->nobjs];
+			for (n = 0; n < t->size &&
+				    scratch->nobjs < SNAP_MAX_OBJS; n++) {
+				struct snap_obj *o = &scratch->obj[scratch->nobjs];
 
 				if (!t->slot[n])
 					continue;
+				memset(o, 0, sizeof(*o));
 				o->kind = k;
 				o->dev = i;
 				take_obj(o, k, t->slot[n]);
-				s->nobjs++;
+				scratch->nobjs++;
 			}
 		}
 		pthread_mutex_unlock(&dev->lock);
 	}
+	pthread_mutex_lock(&objects_lock);
+	if (!objects)
+		objects = malloc(snap_size(SNAP_MAX_OBJS));
+	if (objects) {
+		objects->nobjs = scratch->nobjs;
+		memcpy(objects->obj, scratch->obj,
+		       scratch->nobjs * sizeof(scratch->obj[0]));
+	}
+	pthread_mutex_unlock(&objects_lock);
+}
+
+/* Into s, of snap_size(SNAP_MAX_OBJS) bytes. */
+static void take_into(struct snap *s)
+{
+	unsigned int i;
+
+	memset(s, 0, snap_size(SNAP_MAX_OBJS));
+	s->pid = getpid();
+	for (i = 0; i < sim_global.num_adapters; i++)
+		take_counters(&sim_devs[i], s->counters[i]);
+	pthread_mutex_lock(&objects_lock);
+	if (objects) {
+		s->nobjs = objects->nobjs;
+		memcpy(s->obj, objects->obj, s->nobjs * sizeof(s->obj[0]));
+	}
+	pthread_mutex_unlock(&objects_lock);
 }
 
 struct snap *snap_take(void)

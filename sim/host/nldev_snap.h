@@ -41,6 +41,9 @@ struct snap {
 
 #define SNAP_MAX_OBJS	4096
 
+/* After a uverbs command of this process: its objects may have changed
+ * (taken on the caller's thread). */
+void snap_objects_changed(void);
 /* This process's adapters now (malloc'd; NULL without memory). */
 struct snap *snap_take(void);
 /* Calls fn on the snapshot of every other live process of the rundir

@@ -318,10 +318,17 @@ static struct noted *noted_for(struct rtnl_sock *r, const struct nlmsghdr *h)
 /* buf[len] as received, with the sim's messages in: into r->pending. */
 static void rewrite(struct rtnl_sock *r, const uint8_t *buf, size_t len)
 {
-	static _Thread_local struct nl_out add;
 	const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+	struct nl_out *a = malloc(sizeof(*a));
 	size_t out = 0, hl;
 	struct noted *n;
+
+	if (!a) {
+		memcpy(r->pending, buf, len);
+		r->pending_len = len;
+		return;
+	}
+#define add (*a)
 
 	for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
 		hl = NLMSG_ALIGN(h->nlmsg_len);
@@ -354,14 +361,16 @@ static void rewrite(struct rtnl_sock *r, const uint8_t *buf, size_t len)
 		memcpy(r->pending + out, h, hl);
 		out += hl;
 	}
+#undef add
+	free(a);
 	r->pending_len = out;
 }
 
 ssize_t rtnl_recv(int fd, struct msghdr *msg, int flags, bool *handled)
 {
-	static _Thread_local uint8_t buf[RTNL_BUF];
 	struct rtnl_sock *r = rtnl_lookup(fd);
-	struct iovec iov = { buf, sizeof(buf) };
+	uint8_t *buf = r ? malloc(RTNL_BUF) : NULL;
+	struct iovec iov = { buf, RTNL_BUF };
 	struct msghdr m = { .msg_name = NULL, .msg_iov = &iov,
 			    .msg_iovlen = 1 };
 	size_t len, done = 0, c, i;
@@ -370,16 +379,23 @@ ssize_t rtnl_recv(int fd, struct msghdr *msg, int flags, bool *handled)
 	*handled = r != NULL;
 	if (!r)
 		return -1;
+	if (!buf) {
+		pthread_mutex_unlock(&rsocks_lock);
+		errno = ENOBUFS;
+		return -1;
+	}
 	if (!r->pending_len) {
 		m.msg_name = &r->from;
 		m.msg_namelen = sizeof(r->from);
 		ret = get_recvmsg()(fd, &m, flags & ~(MSG_PEEK | MSG_TRUNC));
 		if (ret <= 0) {
 			pthread_mutex_unlock(&rsocks_lock);
+			free(buf);
 			return ret;
 		}
 		rewrite(r, buf, (size_t)ret);
 	}
+	free(buf);
 	len = r->pending_len;
 	for (i = 0; i < msg->msg_iovlen && done < len; i++) {
 		c = msg->msg_iov[i].iov_len < len - done ?

@@ -429,8 +429,8 @@ static void port_netdev_name(const struct sim_dev *dev, char name[IFNAMSIZ])
 }
 
 /* device/net/<ifname>: the netdev the port's addresses belong to, and
- * the class/net link of a simulated one (the host's own interface keeps
- * the host's). */
+ * its class/net link (for a host's interface, its attributes as the host
+ * shows them, its device the adapter's function). */
 static int write_netdev(const char *root, const char *pci,
 			const struct sim_dev *dev)
 {
@@ -457,7 +457,7 @@ static int write_netdev(const char *root, const char *pci,
 	snprintf(target, sizeof(target), "../../../%s", bdf);
 	ret = ret ?: symlinkf(target, net, "device");
 	ret = ret ?: mkdirf("%s/class/net", root);
-	if (ret || !sim_netdev_simulated(dev))
+	if (ret)
 		return ret;
 	snprintf(target, sizeof(target), "../../%s/net/%s", rel, name);
 	snprintf(net, sizeof(net), "%s/class/net", root);
