@@ -15,10 +15,12 @@
 #ifndef PVRDMA_SIM_LIBC_H
 #define PVRDMA_SIM_LIBC_H
 
+#include <dirent.h>
 #include <ifaddrs.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -35,6 +37,24 @@ struct sim_libc {
 	int (*fcntl)(int fd, int cmd, ...);
 	int (*socket)(int domain, int type, int protocol);
 	int (*getifaddrs)(struct ifaddrs **list);
+	int (*bind)(int fd, const struct sockaddr *addr, socklen_t len);
+	int (*connect)(int fd, const struct sockaddr *addr, socklen_t len);
+	int (*getsockname)(int fd, struct sockaddr *addr, socklen_t *len);
+	int (*getpeername)(int fd, struct sockaddr *addr, socklen_t *len);
+	int (*setsockopt)(int fd, int level, int name, const void *val,
+			  socklen_t len);
+	int (*getsockopt)(int fd, int level, int name, void *val,
+			  socklen_t *len);
+	ssize_t (*sendto)(int fd, const void *buf, size_t len, int flags,
+			  const struct sockaddr *to, socklen_t tolen);
+	ssize_t (*sendmsg)(int fd, const struct msghdr *msg, int flags);
+	ssize_t (*recvfrom)(int fd, void *buf, size_t len, int flags,
+			    struct sockaddr *from, socklen_t *fromlen);
+	ssize_t (*recvmsg)(int fd, struct msghdr *msg, int flags);
+	DIR *(*opendir)(const char *path);
+	struct dirent *(*readdir)(DIR *dir);
+	int (*closedir)(DIR *dir);
+	ssize_t (*readlink)(const char *path, char *buf, size_t len);
 	int (*ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 		     const sigset_t *mask);
 	int (*pthread_create)(pthread_t *thread, const pthread_attr_t *attr,

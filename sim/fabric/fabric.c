@@ -101,7 +101,7 @@ static pid_t entry_pid(const char *path, bool *alive)
 	int pid;
 
 	*alive = false;
-	n = readlink(path, target, sizeof(target) - 1);
+	n = sim_libc.readlink(path, target, sizeof(target) - 1);
 	if (n <= 0)
 		return 0;
 	target[n] = 0;
@@ -169,7 +169,7 @@ static void registry_withdraw(struct fab_port *port)
 	for (i = 0; i < *ad->gid_count && i < SIM_GID_TABLE_LEN; i++) {
 		registry_path(path, sizeof(path), ad->gid[i].raw,
 			      port_gid_slot(port, ad->gid[i].raw));
-		n = readlink(path, target, sizeof(target) - 1);
+		n = sim_libc.readlink(path, target, sizeof(target) - 1);
 		if (n <= 0)
 			continue;
 		target[n] = 0;
@@ -190,8 +190,8 @@ static void sock_tune(int fd)
 {
 	int sz = FAB_SOCK_BUF;
 
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	sim_libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	sim_libc.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 }
 
 /* GID registry entries of processes that are gone (a process killed by a
@@ -205,15 +205,15 @@ static void prune_dead_entries(void)
 	DIR *d;
 
 	snprintf(dir, sizeof(dir), "%s/gid", sim_global.rundir);
-	d = opendir(dir);
+	d = sim_libc.opendir(dir);
 	if (!d)
 		return;
-	while ((de = readdir(d)))
+	while ((de = sim_libc.readdir(d)))
 		if (de->d_name[0] != '.' &&
 		    snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
 		    (int)sizeof(path) && entry_pid(path, &alive) && !alive)
 			unlink(path);
-	closedir(d);
+	sim_libc.closedir(d);
 }
 
 /*
@@ -225,7 +225,7 @@ static void prune_dead_entries(void)
 static void prune_dead_files(void)
 {
 	struct dirent *de;
-	DIR *d = opendir(sim_global.rundir);
+	DIR *d = sim_libc.opendir(sim_global.rundir);
 	char path[PATH_MAX];
 	unsigned int index;
 	char suffix[8];
@@ -233,7 +233,7 @@ static void prune_dead_files(void)
 
 	if (!d)
 		return;
-	while ((de = readdir(d))) {
+	while ((de = sim_libc.readdir(d))) {
 		if (sscanf(de->d_name, "fabric-%d-%u.%7s", &pid, &index,
 			   suffix) != 3 || pid <= 0 || pid == getpid() ||
 		    (strcmp(suffix, "sock") && strcmp(suffix, "mem")))
@@ -244,7 +244,7 @@ static void prune_dead_files(void)
 			     de->d_name) < (int)sizeof(path))
 			unlink(path);
 	}
-	closedir(d);
+	sim_libc.closedir(d);
 	prune_dead_entries();
 }
 
@@ -267,7 +267,8 @@ static int port_listen(struct fab_port *port)
 	if (fd < 0)
 		return -1;
 	unlink(sa.sun_path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
+	if (sim_libc.bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd,
+			  128)) {
 		fprintf(stderr, "pvrdma-sim: cannot listen on %s: %s\n",
 			sa.sun_path, strerror(errno));
 		fab_sys_close(fd);
@@ -504,7 +505,7 @@ static struct fab_link *resolve_unix(struct fab_port *port,
 	if (!sim_global.rundir[0])
 		return NULL;
 	registry_path(reg, sizeof(reg), gid, slot);
-	n = readlink(reg, sa.sun_path, sizeof(sa.sun_path) - 1);
+	n = sim_libc.readlink(reg, sa.sun_path, sizeof(sa.sun_path) - 1);
 	if (n <= 0)
 		return NULL;
 	sa.sun_path[n] = 0;
@@ -517,7 +518,7 @@ static struct fab_link *resolve_unix(struct fab_port *port,
 	if (fd < 0)
 		return NULL;
 	/* A stale entry (its process is gone) refuses: unreachable. */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	if (sim_libc.connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		fab_sys_close(fd);
 		return NULL;
 	}
@@ -630,11 +631,12 @@ static ssize_t out_write(struct fab_link *link, struct fab_out *o)
 	ssize_t n;
 
 	if (!o->niov) {
-		n = send(link->fd, o->data + o->off, o->len - o->off,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = sim_libc.sendto(link->fd, o->data + o->off, o->len - o->off,
+			 MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
 	} else {
 		msg.msg_iovlen = iov_tail(rest, o->iov, o->niov, o->off);
-		n = sendmsg(link->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = sim_libc.sendmsg(link->fd, &msg,
+				     MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
 	return n < 0 ? -errno : n;
 }
@@ -907,7 +909,8 @@ static bool link_send(struct fab_port *port, struct fab_link *link,
 		       link_queue_in_place(link, v, iovcnt + 1, total, 0) :
 		       link_queue(link, v, iovcnt + 1, total, 0);
 	do {
-		n = sendmsg(link->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = sim_libc.sendmsg(link->fd, &msg,
+				     MSG_DONTWAIT | MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0 && errno == EFAULT)
 		return false;	/* nothing sent: the link is fine */

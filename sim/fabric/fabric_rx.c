@@ -227,7 +227,8 @@ static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr,
 	if ((uint32_t)avail >= hdr->len) {
 		if (link->lowat) {
 			lowat = 1;
-			setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
+			sim_libc.setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT,
+					    &lowat,
 				   sizeof(lowat));
 			link->lowat = 0;
 		}
@@ -239,7 +240,7 @@ static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr,
 	}
 	lowat = (int)hdr->len;
 	if (link->lowat != hdr->len &&
-	    !setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
+	    !sim_libc.setsockopt(link->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat,
 			sizeof(lowat)))
 		link->lowat = hdr->len;
 	return false;
@@ -256,10 +257,10 @@ static int link_receive(struct fab_port *port, struct fab_link *link,
 
 	while (count < FAB_BURST && !link->dead && !fab_link_held(link)) {
 		if (link->ahead_len < sizeof(link->ahead)) {
-			n = recv(link->fd,
+			n = sim_libc.recvfrom(link->fd,
 				 (uint8_t *)&link->ahead + link->ahead_len,
 				 sizeof(link->ahead) - link->ahead_len,
-				 MSG_DONTWAIT);
+				 MSG_DONTWAIT, NULL, NULL);
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
 				break;
 			if (n <= 0) {

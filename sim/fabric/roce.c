@@ -42,15 +42,17 @@ bool roce_open(struct fab_port *port)
 					SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		goto fail;
-	setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
-	setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
-	setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+	sim_libc.setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
+	sim_libc.setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
+	sim_libc.setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
 	/* past net.core.rmem_max where the process may (CAP_NET_ADMIN):
 	 * the requesters' windows (device/packets.c) are sized for it */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)))
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+	if (sim_libc.setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf,
+				sizeof(buf)))
+		sim_libc.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf,
+				    sizeof(buf));
+	sim_libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	if (sim_libc.bind(fd, (struct sockaddr *)&a, sizeof(a))) {
 		inet_ntop(AF_INET, &a.sin_addr, addr, sizeof(addr));
 		fprintf(stderr, "pvrdma-sim: %s: RoCE v2 at %s:%u: %s\n",
 			port->adapter.name, addr, ROCE_UDP_PORT,
@@ -157,11 +159,11 @@ static int sport_socket(struct fab_port *port, uint16_t sport)
 					SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return -1;
-	setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	sim_libc.setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
+	sim_libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
 	/* only sent from: what reaches its port is not read */
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &zero, sizeof(zero));
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+	sim_libc.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &zero, sizeof(zero));
+	if (sim_libc.bind(fd, (struct sockaddr *)&a, sizeof(a))) {
 		sim_fd_close(fd);
 		return -1;
 	}
@@ -197,8 +199,52 @@ static int sport_of(struct fab_port *port, uint32_t qpn, uint16_t *sport)
 	return port->roce_fd;
 }
 
+/* sendto, with the IPv4 header's TOS and TTL the address vector asks
+ * for (the ICRC masks both, so they change nothing it covers). */
+static ssize_t send_ip(int fd, const void *b, size_t n,
+		       const struct sockaddr_in *to, const struct fab_hdr *h)
+{
+	union {
+		char buf[2 * CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec v = { .iov_base = (void *)b, .iov_len = n };
+	struct msghdr m = { .msg_name = (void *)to, .msg_namelen = sizeof(*to),
+			    .msg_iov = &v, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	size_t len = 0;
+	ssize_t r;
+
+	memset(&u, 0, sizeof(u));
+	m.msg_control = u.buf;
+	m.msg_controllen = sizeof(u.buf);
+	c = CMSG_FIRSTHDR(&m);
+	if (h->tclass) {
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_TOS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		*(int *)CMSG_DATA(c) = h->tclass;
+		len += CMSG_SPACE(sizeof(int));
+		c = CMSG_NXTHDR(&m, c);
+	}
+	if (h->hop_limit) {
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_TTL;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		*(int *)CMSG_DATA(c) = h->hop_limit;
+		len += CMSG_SPACE(sizeof(int));
+	}
+	m.msg_controllen = len;
+	if (!len)
+		m.msg_control = NULL;
+	do {
+		r = sim_libc.sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} while (r < 0 && errno == EINTR);
+	return r;
+}
+
 static bool send_one(struct fab_port *port, struct fab_link *link,
-		     uint32_t src_qpn, const struct roce_pkt *p,
+		     const struct fab_hdr *h, const struct roce_pkt *p,
 		     const struct iovec *iov, int iovcnt, uint64_t off,
 		     uint32_t len)
 {
@@ -211,7 +257,7 @@ static bool send_one(struct fab_port *port, struct fab_link *link,
 				  .sin_addr.s_addr = link->roce_addr };
 	struct iovec part[SIM_MAX_IOV];
 	size_t hl = roce_encode(p, b), n;
-	int np = 0, i, fd = sport_of(port, src_qpn, &f.sport);
+	int np = 0, i, fd = sport_of(port, h->src_qpn, &f.sport);
 	ssize_t r;
 
 	/* the payload is bytes off..off+len of iov */
@@ -236,10 +282,7 @@ static bool send_one(struct fab_port *port, struct fab_link *link,
 	n += p->pad;
 	roce_icrc_put(b + n, roce_icrc(&f, b, n));
 	n += ROCE_ICRC_LEN;
-	do {
-		r = sendto(fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL,
-			   (struct sockaddr *)&to, sizeof(to));
-	} while (r < 0 && errno == EINTR);
+	r = send_ip(fd, b, n, &to, h);
 	/* A datagram the socket cannot take now is lost, as on a
 	 * congested wire: the requester's timer resends. */
 	if (r == (ssize_t)n) {
@@ -268,7 +311,7 @@ bool roce_send(struct fab_port *port, struct fab_link *link,
 		return true;	/* nothing the wire carries */
 	for (; i < count && i < end; i++) {
 		roce_map_tx(h, i, &count, &p, &off, &len);
-		if (!send_one(port, link, h->src_qpn, &p, iov, iovcnt, off, len))
+		if (!send_one(port, link, h, &p, iov, iovcnt, off, len))
 			return false;
 	}
 	return true;
@@ -354,7 +397,7 @@ int roce_rx(struct fab_port *port)
 		msg.msg_iovlen = 1;
 		msg.msg_control = ctl.b;
 		msg.msg_controllen = sizeof(ctl.b);
-		n = recvmsg(port->roce_fd, &msg, MSG_DONTWAIT);
+		n = sim_libc.recvmsg(port->roce_fd, &msg, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

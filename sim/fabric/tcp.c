@@ -115,8 +115,9 @@ static int listen_at(uint32_t ipv4, uint16_t port)
 	if (fd < 0)
 		return -errno;
 	/* A restarted process takes its address back at once. */
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
+	sim_libc.setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sim_libc.bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd,
+			  128)) {
 		err = errno;
 		sim_fd_close(fd);
 		return -err;
@@ -157,8 +158,8 @@ int fab_tcp_connect(uint32_t src, uint32_t dst, uint16_t port)
 	if (fd < 0)
 		return -1;
 	/* From the port's own address: the peer checks the HELLO by it. */
-	if (bind(fd, (struct sockaddr *)&from, sizeof(from)) ||
-	    (connect(fd, (struct sockaddr *)&to, sizeof(to)) &&
+	if (sim_libc.bind(fd, (struct sockaddr *)&from, sizeof(from)) ||
+	    (sim_libc.connect(fd, (struct sockaddr *)&to, sizeof(to)) &&
 	     errno != EINPROGRESS)) {
 		sim_fd_close(fd);
 		return -1;
@@ -172,11 +173,13 @@ void fab_tcp_keepalive(int fd)
 	int one = 1, idle = FAB_TCP_KEEPIDLE_S, intvl = FAB_TCP_KEEPINTVL_S;
 	int cnt = FAB_TCP_KEEPCNT, user = FAB_TCP_USER_TIMEOUT_MS;
 
-	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof(user));
+	sim_libc.setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	sim_libc.setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	sim_libc.setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
+			    sizeof(intvl));
+	sim_libc.setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	sim_libc.setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user,
+			    sizeof(user));
 }
 
 void fab_tcp_tune(int fd)
@@ -185,7 +188,7 @@ void fab_tcp_tune(int fd)
 
 	/* Frames are whole messages: an ACK or a ping-pong message must
 	 * not wait for more bytes to fill a segment. */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sim_libc.setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	fab_tcp_keepalive(fd);
 }
 
@@ -231,7 +234,7 @@ bool fab_tcp_admit(struct fab_port *port, int fd, uint32_t *ipv4)
 	unsigned int same = 0;
 
 	*ipv4 = 0;
-	if (!getpeername(fd, (struct sockaddr *)&sa, &len) &&
+	if (!sim_libc.getpeername(fd, (struct sockaddr *)&sa, &len) &&
 	    sa.sin_family == AF_INET)
 		*ipv4 = sa.sin_addr.s_addr;
 	fab_tcp_expire_hello(port);
@@ -264,7 +267,7 @@ bool fab_tcp_hello_matches(int fd, const char *name)
 	const char *colon;
 	size_t n;
 
-	if (getpeername(fd, (struct sockaddr *)&sa, &len) ||
+	if (sim_libc.getpeername(fd, (struct sockaddr *)&sa, &len) ||
 	    sa.sin_family != AF_INET)
 		return false;
 	inet_ntop(AF_INET, &sa.sin_addr, a, sizeof(a));
@@ -288,7 +291,7 @@ void fab_tcp_peer_text(int fd, char *buf, size_t len)
 	socklen_t sl = sizeof(ss);
 	char a[INET6_ADDRSTRLEN];
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &sl)) {
+	if (sim_libc.getpeername(fd, (struct sockaddr *)&ss, &sl)) {
 		snprintf(buf, len, "a peer");
 		return;
 	}

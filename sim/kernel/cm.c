@@ -120,7 +120,8 @@ void cm_agent_wake(void)
 
 bool cm_send_msg(int sock, const struct cm_msg *m)
 {
-	return send(sock, m, sizeof(*m), MSG_NOSIGNAL | MSG_DONTWAIT) ==
+	return sim_libc.sendto(sock, m, sizeof(*m),
+			       MSG_NOSIGNAL | MSG_DONTWAIT, NULL, 0) ==
 	       (ssize_t)sizeof(*m);
 }
 
@@ -203,7 +204,7 @@ int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 	if (sock < 0)
 		return -errno;
 	len = cm_agent_sockaddr(&id->dgid, (struct sockaddr *)&sa);
-	if (connect(sock, (struct sockaddr *)&sa, len)) {
+	if (sim_libc.connect(sock, (struct sockaddr *)&sa, len)) {
 		/* No agent of this host answers for it: another host's? */
 		sim_fd_close(sock);
 		sock = cm_tcp_gid(&id->dgid) ?
@@ -263,7 +264,8 @@ void cm_connect_made(struct cm_id *id)
 	if (poll(&p, 1, 0) != 1)
 		return;	/* not yet: an earlier socket's readiness */
 	id->connecting = NULL;
-	if (getsockopt(id->sock, SOL_SOCKET, SO_ERROR, &err, &len) || err ||
+	if (sim_libc.getsockopt(id->sock, SOL_SOCKET, SO_ERROR, &err, &len) ||
+				err ||
 	    !cm_send_msg(id->sock, m)) {
 		cm_id_close_sock(id);
 		cm_connect_refused(id);

@@ -223,10 +223,10 @@ static bool sysfs_owner(const union ibv_gid *gid)
 	bool found = false;
 	DIR *d, *ib;
 
-	d = opendir(sim_global.rundir);
+	d = sim_libc.opendir(sim_global.rundir);
 	if (!d)
 		return false;
-	while (!found && (de = readdir(d))) {
+	while (!found && (de = sim_libc.readdir(d))) {
 		char *end;
 		long pid;
 
@@ -238,10 +238,10 @@ static bool sysfs_owner(const union ibv_gid *gid)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/class/infiniband",
 			 sim_global.rundir, de->d_name);
-		ib = opendir(path);
+		ib = sim_libc.opendir(path);
 		if (!ib)
 			continue;
-		while (!found && (ie = readdir(ib))) {
+		while (!found && (ie = sim_libc.readdir(ib))) {
 			unsigned int i;
 
 			if (ie->d_name[0] == '.')
@@ -268,9 +268,9 @@ static bool sysfs_owner(const union ibv_gid *gid)
 					!memcmp(&a, gid->raw, 16);
 			}
 		}
-		closedir(ib);
+		sim_libc.closedir(ib);
 	}
-	closedir(d);
+	sim_libc.closedir(d);
 	return found;
 }
 

@@ -354,7 +354,8 @@ static bool msg_valid(const struct cm_msg *m)
  * there, which its low-water mark makes poll wait for. */
 static bool recv_msg(int sock, struct cm_msg *m, bool *got)
 {
-	ssize_t n = recv(sock, m, sizeof(*m), MSG_DONTWAIT | MSG_PEEK);
+	ssize_t n = sim_libc.recvfrom(sock, m, sizeof(*m),
+				      MSG_DONTWAIT | MSG_PEEK, NULL, NULL);
 
 	*got = false;
 	if (n < 0)
@@ -365,13 +366,15 @@ static bool recv_msg(int sock, struct cm_msg *m, bool *got)
 		socklen_t len = sizeof(type);
 
 		/* a short datagram is no agent's; a stream may say more */
-		if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &len) ||
+		if (sim_libc.getsockopt(sock, SOL_SOCKET, SO_TYPE, &type,
+					&len) ||
 		    type != SOCK_STREAM)
 			return false;
 		return poll(&p, 1, 0) == 0;
 	}
 	if (n != (ssize_t)sizeof(*m) ||
-	    recv(sock, m, sizeof(*m), MSG_DONTWAIT) != (ssize_t)sizeof(*m) ||
+	    sim_libc.recvfrom(sock, m, sizeof(*m), MSG_DONTWAIT, NULL,
+			      NULL) != (ssize_t)sizeof(*m) ||
 	    !msg_valid(m))
 		return false;	/* EOF, or not a CM agent */
 	*got = true;
@@ -632,7 +635,7 @@ int cm_agent_start(void)
 				continue;
 			len = cm_agent_sockaddr(&dev->gid[i],
 						(struct sockaddr *)&sa);
-			if (bind(s, (struct sockaddr *)&sa, len) ||
+			if (sim_libc.bind(s, (struct sockaddr *)&sa, len) ||
 			    listen(s, 128)) {
 				sim_fd_close(s);
 				continue;

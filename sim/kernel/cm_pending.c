@@ -25,7 +25,7 @@ static uint32_t peer_ipv4(int sock)
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 
-	if (getpeername(sock, (struct sockaddr *)&ss, &len) ||
+	if (sim_libc.getpeername(sock, (struct sockaddr *)&ss, &len) ||
 	    ss.ss_family != AF_INET)
 		return 0;
 	return ((struct sockaddr_in *)&ss)->sin_addr.s_addr;

@@ -79,8 +79,8 @@ static void tune(int s, size_t msg_size)
 {
 	int one = 1, lowat = (int)msg_size;
 
-	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(s, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
+	sim_libc.setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	sim_libc.setsockopt(s, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat));
 	fab_tcp_keepalive(s);
 }
 
@@ -99,10 +99,11 @@ int cm_tcp_listen(const struct sim_dev *dev, size_t msg_size)
 				       SOCK_CLOEXEC, 0));
 	if (s < 0)
 		return -1;
-	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sim_libc.setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	/* accepted connections inherit both options */
 	tune(s, msg_size);
-	if (bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s, 128)) {
+	if (sim_libc.bind(s, (struct sockaddr *)&sa, sizeof(sa)) || listen(s,
+			  128)) {
 		sim_fd_close(s);
 		return -1;
 	}
@@ -129,11 +130,11 @@ int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size)
 	if (s < 0)
 		return -1;
 	tune(s, msg_size);
-	if (bind(s, (struct sockaddr *)&from, sizeof(from)))
+	if (sim_libc.bind(s, (struct sockaddr *)&from, sizeof(from)))
 		goto fail;
 	/* Made in the background: the agent sends the REQ once it is
 	 * (cm.c), so a host that does not answer holds up no one. */
-	if (connect(s, (struct sockaddr *)&to, sizeof(to)) &&
+	if (sim_libc.connect(s, (struct sockaddr *)&to, sizeof(to)) &&
 	    errno != EINPROGRESS)
 		goto fail;
 	return s;

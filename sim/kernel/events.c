@@ -23,7 +23,8 @@ static bool send_event(int fd, const void *desc, size_t len)
 	ssize_t n;
 
 	do {
-		n = send(fd, desc, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = sim_libc.sendto(fd, desc, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+				    NULL, 0);
 	} while (n < 0 && errno == EINTR);
 	return n == (ssize_t)len;
 }
@@ -98,7 +99,8 @@ static uint32_t reclaim(int user_fd, int dev_fd, size_t len,
 	ssize_t n;
 
 	for (;;) {
-		n = recv(user_fd, desc, len, MSG_DONTWAIT);
+		n = sim_libc.recvfrom(user_fd, desc, len, MSG_DONTWAIT, NULL,
+				      NULL);
 		if (n != (ssize_t)len)
 			break;
 		if (is_match(desc, key)) {
