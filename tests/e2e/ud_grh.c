@@ -31,8 +31,6 @@
  * both GRHs and the payloads. UD_GRH_TTL in the server's environment is the
  * IPv4 TTL to expect instead of the hop limit: a Linux RoCE stack (rxe)
  * sending over IPv4 puts its route's TTL there, not the address handle's.
- * UD_GRH_WIRE=roce says the datagrams cross a RoCE v2 wire (as they always
- * do to rxe): the lengths then count the payload's pad, as the packet does.
  */
 #include "e2e_common.h"
 
@@ -140,8 +138,6 @@ int main(int argc, char **argv)
 	struct ibv_mr *mr;
 	uint8_t *buf;
 	unsigned int i, want_sl;
-	const char *wire;
-	bool roce_wire;
 	int sock;
 
 	e2e_parse_args(argc, argv, &args);
@@ -151,8 +147,6 @@ int main(int argc, char **argv)
 	want_sl = !strcmp(args.mode, "ipv4") ? 0xa :
 		  !strcmp(args.mode, "ipv6") ? 0x9 : 0;
 	e2e_open(&d, args.dev, args.gid_index);
-	wire = getenv("UD_GRH_WIRE");
-	roce_wire = d.rxe || (wire && !strcmp(wire, "roce"));
 	cq = ibv_create_cq(d.ctx, 16, NULL, NULL, 0);
 	E2E_CHECK(cq, "ibv_create_cq: %s", strerror(errno));
 	E2E_CHECK(!posix_memalign((void **)&buf, 4096, SLOT * NUM_SENDS),
@@ -191,11 +185,6 @@ int main(int argc, char **argv)
 					  ((sends[i].len + 3) & ~3u) +
 					  ICRC_LEN +
 					  (sends[i].imm ? IMMDT_LEN : 0);
-			/* A packet on a RoCE wire carries the payload's
-			 * pad to 4 bytes (BTH pad count); its lengths
-			 * count it. */
-			if (roce_wire)
-				ib_len += -sends[i].len & 3;
 			struct ibv_wc wc;
 			char what[32];
 

@@ -319,11 +319,10 @@ write_bw_cm) perftest ib_write_bw -s 16384 -R ;;
 rping) rping ;;
 data_integrity) our_pair data_integrity ;;
 ud_grh)
-	# The datagrams cross the RoCE v2 wire (their lengths count the pad).
 	# A Linux RoCE sender puts its route's TTL (64) in the IPv4 header,
 	# not the address handle's hop limit.
-	SERVER_ENV=UD_GRH_WIRE=roce
-	[ "$CLIENT" = guest ] || [ "$PEER" = rxe2 ] && SERVER_ENV="$SERVER_ENV UD_GRH_TTL=64"
+	SERVER_ENV=
+	[ "$CLIENT" = guest ] || [ "$PEER" = rxe2 ] && SERVER_ENV="UD_GRH_TTL=64"
 	our_pair ud_grh --mode ipv4 ;;
 rnr) our_pair rc_errors --mode rnr ;;
 bad_rkey) our_pair rc_errors --mode bad-rkey ;;
