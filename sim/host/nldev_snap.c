@@ -117,13 +117,17 @@ static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void snap_objects_changed(void)
 {
-	static _Thread_local struct snap *scratch;
 	unsigned int i, k;
 	uint32_t n;
 
-	if (!scratch && !(scratch = malloc(snap_size(SNAP_MAX_OBJS))))
+	/* objects_lock before any dev->lock: nothing takes them the other
+	 * way round. */
+	pthread_mutex_lock(&objects_lock);
+	if (!objects && !(objects = malloc(snap_size(SNAP_MAX_OBJS)))) {
+		pthread_mutex_unlock(&objects_lock);
 		return;
-	scratch->nobjs = 0;
+	}
+	objects->nobjs = 0;
 	for (i = 0; i < sim_global.num_adapters; i++) {
 		struct sim_dev *dev = &sim_devs[i];
 
@@ -132,8 +136,8 @@ void snap_objects_changed(void)
 			struct sim_table *t = kind_table(dev, k);
 
 			for (n = 0; n < t->size &&
-				    scratch->nobjs < SNAP_MAX_OBJS; n++) {
-				struct snap_obj *o = &scratch->obj[scratch->nobjs];
+				    objects->nobjs < SNAP_MAX_OBJS; n++) {
+				struct snap_obj *o = &objects->obj[objects->nobjs];
 
 				if (!t->slot[n])
 					continue;
@@ -141,18 +145,10 @@ void snap_objects_changed(void)
 				o->kind = k;
 				o->dev = i;
 				take_obj(o, k, t->slot[n]);
-				scratch->nobjs++;
+				objects->nobjs++;
 			}
 		}
 		pthread_mutex_unlock(&dev->lock);
-	}
-	pthread_mutex_lock(&objects_lock);
-	if (!objects)
-		objects = malloc(snap_size(SNAP_MAX_OBJS));
-	if (objects) {
-		objects->nobjs = scratch->nobjs;
-		memcpy(objects->obj, scratch->obj,
-		       scratch->nobjs * sizeof(scratch->obj[0]));
 	}
 	pthread_mutex_unlock(&objects_lock);
 }
