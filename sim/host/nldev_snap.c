@@ -24,9 +24,15 @@ const char *const snap_counter_names[SNAP_COUNTERS] = {
 	"req_cqe_error", "local_ack_timeout_err", "doorbells",
 };
 
-static size_t snap_size(uint32_t nobjs)
+static size_t snap_body_size(uint32_t nobjs)
 {
 	return sizeof(struct snap) + nobjs * sizeof(struct snap_obj);
+}
+
+/* With the trailer's copy of seq. */
+static size_t snap_size(uint32_t nobjs)
+{
+	return snap_body_size(nobjs) + sizeof(uint64_t);
 }
 
 static uint64_t stat_of(atomic_ulong *c)
@@ -191,23 +197,27 @@ static int snap_path(pid_t pid, const char *suffix, char *out, size_t len)
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-static void publish(const struct snap *s)
-{
-	char tmp[PATH_MAX], path[PATH_MAX];
-	size_t len = snap_size(s->nobjs);
-	long fd;
+/* The snapshot's file, opened once and kept high (sim_fd_own): a thread
+ * that made a file now and then would take the lowest free number under
+ * the application, as no kernel does. */
+static int snap_fd = -1;
+static pid_t snap_fd_pid;
 
-	if (snap_path(s->pid, ".new", tmp, sizeof(tmp)) ||
-	    snap_path(s->pid, "", path, sizeof(path)))
-		return;
-	fd = sim_sys(SYS_openat, AT_FDCWD, tmp,
-		     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	sim_sys(SYS_fchmod, fd, 0600, 0);
-	if (sim_sys(SYS_write, fd, s, len) == (long)len)
-		sim_sys(SYS_rename, tmp, path, 0);
-	sim_sys(SYS_close, fd, 0, 0);
+static uint64_t *snap_trailer(struct snap *s)
+{
+	return (uint64_t *)&s->obj[s->nobjs];
+}
+
+/* Rewritten in place, its length last: readers check seq (snap_read). */
+static void publish(struct snap *s)
+{
+	size_t len = snap_size(s->nobjs);
+
+	s->seq++;
+	*snap_trailer(s) = s->seq;
+	if (sim_sys6(SYS_pwrite64, snap_fd, (long)s, (long)len, 0, 0, 0) ==
+	    (long)len)
+		sim_sys(SYS_ftruncate, snap_fd, len, 0);
 }
 
 static void unpublish(void)
@@ -230,10 +240,12 @@ static void *publisher(void *arg)
 		return NULL;
 	}
 	last->nobjs = UINT32_MAX;
+	last->seq = 0;
 	for (;;) {
 		take_into(s);
+		s->seq = last->seq;
 		if (last->nobjs != s->nobjs ||
-		    memcmp(last, s, snap_size(s->nobjs))) {
+		    memcmp(last, s, snap_body_size(s->nobjs))) {
 			publish(s);
 			t = last, last = s, s = t;
 		}
@@ -242,9 +254,18 @@ static void *publisher(void *arg)
 	return NULL;
 }
 
+static int open_snap_file(const char *path)
+{
+	long fd = sim_sys6(SYS_openat, AT_FDCWD, (long)path,
+			   O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600, 0, 0);
+
+	return fd < 0 ? -1 : sim_fd_own((int)fd);
+}
+
 void snap_publish_start(void)
 {
 	static bool exit_hook;
+	char path[PATH_MAX];
 	struct snap *last;
 	pthread_t t;
 
@@ -255,7 +276,16 @@ void snap_publish_start(void)
 		atexit(unpublish);
 	exit_hook = true;
 	last = malloc(snap_size(SNAP_MAX_OBJS));
-	if (!last || sim_thread_create(&t, NULL, publisher, last)) {
+	if (snap_fd >= 0 && snap_fd_pid != getpid()) {
+		sim_fd_close(snap_fd);	/* the parent's, inherited */
+		snap_fd = -1;
+	}
+	if (snap_fd < 0 && !snap_path(getpid(), "", path, sizeof(path))) {
+		snap_fd = open_snap_file(path);
+		snap_fd_pid = getpid();
+	}
+	if (!last || snap_fd < 0 ||
+	    sim_thread_create(&t, NULL, publisher, last)) {
 		free(last);
 		publisher_pid = 0;
 		return;
@@ -267,16 +297,23 @@ void snap_publish_start(void)
 
 static struct snap *snap_read(const char *path, pid_t pid)
 {
-	struct snap *s = malloc(snap_size(SNAP_MAX_OBJS));
+	size_t max = snap_size(SNAP_MAX_OBJS);
+	struct snap *s = malloc(max);
 	long fd = sim_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	unsigned int tries;
 	long n = -1;
 
-	if (fd >= 0) {
-		n = s ? sim_sys(SYS_read, fd, s, snap_size(SNAP_MAX_OBJS)) : -1;
-		sim_sys(SYS_close, fd, 0, 0);
+	for (tries = 0; fd >= 0 && s && tries < 8; tries++) {
+		n = sim_sys6(SYS_pread64, fd, (long)s, (long)max, 0, 0, 0);
+		if (n >= (long)sizeof(*s) && s->nobjs <= SNAP_MAX_OBJS &&
+		    (size_t)n >= snap_size(s->nobjs) &&
+		    *snap_trailer(s) == s->seq)
+			break;	/* whole: not rewritten while read */
+		n = -1;
 	}
-	if (!s || n < (long)sizeof(*s) || s->pid != pid ||
-	    s->nobjs > SNAP_MAX_OBJS || (size_t)n != snap_size(s->nobjs)) {
+	if (fd >= 0)
+		sim_sys(SYS_close, fd, 0, 0);
+	if (!s || n < 0 || s->pid != pid) {
 		free(s);
 		return NULL;
 	}

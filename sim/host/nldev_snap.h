@@ -35,6 +35,9 @@ extern const char *const snap_counter_names[SNAP_COUNTERS];
 struct snap {
 	pid_t pid;
 	uint32_t nobjs;
+	/* Also in the 8 bytes after obj[nobjs]: a reader that finds the two
+	 * different read a snapshot half rewritten. */
+	uint64_t seq;
 	uint64_t counters[SIM_MAX_ADAPTERS][SNAP_COUNTERS];
 	struct snap_obj obj[];
 };

@@ -42,7 +42,10 @@ roce_capture() {
 	sleep 0.5
 	kill -INT "$tpid" 2>/dev/null
 	wait "$tpid" 2>/dev/null
-	malformed=$(tshark -r "$cap" -Y "_ws.malformed || _ws.expert" \
+	# Warnings and errors of its experts count; its notes do not (a TTL
+	# of 1, which ibv_ud_pingpong's hop limit asks for, is a note).
+	malformed=$(tshark -r "$cap" \
+		-Y "_ws.malformed || _ws.expert.severity >= 6291456" \
 		2>/dev/null | wc -l)
 	[ "$malformed" = 0 ] ||
 		e2e_fail "tshark: $malformed malformed RoCE packets"
