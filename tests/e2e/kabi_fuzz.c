@@ -21,6 +21,7 @@
  * traffic is memory-region pinning, not the command ABI.
  */
 #include "e2e_common.h"
+#include "fuzz_rng.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,28 +45,8 @@
 #define REOPEN_EVERY	4000u		/* commands per uverbs file */
 #define MAX_KEEP	64u
 
-static uint64_t rng_state;
 static bool verbose;		/* KABI_FUZZ_VERBOSE: each command */
 static uint8_t port_gid[16];	/* GID 0: fuzzed QPs may reach each other */
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint32_t below(uint32_t n)
-{
-	return n ? (uint32_t)(rnd() % n) : 0;
-}
-
-static bool chance(unsigned int percent)
-{
-	return below(100) < percent;
-}
 
 struct fuzz {
 	const char *dev_path;

@@ -18,6 +18,7 @@
  *   kabi_fuzz_cm --addr IPV4 --port PORT [--seed N] [--count N]
  */
 #include "e2e_common.h"
+#include "fuzz_rng.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,29 +42,9 @@
 #define MAX_KEEP	64u
 #define NCMDS		(RDMA_USER_CM_CMD_JOIN_MCAST + 1)
 
-static uint64_t rng_state;
 static bool verbose;		/* KABI_FUZZ_VERBOSE: each command */
 static struct in_addr adapter_addr;
 static uint16_t adapter_port;
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint32_t below(uint32_t n)
-{
-	return n ? (uint32_t)(rnd() % n) : 0;
-}
-
-static bool chance(unsigned int percent)
-{
-	return below(100) < percent;
-}
 
 struct fuzz {
 	int fd[2];		/* two files: MIGRATE_ID moves ids between */
