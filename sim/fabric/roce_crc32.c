@@ -21,8 +21,9 @@
 #define POLY_NORMAL	0x04c11db7u
 
 uint32_t roce_crc32_tab[8][256];
-/* x^(8 * 2^k) mod P, reflected: the shift by 2^k zero bytes. */
-static uint32_t zero_pow[64];
+/* x^(8 * 2^k) mod P, reflected: the shift by 2^k zero bytes; and
+ * x^(-8 * 2^k), its inverse (x is invertible: P has a constant term). */
+static uint32_t zero_pow[64], zero_inv[64];
 
 /* a * b mod P, both reflected (bit 31 is x^0). */
 static uint32_t mul_mod(uint32_t a, uint32_t b)
@@ -37,13 +38,25 @@ static uint32_t mul_mod(uint32_t a, uint32_t b)
 	return p;
 }
 
+static uint32_t (*mul)(uint32_t a, uint32_t b) = mul_mod;
+
 uint32_t roce_crc32_shift(uint32_t crc, uint64_t n)
 {
 	int k;
 
 	for (k = 0; n; k++, n >>= 1)
 		if (n & 1)
-			crc = mul_mod(crc, zero_pow[k]);
+			crc = mul(crc, zero_pow[k]);
+	return crc;
+}
+
+uint32_t roce_crc32_unshift(uint32_t crc, uint64_t n)
+{
+	int k;
+
+	for (k = 0; n; k++, n >>= 1)
+		if (n & 1)
+			crc = mul(crc, zero_inv[k]);
 	return crc;
 }
 
@@ -93,6 +106,23 @@ static uint64_t fold_constant(unsigned int n)
 
 static uint64_t k_fold1[2], k_fold4[2];	/* {lo's, hi's}: D = 128, 512 */
 static bool can_fold;
+
+/* mul_mod with one carry-less multiplication: the product's high half
+ * is reduced already, its low half L stands for L * x^32, which is L
+ * through four zero bytes; the product of reflected operands carries
+ * one factor x too many, which the shift by one takes out. */
+FOLD_TARGET static uint32_t mul_clmul(uint32_t a, uint32_t b)
+{
+	__m128i p = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)a),
+					 _mm_cvtsi32_si128((int)b), 0x00);
+	uint64_t v = (uint64_t)_mm_cvtsi128_si64(p) << 1;
+	uint32_t r = (uint32_t)v;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		r = (r >> 8) ^ roce_crc32_tab[0][r & 0xff];
+	return r ^ (uint32_t)(v >> 32);
+}
 
 FOLD_TARGET static inline __m128i fold(__m128i x, __m128i k, __m128i next)
 {
@@ -144,6 +174,8 @@ static void fold_init(void)
 	__builtin_cpu_init();
 	can_fold = __builtin_cpu_supports("pclmul") &&
 		   __builtin_cpu_supports("sse2");
+	if (can_fold)
+		mul = mul_clmul;
 }
 
 bool roce_crc32_folds(void)
@@ -191,8 +223,18 @@ __attribute__((constructor(101))) static void crc_init(void)
 			roce_crc32_tab[k][i] = (c >> 8) ^
 					       roce_crc32_tab[0][c & 0xff];
 		}
+	/* x^-1 = (P + 1) / x: x^31 and the low terms of P shifted down */
+	c = 0;
+	for (j = 0; j < 32; j++)
+		if ((0x80000000u | (POLY_NORMAL >> 1)) & (1u << j))
+			c |= 1u << (31 - j);
+	zero_inv[0] = 1u << 31;
 	zero_pow[0] = 1u << (31 - 8);
-	for (k = 1; k < 64; k++)
+	for (j = 0; j < 8; j++)
+		zero_inv[0] = mul_mod(zero_inv[0], c);
+	for (k = 1; k < 64; k++) {
 		zero_pow[k] = mul_mod(zero_pow[k - 1], zero_pow[k - 1]);
+		zero_inv[k] = mul_mod(zero_inv[k - 1], zero_inv[k - 1]);
+	}
 	fold_init();
 }

@@ -22,6 +22,8 @@ uint32_t roce_crc32_update_tables(uint32_t crc, const void *buf, size_t n);
  * linearity, crc(A then B) = shift(crc(A), len(B)) ^ crc0(B), where crc0
  * starts from a zero register. */
 uint32_t roce_crc32_shift(uint32_t crc, uint64_t n);
+/* Its inverse: the register before n zero bytes that leave it at crc. */
+uint32_t roce_crc32_unshift(uint32_t crc, uint64_t n);
 /* Whether roce_crc32_update() folds with carry-less multiplication. */
 bool roce_crc32_folds(void);
 /* The byte table: t[b] is the register after byte b from zero. */

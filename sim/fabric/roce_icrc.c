@@ -73,18 +73,6 @@ uint32_t roce_icrc(const struct roce_flow4 *f, const uint8_t *ib,
 	return roce_icrc_end(crc);
 }
 
-/* The register before n zero bytes that leave it at crc. */
-static uint32_t crc_unshift_zeros(uint32_t crc, size_t n)
-{
-	uint8_t i;
-
-	while (n--) {
-		i = crc_rev[crc >> 24];
-		crc = ((crc ^ crc_tab[0][i]) << 8) | i;
-	}
-	return crc;
-}
-
 /*
  * The two bytes that take the register from before to after, if any:
  * each step's table index shows in the top byte it leaves, so both
@@ -122,7 +110,7 @@ static bool check_frag(struct roce_flow4 *f, const uint8_t *ib,
 	 * zero register, and that register shifted through them */
 	rest = roce_crc32_update(0, ph + PH_ID + 2, PH_LEN - PH_ID - 2);
 	rest = roce_crc32_shift(rest, iblen - ROCE_BTH_LEN) ^ crc0;
-	after = crc_unshift_zeros(~icrc ^ rest, tail);
+	after = roce_crc32_unshift(~icrc ^ rest, tail);
 	if (!crc_solve2(before, after, &id))
 		return false;
 	f->ip_id = id;

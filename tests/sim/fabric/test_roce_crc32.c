@@ -4,7 +4,7 @@
  * folding with carry-less multiplication where the processor has it)
  * against CRC-32 values of an independent implementation (Python's
  * zlib.crc32), at every alignment, and the shift through zero bytes the
- * ICRC check relies on.
+ * ICRC check relies on, and its inverse.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -108,7 +108,7 @@ static void test_random_splits(void **state)
 /* crc(A then B) = shift(crc(A), len B) ^ crc from zero of B. */
 static void test_shift_is_linear(void **state)
 {
-	uint8_t b[5000];
+	uint8_t b[5000], z[5000];
 	unsigned int seed = 3;
 	int round;
 
@@ -124,6 +124,12 @@ static void test_shift_is_linear(void **state)
 		assert_int_equal(roce_crc32_shift(a, nb) ^
 				 roce_crc32_update(0, b + na, nb),
 				 roce_crc32_update(0xffffffffu, b, na + nb));
+		/* the shift is the register through zero bytes */
+		memset(z, 0, nb);
+		assert_int_equal(roce_crc32_shift(a, nb),
+				 roce_crc32_update_tables(a, z, nb));
+		assert_int_equal(roce_crc32_unshift(roce_crc32_shift(a, nb),
+						    nb), a);
 	}
 }
 
