@@ -27,6 +27,16 @@ roce_capture() {
 	command -v tshark >/dev/null 2>&1 || e2e_skip "no tshark"
 	py=$(mh_scapy_python)
 	[ -n "$py" ] || e2e_skip "no python3-scapy"
+	command -v ethtool >/dev/null 2>&1 || e2e_skip "no ethtool"
+	# The sim hands the kernel batches of packets (UDP_SEGMENT), which
+	# cross a veth whole, where a NIC would cut them. Without the offload
+	# the kernel cuts them before they reach the veth: the capture shows
+	# the packets of the wire, each with the IPv4 identification the
+	# kernel gave it, which its ICRC must have counted.
+	ip netns exec "$NS_A" ethtool -K "$VETH_A" tx-udp-segmentation off \
+		>/dev/null 2>&1 &&
+	ip netns exec "$NS_B" ethtool -K "$VETH_B" tx-udp-segmentation off \
+		>/dev/null 2>&1 || e2e_fail "cannot turn the veths' UDP GSO off"
 	# bounded by timeout(1), which passes our SIGINT on
 	ip netns exec "$NS_A" timeout -s INT "$E2E_TIMEOUT" tcpdump \
 		-i "$VETH_A" -U -s 0 -w "$cap" udp port 4791 \
