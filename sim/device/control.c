@@ -75,6 +75,7 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 		break;
 	case IBV_QPS_RTR:
 		e->epsn = qp->attr.rq_psn & PSN_MASK;
+		e->msn = 0;
 		e->nak_sent = false;
 		e->need_resolve = true;
 		break;

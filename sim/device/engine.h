@@ -200,6 +200,9 @@ struct eqp {
 
 	/* responder */
 	uint32_t epsn;
+	/* Request messages executed (24 bits), the MSN its ACKs and
+	 * responses carry (AETH), as IBA 9.7.5.1.2 counts them. */
+	uint32_t msn;
 	bool nak_sent;
 	struct fab_link *ack_link;
 	uint32_t ack_psn;

@@ -186,6 +186,12 @@ static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
 		st->rx_malformed++;
 		return false;
 	}
+	/* a packet of another partition is not for this port (rxe drops
+	 * it too, before its ICRC) */
+	if (!roce_pkey_match(p.pkey, ROCE_DEFAULT_PKEY)) {
+		st->rx_bad_pkey++;
+		return false;
+	}
 	if (!roce_icrc_check(&f, pk, len)) {
 		st->rx_bad_icrc++;
 		return false;

@@ -10,7 +10,8 @@
 # roce_fuzz: random and mutated RoCE v2 datagrams (roce_fuzz.py) at the
 #   server's adapter while an RC stream runs to it, then a new RC and UD
 #   pingpong must work: the adapter dropped or answered them all as the
-#   spec says, never crashed or hung. Its statistics show it counted them.
+#   spec says, never crashed or hung. Its statistics show it counted them,
+#   those of another partition (P_Key) among them.
 
 # A python3 that has scapy (Debian's python3-scapy), or nothing.
 mh_scapy_python() {
@@ -96,7 +97,8 @@ roce_fuzz() {
 	[ "$rc" != 124 ] || e2e_fail "the stream hung under fuzzing"
 	sim_wait "$spid"
 	[ "$rc" != 124 ] || e2e_fail "the server hung under fuzzing"
-	for c in roce_rx_bad_icrc roce_rx_malformed rx_no_qp; do
+	for c in roce_rx_bad_icrc roce_rx_malformed roce_rx_bad_pkey \
+		rx_no_qp; do
 		bad=$(mh_stat server $c)
 		e2e_log "server $c ${bad:-none}"
 		[ "${bad:-0}" -gt 0 ] || e2e_fail "the server counted no $c"
