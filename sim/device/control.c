@@ -86,15 +86,15 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 			e->rnr_left = qp->attr.rnr_retry;
 			e->need_resolve = true;
 		}
-		kick(e);	/* the ring may hold WQEs already */
+		dev_kick(e);	/* the ring may hold WQEs already */
 		break;
 	case IBV_QPS_SQD:
 		qp->attr.sq_draining = 1;
-		kick(e);
+		dev_kick(e);
 		break;
 	case IBV_QPS_ERR:
 		qp->attr.state = old_state;	/* let qp_to_error see it */
-		qp_to_error(e);
+		dev_qp_to_error(e);
 		break;
 	default:
 		break;
@@ -129,7 +129,7 @@ void engine_cq_destroy(struct sim_cq *cq)
 void engine_srq_modified(struct sim_srq *srq)
 {
 	direct_srq_publish(srq);
-	srq_limit_check(srq);
+	dev_srq_limit_check(srq);
 }
 
 void engine_cq_armed(struct sim_cq *cq)

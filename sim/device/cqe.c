@@ -10,7 +10,7 @@
 #include "direct.h"
 #include "engine.h"
 
-uint8_t network_type(struct sim_dev *dev, uint8_t gid_type,
+uint8_t dev_network_type(struct sim_dev *dev, uint8_t gid_type,
 		     const uint8_t gid[16])
 {
 	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
@@ -29,7 +29,7 @@ uint8_t network_type(struct sim_dev *dev, uint8_t gid_type,
  * to 1.18) takes the address family of the GRH area from it, and drops
  * every IPv4 datagram of a device that reports 0.
  */
-uint8_t roce_packet_type(uint8_t network_type)
+uint8_t dev_roce_packet_type(uint8_t network_type)
 {
 	switch (network_type) {
 	case PVRDMA_NETWORK_IPV4:
@@ -41,7 +41,7 @@ uint8_t roce_packet_type(uint8_t network_type)
 	}
 }
 
-/* The CQE into the ring, then its event (see cqe_write()). */
+/* The CQE into the ring, then its event (see dev_cqe_write()). */
 static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
 			const struct pvrdma_cqe *src, bool solicited)
 {
@@ -60,7 +60,7 @@ static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
 					       IBV_EVENT_CQ_ERR,
 					       &cq->async_events_reported);
 		if (qp->engine)
-			qp_to_error(qp->engine);
+			dev_qp_to_error(qp->engine);
 		return;
 	}
 	memcpy(slot, src, sizeof(*src));
@@ -86,7 +86,7 @@ static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
  * Writes one CQE for qp into cq. A full CQ is not overwritten: the CQ is in
  * error (CQ_ERR, once) and the QP goes to the error state.
  */
-void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
+void dev_cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 	       const struct pvrdma_cqe *src, bool solicited)
 {
 	struct sim_dev *dev = qp->uctx->dev;
@@ -104,7 +104,7 @@ void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 	cqe_produce(qp, cq, src, solicited);
 }
 
-void cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
+void dev_cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
 	      uint32_t opcode, uint32_t status)
 {
 	memset(c, 0, sizeof(*c));
@@ -115,7 +115,7 @@ void cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
 	c->port_num = qp->attr.port_num ? qp->attr.port_num : 1;
 }
 
-void complete_send(struct eqp *e, const struct sim_send_wr *wr,
+void dev_complete_send(struct eqp *e, const struct sim_send_wr *wr,
 		   uint32_t status)
 {
 	struct sim_qp *qp = e->qp;
@@ -124,22 +124,22 @@ void complete_send(struct eqp *e, const struct sim_send_wr *wr,
 	if (status == PVRDMA_WC_SUCCESS &&
 	    !(wr->send_flags & IBV_SEND_SIGNALED) && !qp->sq_sig_all)
 		return;
-	cqe_init(&c, qp, wr->wr_id, sim_wqe_wc_opcode(wr->opcode), status);
+	dev_cqe_init(&c, qp, wr->wr_id, sim_wqe_wc_opcode(wr->opcode), status);
 	if (status == PVRDMA_WC_SUCCESS)
 		c.byte_len = wr->total_len;
-	cqe_write(qp, qp->send_cq, &c, false);
+	dev_cqe_write(qp, qp->send_cq, &c, false);
 }
 
-void complete_recv_error(struct eqp *e, uint64_t wr_id,
+void dev_complete_recv_error(struct eqp *e, uint64_t wr_id,
 			 uint32_t status)
 {
 	struct pvrdma_cqe c;
 
-	cqe_init(&c, e->qp, wr_id, PVRDMA_WC_RECV, status);
-	cqe_write(e->qp, e->qp->recv_cq, &c, true);
+	dev_cqe_init(&c, e->qp, wr_id, PVRDMA_WC_RECV, status);
+	dev_cqe_write(e->qp, e->qp->recv_cq, &c, true);
 }
 
-struct out_wqe *out_at(struct eqp *e, uint32_t i)
+struct out_wqe *dev_out_at(struct eqp *e, uint32_t i)
 {
 	return &e->out[(e->out_head + i) % e->out_cap];
 }
@@ -152,11 +152,11 @@ struct out_wqe *out_at(struct eqp *e, uint32_t i)
  * reuse what a slot points at (inline data bounce buffers) once cons_head
  * has passed it.
  */
-void out_pop(struct eqp *e)
+void dev_out_pop(struct eqp *e)
 {
 	if (e->out_sent) {
 		e->out_sent--;
-		if (sim_wqe_is_read_or_atomic(out_at(e, 0)->wr.opcode))
+		if (sim_wqe_is_read_or_atomic(dev_out_at(e, 0)->wr.opcode))
 			e->rd_inflight--;
 	}
 	sim_ring_consume(&e->qp->sq);
@@ -165,14 +165,14 @@ void out_pop(struct eqp *e)
 }
 
 /* Everything in flight is to be sent again (timeout, NAK, RNR). */
-void out_unsend(struct eqp *e)
+void dev_out_unsend(struct eqp *e)
 {
 	e->out_sent = 0;
 	e->rd_inflight = 0;
 }
 
 /* Every WQE still queued completes with WR_FLUSH_ERR, in order. */
-void qp_flush(struct eqp *e)
+void dev_qp_flush(struct eqp *e)
 {
 	struct sim_qp *qp = e->qp;
 	struct sim_send_wr swr;
@@ -182,9 +182,9 @@ void qp_flush(struct eqp *e)
 
 	in_place_settle(e);
 	while (e->out_count) {
-		swr = out_at(e, 0)->wr;
-		out_pop(e);	/* slot back before the CQE shows it done */
-		complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
+		swr = dev_out_at(e, 0)->wr;
+		dev_out_pop(e);	/* slot back before the CQE shows it done */
+		dev_complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
 	}
 	e->deadline = 0;
 	/* A ring holds at most nelems WQEs: more means the indices are
@@ -197,7 +197,7 @@ void qp_flush(struct eqp *e)
 			sim_wqe_decode_send(&qp->sq, elem, qp->type, &swr);
 			sim_ring_consume(&qp->sq);
 			stat_add(&qp->uctx->dev->stats.send_wqes, 1);
-			complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
+			dev_complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
 		}
 	}
 	if (!qp->srq && qp->rq.state && qp->rq.nelems) {
@@ -207,7 +207,7 @@ void qp_flush(struct eqp *e)
 			sim_wqe_decode_recv(&qp->rq, elem, &rwr);
 			sim_ring_consume(&qp->rq);
 			stat_add(&qp->uctx->dev->stats.recv_wqes, 1);
-			complete_recv_error(e, rwr.wr_id,
+			dev_complete_recv_error(e, rwr.wr_id,
 					    PVRDMA_WC_WR_FLUSH_ERR);
 		}
 	}
@@ -215,7 +215,7 @@ void qp_flush(struct eqp *e)
 
 /* The device moves a QP to the error state after a completion error (no
  * async event: the error CQE tells the application). */
-void qp_to_error(struct eqp *e)
+void dev_qp_to_error(struct eqp *e)
 {
 	struct sim_qp *qp = e->qp;
 
@@ -223,7 +223,7 @@ void qp_to_error(struct eqp *e)
 		return;
 	qp->attr.state = IBV_QPS_ERR;
 	direct_qp_publish(qp);	/* same-host requesters */
-	qp_flush(e);
+	dev_qp_flush(e);
 	if (qp->srq)
 		sim_device_upcalls.async_event(qp->uctx, qp->user_handle,
 					       IBV_EVENT_QP_LAST_WQE_REACHED,
@@ -231,7 +231,7 @@ void qp_to_error(struct eqp *e)
 }
 
 /* A ring the driver corrupted: catastrophic for the QP. */
-void qp_fatal(struct eqp *e)
+void dev_qp_fatal(struct eqp *e)
 {
 	struct sim_qp *qp = e->qp;
 
@@ -240,5 +240,5 @@ void qp_fatal(struct eqp *e)
 	sim_device_upcalls.async_event(qp->uctx, qp->user_handle,
 				       IBV_EVENT_QP_FATAL,
 				       &qp->async_events_reported);
-	qp_to_error(e);
+	dev_qp_to_error(e);
 }

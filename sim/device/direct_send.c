@@ -276,7 +276,7 @@ static bool plan_locked(struct sim_qp *qp, struct shared_seg *seg,
 	if (rs != SIM_RING_READY) {
 		/* RNR, or a ring the target must fail */
 		if (rs == SIM_RING_NONE)
-			*rnr_ns = 1000ull * rnr_timer_us[p->q.min_rnr_timer & 31];
+			*rnr_ns = 1000ull * dev_rnr_timer_us[p->q.min_rnr_timer & 31];
 		return false;
 	}
 	if (p->r.srq) {
@@ -338,7 +338,7 @@ static bool commit_locked(struct sim_qp *qp, struct shared_seg *seg,
 	    sim_ring_load(&p->rq.state->cons_head) != p->rq_head ||
 	    sim_ring_reserve(&p->cq, &slot) != SIM_RING_READY)
 		return false;
-	recv_cqe_fill(&c, p->r.qp_handle, p->r.port_num, p->rwr.wr_id, h,
+	dev_recv_cqe_fill(&c, p->r.qp_handle, p->r.port_num, p->rwr.wr_id, h,
 		      write ? PVRDMA_WC_RECV_RDMA_WITH_IMM : PVRDMA_WC_RECV,
 		      (uint32_t)wr->total_len, 0);
 	memcpy(slot, &c, sizeof(c));
@@ -419,11 +419,11 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	if (!seg)
 		return 0;
 	/* Local memory the device cannot read fails on the fabric path. */
-	if (map_sges(qp, wr->sge, wr->num_sge, 0, &li))
+	if (dev_map_sges(qp, wr->sge, wr->num_sge, 0, &li))
 		return 0;
 	/* The message as the fabric would carry it: what the CQE says of
 	 * its sender. */
-	hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
+	dev_hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
 	h.opcode = wr->opcode;
 	h.dst_qpn = qp->attr.dest_qp_num;
 	h.imm = wr->imm_data;
@@ -438,7 +438,7 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	if (notify && !direct_event_raise(dev, seg, notify_cqn, &notify_cq)) {
 		/* The CQ by its number: the QP may be gone by the time the
 		 * target reads this, the CQ (shared by others) not. */
-		hdr_init(&n, qp, FAB_NOTIFY, qp->attr.ah_attr.grh.sgid_index);
+		dev_hdr_init(&n, qp, FAB_NOTIFY, qp->attr.ah_attr.grh.sgid_index);
 		n.dst_qpn = qp->attr.dest_qp_num;
 		n.rkey = notify_cqn;
 		n.flags = h.flags;

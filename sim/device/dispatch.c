@@ -69,7 +69,7 @@ static bool dbq_pop(struct db_queue *q, struct sim_ucontext **uctx,
 	return true;
 }
 
-bool dbq_empty(struct db_queue *q)
+bool dev_dbq_empty(struct db_queue *q)
 {
 	unsigned long idx = q->head & (DBQ_SIZE - 1);
 
@@ -180,7 +180,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		eng->now = now_ns();
 		drain_queued(eng);
 		rx_inline(eng);
-		acks_flush(eng);
+		dev_acks_flush(eng);
 		dev_unlock(eng, dev);
 		/* A stream's next doorbell follows this trap's return at
 		 * once, a ping-pong's a round trip later. */
@@ -210,7 +210,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	drain_queued(eng);	/* older doorbells first */
 	doorbell_run(dev, uctx, offset, value, false);
 	rx_inline(eng);
-	acks_flush(eng);
+	dev_acks_flush(eng);
 	dev_unlock(eng, dev);
 }
 
@@ -257,10 +257,10 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 		if (!qp || qp->uctx != uctx || !qp->engine)
 			break;
 		if (value & SIM_UAR_QP_SEND)
-			sq_progress(qp->engine);
+			dev_sq_progress(qp->engine);
 		if ((value & SIM_UAR_QP_RECV) &&
 		    qp->attr.state == IBV_QPS_ERR)
-			qp_flush(qp->engine);
+			dev_qp_flush(qp->engine);
 		return;
 	case PVRDMA_UAR_CQ_OFFSET:
 		cq = sim_table_get(&dev->cqs, h);
@@ -300,11 +300,11 @@ void dev_unlock(struct engine *eng, struct sim_dev *dev)
 	for (;;) {
 		pthread_mutex_unlock(&dev->lock);
 		atomic_thread_fence(memory_order_seq_cst);
-		if (dbq_empty(&eng->dbq) || pthread_mutex_trylock(&dev->lock))
+		if (dev_dbq_empty(&eng->dbq) || pthread_mutex_trylock(&dev->lock))
 			return;
 		eng->now = now_ns();
 		drain_queued(eng);
-		acks_flush(eng);
+		dev_acks_flush(eng);
 	}
 }
 
@@ -369,12 +369,12 @@ int engine_round(struct engine *eng, bool inline_rx)
 	if (inline_rx)
 		work += fabric_rx_poll(eng->port);
 	if (atomic_load(&eng->kick_pending))
-		work += run_kicks(eng);
+		work += dev_run_kicks(eng);
 	if (eng->waiters.first)
-		work += run_waiters(eng);
-	acks_flush(eng);
-	run_timers(eng);
-	acks_flush(eng);
+		work += dev_run_waiters(eng);
+	dev_acks_flush(eng);
+	dev_run_timers(eng);
+	dev_acks_flush(eng);
 	return work;
 }
 

@@ -257,7 +257,7 @@ struct engine {
 };
 
 /* thread.c: the device of each adapter, by dev->index. */
-extern struct engine engines[SIM_MAX_ADAPTERS];
+extern struct engine dev_engines[SIM_MAX_ADAPTERS];
 
 #define PSN_MASK	0xffffffu
 
@@ -294,7 +294,7 @@ static inline uint64_t now_ns(void)
 
 static inline struct engine *engine_of(struct sim_dev *dev)
 {
-	return dev->index < SIM_MAX_ADAPTERS ? &engines[dev->index] : NULL;
+	return dev->index < SIM_MAX_ADAPTERS ? &dev_engines[dev->index] : NULL;
 }
 
 /* The QP's WRs sent but not acknowledged may have their tails on the
@@ -328,76 +328,76 @@ struct local_iov {
 enum recv_take { RECV_NONE, RECV_OK, RECV_BAD };
 
 /* ---- dispatch.c: doorbells, their queue, rounds of device work ---- */
-bool dbq_empty(struct db_queue *q);
+bool dev_dbq_empty(struct db_queue *q);
 void dev_unlock(struct engine *eng, struct sim_dev *dev);
 int engine_round(struct engine *eng, bool inline_rx);
 
 /* ---- cqe.c: completions and the error state ---- */
-uint8_t network_type(struct sim_dev *dev, uint8_t gid_type,
+uint8_t dev_network_type(struct sim_dev *dev, uint8_t gid_type,
 		     const uint8_t gid[16]);
-uint8_t roce_packet_type(uint8_t network_type);
-void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
+uint8_t dev_roce_packet_type(uint8_t network_type);
+void dev_cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 	       const struct pvrdma_cqe *src, bool solicited);
-void cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
+void dev_cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
 	      uint32_t opcode, uint32_t status);
-void complete_send(struct eqp *e, const struct sim_send_wr *wr,
+void dev_complete_send(struct eqp *e, const struct sim_send_wr *wr,
 		   uint32_t status);
-void complete_recv_error(struct eqp *e, uint64_t wr_id,
+void dev_complete_recv_error(struct eqp *e, uint64_t wr_id,
 			 uint32_t status);
-struct out_wqe *out_at(struct eqp *e, uint32_t i);
-void out_pop(struct eqp *e);
-void out_unsend(struct eqp *e);
-void qp_flush(struct eqp *e);
-void qp_to_error(struct eqp *e);
-void qp_fatal(struct eqp *e);
+struct out_wqe *dev_out_at(struct eqp *e, uint32_t i);
+void dev_out_pop(struct eqp *e);
+void dev_out_unsend(struct eqp *e);
+void dev_qp_flush(struct eqp *e);
+void dev_qp_to_error(struct eqp *e);
+void dev_qp_fatal(struct eqp *e);
 
 /* ---- timers.c: ACK and RNR timers, control path kicks ---- */
 /* IB min_rnr_timer encoding -> microseconds. */
-extern const uint32_t rnr_timer_us[32];
-uint64_t ack_timeout_ns(const struct sim_qp *qp);
-void arm_timer(struct eqp *e, uint64_t when);
-void restart_ack_timer(struct eqp *e);
-void arm_rnr_timer(struct eqp *e, uint64_t when);
-void run_timers(struct engine *eng);
-void kick(struct eqp *e);
-int run_kicks(struct engine *eng);
+extern const uint32_t dev_rnr_timer_us[32];
+uint64_t dev_ack_timeout_ns(const struct sim_qp *qp);
+void dev_arm_timer(struct eqp *e, uint64_t when);
+void dev_restart_ack_timer(struct eqp *e);
+void dev_arm_rnr_timer(struct eqp *e, uint64_t when);
+void dev_run_timers(struct engine *eng);
+void dev_kick(struct eqp *e);
+int dev_run_kicks(struct engine *eng);
 
 /* ---- req.c: the requester ---- */
-int run_waiters(struct engine *eng);
-uint32_t map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
+int dev_run_waiters(struct engine *eng);
+uint32_t dev_map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
 		  uint32_t num_sge, int need, struct local_iov *li);
-void hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
+void dev_hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
 	      uint8_t gid_index);
-void complete_local_error(struct eqp *e);
-void sq_progress(struct eqp *e);
+void dev_complete_local_error(struct eqp *e);
+void dev_sq_progress(struct eqp *e);
 
 /* ---- comp.c: the completer (the requester's answers) ---- */
-void requester_fail(struct eqp *e, uint32_t status);
-void requester_rx(struct eqp *e, const struct fab_hdr *h,
+void dev_requester_fail(struct eqp *e, uint32_t status);
+void dev_requester_rx(struct eqp *e, const struct fab_hdr *h,
 		  struct fab_rx *rx);
 
 /* ---- resp.c: the responder and the receive queues ---- */
-void acks_flush(struct engine *eng);
-void srq_limit_check(struct sim_srq *srq);
-enum recv_take recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr);
-void recv_consume(struct sim_qp *qp);
+void dev_acks_flush(struct engine *eng);
+void dev_srq_limit_check(struct sim_srq *srq);
+enum recv_take dev_recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr);
+void dev_recv_consume(struct sim_qp *qp);
 /* The CQE of a successful receive of the message h, for the QP of
  * qp_handle (the same-host requester writes it too, direct_send.c). */
-void recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
+void dev_recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
 		   uint8_t port_num, uint64_t wr_id, const struct fab_hdr *h,
 		   uint32_t opcode, uint32_t byte_len, uint32_t wc_flags);
-void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
+void dev_recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 		   const struct fab_hdr *h, uint32_t opcode,
 		   uint32_t byte_len, uint32_t wc_flags);
-void responder_rx(struct eqp *e, struct fab_link *from,
+void dev_responder_rx(struct eqp *e, struct fab_link *from,
 		  const struct fab_hdr *h, struct fab_rx *rx);
 
 /* resp.c, for packets.c: a queued ACK, a NAK, a failure NAKed */
-void resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
+void dev_resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
 		    uint64_t len);
-void resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
+void dev_resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
 	      uint32_t psn, uint32_t dst_qpn);
-void resp_fail(struct eqp *e, struct fab_link *from,
+void dev_resp_fail(struct eqp *e, struct fab_link *from,
 	       const struct fab_hdr *h, uint8_t code);
 
 /* ---- packets.c: messages as packets of the path MTU ---- */
@@ -429,6 +429,6 @@ void pkt_acked(struct eqp *e, uint32_t psn);
 /* ---- async.c: --async-mode ---- */
 /* One polling round of the device thread while the adapter is active;
  * false: not in async mode, or idle long enough to sleep. */
-bool async_poll(struct engine *eng);
+bool dev_async_poll(struct engine *eng);
 
 #endif /* PVRDMA_SIM_ENGINE_H */

@@ -97,22 +97,22 @@ static bool send_first(struct eqp *e, struct fab_link *from,
 		       const struct fab_hdr *h)
 {
 	struct sim_qp *qp = e->qp;
-	enum recv_take t = recv_peek(qp, &e->seg_rwr);
+	enum recv_take t = dev_recv_peek(qp, &e->seg_rwr);
 
 	if (t == RECV_BAD) {
-		qp_fatal(e);
+		dev_qp_fatal(e);
 		return false;
 	}
 	if (t == RECV_NONE) {
 		e->nak_sent = true;
-		resp_nak(e, from, FAB_NAK_RNR, h->psn, h->src_qpn);
+		dev_resp_nak(e, from, FAB_NAK_RNR, h->psn, h->src_qpn);
 		return false;
 	}
 	if (e->seg_rwr.num_sge == UINT32_MAX) {
-		recv_consume(qp);
-		complete_recv_error(e, e->seg_rwr.wr_id,
+		dev_recv_consume(qp);
+		dev_complete_recv_error(e, e->seg_rwr.wr_id,
 				    PVRDMA_WC_LOC_LEN_ERR);
-		resp_fail(e, from, h, FAB_NAK_REM_OP);
+		dev_resp_fail(e, from, h, FAB_NAK_REM_OP);
 		return false;
 	}
 	return true;
@@ -128,15 +128,15 @@ static bool send_place(struct eqp *e, struct fab_link *from,
 
 	if (e->seg_off + h->len > e->seg_rwr.total_len)
 		st = PVRDMA_WC_LOC_LEN_ERR;
-	else if (map_sges(qp, e->seg_rwr.sge, e->seg_rwr.num_sge,
+	else if (dev_map_sges(qp, e->seg_rwr.sge, e->seg_rwr.num_sge,
 			  IBV_ACCESS_LOCAL_WRITE, &li) ||
 		 (!place(rx, li.iov, li.n, e->seg_off) && rx->fault))
 		st = PVRDMA_WC_LOC_PROT_ERR;
 	if (!st)
 		return true;
-	recv_consume(qp);
-	complete_recv_error(e, e->seg_rwr.wr_id, st);
-	resp_fail(e, from, h, st == PVRDMA_WC_LOC_LEN_ERR ?
+	dev_recv_consume(qp);
+	dev_complete_recv_error(e, e->seg_rwr.wr_id, st);
+	dev_resp_fail(e, from, h, st == PVRDMA_WC_LOC_LEN_ERR ?
 		  FAB_NAK_INV_REQ : FAB_NAK_REM_OP);
 	return false;
 }
@@ -157,7 +157,7 @@ static bool write_place(struct eqp *e, struct fab_link *from,
 		       ri.iov, &ri.n) != SIM_ACCESS_OK ||
 	    (!fab_rx_read(rx, ri.iov, ri.n) && rx->fault)) {
 		e->seg_busy = false;
-		resp_fail(e, from, h, FAB_NAK_REM_ACCESS);
+		dev_resp_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return false;
 	}
 	return true;
@@ -168,8 +168,8 @@ static void message_done(struct eqp *e, const struct fab_hdr *h)
 {
 	struct sim_qp *qp = e->qp;
 
-	recv_consume(qp);
-	recv_complete(qp, &e->seg_rwr, h,
+	dev_recv_consume(qp);
+	dev_recv_complete(qp, &e->seg_rwr, h,
 		      h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM ?
 		      PVRDMA_WC_RECV_RDMA_WITH_IMM : PVRDMA_WC_RECV,
 		      (uint32_t)e->seg_off, 0);
@@ -197,7 +197,7 @@ static void request_packet(struct eqp *e, struct fab_link *from,
 	if (first == e->seg_busy || (!first && send != is_send(e->seg_op)) ||
 	    h->len > mtu || (!last && h->len != mtu)) {
 		e->seg_busy = false;
-		resp_fail(e, from, h, FAB_NAK_INV_REQ);
+		dev_resp_fail(e, from, h, FAB_NAK_INV_REQ);
 		return;
 	}
 	if (first) {
@@ -225,7 +225,7 @@ static void request_packet(struct eqp *e, struct fab_link *from,
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	e->epsn = (h->psn + 1) & PSN_MASK;
 	e->nak_sent = false;
-	resp_ack_queue(e, from, h->psn, h->len);
+	dev_resp_ack_queue(e, from, h->psn, h->len);
 }
 
 void pkt_request(struct eqp *e, struct fab_link *from,
@@ -249,7 +249,7 @@ void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
 		       struct fab_rx *rx)
 {
 	struct sim_qp *qp = e->qp;
-	struct out_wqe *o = out_at(e, 0);
+	struct out_wqe *o = dev_out_at(e, 0);
 	uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
 	uint64_t off = (uint64_t)((h->psn - o->psn) & PSN_MASK) * mtu;
 	struct local_iov li;
@@ -264,25 +264,25 @@ void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
 	if (h->psn != e->rresp_next || off + h->len > o->wr.total_len ||
 	    (!(h->flags & FAB_F_LAST) && h->len != mtu))
 		return;
-	if (map_sges(qp, o->wr.sge, o->wr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+	if (dev_map_sges(qp, o->wr.sge, o->wr.num_sge, IBV_ACCESS_LOCAL_WRITE,
 		     &li) || (!place(rx, li.iov, li.n, off) && rx->fault)) {
-		requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+		dev_requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
 		return;
 	}
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	e->rresp_next = (h->psn + 1) & PSN_MASK;
 	pkt_acked(e, e->rresp_next);
 	e->retries_left = qp->attr.retry_cnt;
-	restart_ack_timer(e);
+	dev_restart_ack_timer(e);
 	if (h->psn != o->last_psn)
 		return;
 	wr = o->wr;
-	out_pop(e);
-	complete_send(e, &wr, PVRDMA_WC_SUCCESS);
+	dev_out_pop(e);
+	dev_complete_send(e, &wr, PVRDMA_WC_SUCCESS);
 	e->rnr_left = qp->attr.rnr_retry;
 	e->deadline = 0;
 	if (e->out_sent)
-		restart_ack_timer(e);
+		dev_restart_ack_timer(e);
 }
 
 /*
@@ -323,7 +323,7 @@ bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
 	    (sim_wqe_is_read_or_atomic(o->wr.opcode) &&
 	     o->wr.opcode != PVRDMA_WR_RDMA_READ))
 		return true;
-	base = out_at(e, 0)->psn;
+	base = dev_out_at(e, 0)->psn;
 	if (psn_before(base, e->win_base))
 		base = e->win_base;
 	next = (o->psn + o->pkts_sent) & PSN_MASK;
@@ -358,10 +358,10 @@ void pkt_rewind(struct eqp *e, uint32_t psn)
 	uint32_t i;
 
 	for (i = 0; i < e->out_count; i++)
-		out_at(e, i)->pkts_sent = 0;
+		dev_out_at(e, i)->pkts_sent = 0;
 	if (!e->out_count)
 		return;
-	o = out_at(e, 0);
+	o = dev_out_at(e, 0);
 	if (fabric_link_segments(e->link) && pkt_psn_in(o, psn))
 		o->pkts_sent = (psn - o->psn) & PSN_MASK;
 }

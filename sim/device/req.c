@@ -16,7 +16,7 @@ static void link_wait(struct eqp *e)
 }
 
 /* QPs whose link drained (or died: their timers take over) send on. */
-int run_waiters(struct engine *eng)
+int dev_run_waiters(struct engine *eng)
 {
 	struct qlist todo;
 	struct qlink *l;
@@ -32,14 +32,14 @@ int run_waiters(struct engine *eng)
 			qlist_push(&eng->waiters, &e->wait);
 			continue;
 		}
-		sq_progress(e);
+		dev_sq_progress(e);
 		n++;
 	}
 	return n;
 }
 
 /* Checks the local SGEs of wr; need is the access the device needs. */
-uint32_t map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
+uint32_t dev_map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
 		  uint32_t num_sge, int need, struct local_iov *li)
 {
 	uint32_t i;
@@ -59,7 +59,7 @@ uint32_t map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
 	return PVRDMA_WC_SUCCESS;
 }
 
-void hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
+void dev_hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
 	      uint8_t gid_index)
 {
 	struct sim_dev *dev = qp->uctx->dev;
@@ -94,11 +94,11 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o, bool *whole)
 
 	if (sim_wqe_is_read_or_atomic(wr->opcode))
 		need = IBV_ACCESS_LOCAL_WRITE;
-	st = map_sges(qp, wr->sge, wr->num_sge, need, &li);
+	st = dev_map_sges(qp, wr->sge, wr->num_sge, need, &li);
 	if (st)
 		return st;
 
-	hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
+	dev_hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
 	memcpy(h.dst_gid, qp->attr.ah_attr.grh.dgid.raw, 16);
 	h.opcode = wr->opcode;
 	h.dst_qpn = qp->attr.dest_qp_num;
@@ -151,7 +151,7 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 	 * requester fails it when the AH's PD is not the QP's. */
 	if ((wr->av.port_pd & PVRDMA_AV_PDN_MASK) != qp->pd->pdn)
 		return PVRDMA_WC_LOC_QP_OP_ERR;
-	st = map_sges(qp, wr->sge, wr->num_sge, 0, &li);
+	st = dev_map_sges(qp, wr->sge, wr->num_sge, 0, &li);
 	if (st)
 		return st;
 	if (wr->total_len > mtu_bytes(dev->cfg.mtu))
@@ -159,7 +159,7 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 	if (wr->av.gid_index >= dev->gid_count)
 		return PVRDMA_WC_LOC_QP_OP_ERR;
 
-	hdr_init(&h, qp, FAB_UD_SEND, wr->av.gid_index);
+	dev_hdr_init(&h, qp, FAB_UD_SEND, wr->av.gid_index);
 	memcpy(h.dst_gid, wr->av.dgid, 16);
 	h.opcode = wr->opcode;
 	h.dst_qpn = wr->remote_qpn;
@@ -201,15 +201,15 @@ static void rc_resolve(struct eqp *e)
 }
 
 /* The oldest WQE failed locally: complete it, then the QP is in error. */
-void complete_local_error(struct eqp *e)
+void dev_complete_local_error(struct eqp *e)
 {
-	struct out_wqe *o = out_at(e, 0);
+	struct out_wqe *o = dev_out_at(e, 0);
 	struct sim_send_wr wr = o->wr;
 	uint32_t st = o->local_err;
 
-	out_pop(e);
-	complete_send(e, &wr, st);
-	qp_to_error(e);
+	dev_out_pop(e);
+	dev_complete_send(e, &wr, st);
+	dev_qp_to_error(e);
 }
 
 static void sq_drained_check(struct eqp *e)
@@ -271,7 +271,7 @@ static int direct_attempt(struct eqp *e, const struct sim_send_wr *wr,
 		if (!e->direct_rnr_since)
 			e->direct_rnr_since = now;
 		if (now - e->direct_rnr_since < rnr_ns) {
-			arm_rnr_timer(e, now + DIRECT_RNR_RETRY_NS);
+			dev_arm_rnr_timer(e, now + DIRECT_RNR_RETRY_NS);
 			return -1;
 		}
 	}
@@ -282,7 +282,7 @@ static int direct_attempt(struct eqp *e, const struct sim_send_wr *wr,
 }
 
 /* Fetches what the SQ ring holds and sends what may be sent. */
-void sq_progress(struct eqp *e)
+void dev_sq_progress(struct eqp *e)
 {
 	struct sim_qp *qp = e->qp;
 	struct sim_dev *dev = qp->uctx->dev;
@@ -299,7 +299,7 @@ void sq_progress(struct eqp *e)
 	bool whole;
 
 	if (state == IBV_QPS_ERR) {
-		qp_flush(e);
+		dev_qp_flush(e);
 		return;
 	}
 	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
@@ -342,12 +342,12 @@ void sq_progress(struct eqp *e)
 		/* past the WQEs in flight, which stay in the ring (out_pop) */
 		rs = sim_ring_peek_at(&qp->sq, e->out_count, &elem);
 		if (rs == SIM_RING_INVALID) {
-			qp_fatal(e);
+			dev_qp_fatal(e);
 			return;
 		}
 		if (rs != SIM_RING_READY)
 			break;
-		o = out_at(e, e->out_count);
+		o = dev_out_at(e, e->out_count);
 		memset(o, 0, offsetof(struct out_wqe, wr.sge));
 		st = sim_wqe_decode_send(&qp->sq, elem, qp->type, &o->wr);
 		stat_add(&dev->stats.send_wqes, 1);
@@ -358,9 +358,9 @@ void sq_progress(struct eqp *e)
 			taken++;
 			if (!st)
 				st = ud_send(e, &o->wr);
-			complete_send(e, &o->wr, st);
+			dev_complete_send(e, &o->wr, st);
 			if (st) {
-				qp_to_error(e);
+				dev_qp_to_error(e);
 				return;
 			}
 			continue;
@@ -384,14 +384,14 @@ void sq_progress(struct eqp *e)
 					      memory_order_relaxed);
 			for (i = 0; i < ndirect; i++) {
 				sim_ring_consume(&qp->sq);
-				complete_send(e, &direct_wrs[i],
+				dev_complete_send(e, &direct_wrs[i],
 					      i + 1 < ndirect ? 0 : st);
 				/* in error (a CQ overflow): flushed */
 				if (qp->attr.state != IBV_QPS_RTS)
 					return;
 			}
 			if (st) {
-				qp_to_error(e);
+				dev_qp_to_error(e);
 				return;
 			}
 			continue;
@@ -406,7 +406,7 @@ void sq_progress(struct eqp *e)
 	}
 
 	while (e->out_sent < e->out_count && e->eng->now >= e->rnr_until) {
-		o = out_at(e, e->out_sent);
+		o = dev_out_at(e, e->out_sent);
 		if (fabric_link_busy(e->link)) {
 			/* The socket is full: wait for it to drain rather
 			 * than copy the payload (the WQE stays unsent). */
@@ -423,7 +423,7 @@ void sq_progress(struct eqp *e)
 		if (o->local_err) {
 			if (e->out_sent)
 				break;	/* completes once it is the oldest */
-			complete_local_error(e);
+			dev_complete_local_error(e);
 			return;
 		}
 		st = rc_transmit(e, o, &whole);
@@ -436,14 +436,14 @@ void sq_progress(struct eqp *e)
 		if (!whole) {
 			/* the rest as ACKs open the window */
 			if (!e->deadline)
-				restart_ack_timer(e);
+				dev_restart_ack_timer(e);
 			break;
 		}
 		e->out_sent++;
 		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
 			e->rd_inflight++;
 		if (!e->deadline)
-			restart_ack_timer(e);
+			dev_restart_ack_timer(e);
 	}
 	sq_drained_check(e);
 }

@@ -16,7 +16,7 @@ static void send_ctrl(struct eqp *e, struct fab_link *to, uint8_t type,
 {
 	struct fab_hdr h;
 
-	hdr_init(&h, e->qp, type, e->qp->attr.ah_attr.grh.sgid_index);
+	dev_hdr_init(&h, e->qp, type, e->qp->attr.ah_attr.grh.sgid_index);
 	h.opcode = code;
 	h.psn = psn;
 	h.dst_qpn = dst_qpn;
@@ -57,13 +57,13 @@ static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
 		ack_flush_one(e);
 }
 
-void resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
+void dev_resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
 		    uint64_t len)
 {
 	ack_queue(e, to, psn, len);
 }
 
-void acks_flush(struct engine *eng)
+void dev_acks_flush(struct engine *eng)
 {
 	while (eng->acks.first)
 		ack_flush_one(eqp_of(eng->acks.first, ack));
@@ -83,7 +83,7 @@ static struct sim_ring recv_ring(struct sim_qp *qp)
 	return qp->srq ? qp->srq->ring : qp->rq;
 }
 
-void srq_limit_check(struct sim_srq *srq)
+void dev_srq_limit_check(struct sim_srq *srq)
 {
 	struct sim_ring r = srq->ring;
 	int64_t n;
@@ -101,7 +101,7 @@ void srq_limit_check(struct sim_srq *srq)
 }
 
 /* Peeks the next receive WQE (not consumed until recv_consume). */
-enum recv_take recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr)
+enum recv_take dev_recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr)
 {
 	struct sim_ring r = recv_ring(qp);
 	enum sim_ring_status rs;
@@ -119,17 +119,17 @@ enum recv_take recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr)
 	return RECV_OK;
 }
 
-void recv_consume(struct sim_qp *qp)
+void dev_recv_consume(struct sim_qp *qp)
 {
 	struct sim_ring r = recv_ring(qp);
 
 	sim_ring_consume(&r);
 	stat_add(&qp->uctx->dev->stats.recv_wqes, 1);
 	if (qp->srq)
-		srq_limit_check(qp->srq);
+		dev_srq_limit_check(qp->srq);
 }
 
-void recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
+void dev_recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
 		   uint8_t port_num, uint64_t wr_id, const struct fab_hdr *h,
 		   uint32_t opcode, uint32_t byte_len, uint32_t wc_flags)
 {
@@ -149,21 +149,21 @@ void recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
 	else
 		c->imm_data = 0;
 	memcpy(c->smac, h->smac, 6);
-	c->network_hdr_type = network_type(NULL, h->gid_type, h->src_gid);
+	c->network_hdr_type = dev_network_type(NULL, h->gid_type, h->src_gid);
 	if (wc_flags & PVRDMA_WC_GRH)
-		c->sl = roce_packet_type(c->network_hdr_type);
+		c->sl = dev_roce_packet_type(c->network_hdr_type);
 }
 
-void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
+void dev_recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 		   const struct fab_hdr *h, uint32_t opcode,
 		   uint32_t byte_len, uint32_t wc_flags)
 {
 	struct pvrdma_cqe c;
 
-	recv_cqe_fill(&c, qp->qp_handle,
+	dev_recv_cqe_fill(&c, qp->qp_handle,
 		      qp->attr.port_num ? qp->attr.port_num : 1, rwr->wr_id,
 		      h, opcode, byte_len, wc_flags);
-	cqe_write(qp, qp->recv_cq, &c, h->flags & FAB_F_SOLICITED);
+	dev_cqe_write(qp, qp->recv_cq, &c, h->flags & FAB_F_SOLICITED);
 }
 
 /*
@@ -226,16 +226,16 @@ static void responder_fail(struct eqp *e, struct fab_link *from,
 			   const struct fab_hdr *h, uint8_t code)
 {
 	nak(e, from, code, h->psn, h->src_qpn);
-	qp_to_error(e);
+	dev_qp_to_error(e);
 }
 
-void resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
+void dev_resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
 	      uint32_t psn, uint32_t dst_qpn)
 {
 	nak(e, to, code, psn, dst_qpn);
 }
 
-void resp_fail(struct eqp *e, struct fab_link *from,
+void dev_resp_fail(struct eqp *e, struct fab_link *from,
 	       const struct fab_hdr *h, uint8_t code)
 {
 	responder_fail(e, from, h, code);
@@ -248,11 +248,11 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 	struct sim_qp *qp = e->qp;
 	struct sim_recv_wr rwr;
 	struct local_iov li;
-	enum recv_take t = recv_peek(qp, &rwr);
+	enum recv_take t = dev_recv_peek(qp, &rwr);
 	bool is_write = h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
 
 	if (t == RECV_BAD) {
-		qp_fatal(e);
+		dev_qp_fatal(e);
 		return;
 	}
 	if (t == RECV_NONE) {
@@ -261,31 +261,31 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 		return;
 	}
 	if (rwr.num_sge == UINT32_MAX) {
-		recv_consume(qp);
-		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_LEN_ERR);
+		dev_recv_consume(qp);
+		dev_complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_LEN_ERR);
 		responder_fail(e, from, h, FAB_NAK_REM_OP);
 		return;
 	}
 	if (!is_write) {
-		if (map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+		if (dev_map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE,
 			     &li)) {
-			recv_consume(qp);
-			complete_recv_error(e, rwr.wr_id,
+			dev_recv_consume(qp);
+			dev_complete_recv_error(e, rwr.wr_id,
 					    PVRDMA_WC_LOC_PROT_ERR);
 			responder_fail(e, from, h, FAB_NAK_REM_OP);
 			return;
 		}
 		if (h->len > rwr.total_len) {
-			recv_consume(qp);
-			complete_recv_error(e, rwr.wr_id,
+			dev_recv_consume(qp);
+			dev_complete_recv_error(e, rwr.wr_id,
 					    PVRDMA_WC_LOC_LEN_ERR);
 			responder_fail(e, from, h, FAB_NAK_INV_REQ);
 			return;
 		}
 		if (!payload_read(e, from, h, rx, li.iov, li.n)) {
 			if (rx->fault) {
-				recv_consume(qp);
-				complete_recv_error(e, rwr.wr_id,
+				dev_recv_consume(qp);
+				dev_complete_recv_error(e, rwr.wr_id,
 						    PVRDMA_WC_LOC_PROT_ERR);
 				responder_fail(e, from, h, FAB_NAK_REM_OP);
 			}
@@ -297,8 +297,8 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return;
 	}
-	recv_consume(qp);
-	recv_complete(qp, &rwr, h, is_write ? PVRDMA_WC_RECV_RDMA_WITH_IMM :
+	dev_recv_consume(qp);
+	dev_recv_complete(qp, &rwr, h, is_write ? PVRDMA_WC_RECV_RDMA_WITH_IMM :
 			  PVRDMA_WC_RECV, h->len, 0);
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	e->epsn = (h->psn + 1) & PSN_MASK;
@@ -332,7 +332,7 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 		return;
 	}
 	ack_flush_one(e);
-	hdr_init(&r, e->qp, FAB_READ_RESP,
+	dev_hdr_init(&r, e->qp, FAB_READ_RESP,
 		 e->qp->attr.ah_attr.grh.sgid_index);
 	r.dst_qpn = h->src_qpn;
 	r.psn = h->psn;
@@ -417,7 +417,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 		e->nak_sent = false;
 	}
 	ack_flush_one(e);
-	hdr_init(&r, e->qp, FAB_ATOMIC_RESP,
+	dev_hdr_init(&r, e->qp, FAB_ATOMIC_RESP,
 		 e->qp->attr.ah_attr.grh.sgid_index);
 	r.dst_qpn = h->src_qpn;
 	r.psn = h->psn;
@@ -425,7 +425,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 	fabric_send(e->eng->port, from, &r, NULL, 0);
 }
 
-void responder_rx(struct eqp *e, struct fab_link *from,
+void dev_responder_rx(struct eqp *e, struct fab_link *from,
 		  const struct fab_hdr *h, struct fab_rx *rx)
 {
 	struct sim_qp *qp = e->qp;

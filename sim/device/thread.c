@@ -13,7 +13,7 @@
 #include "engine.h"
 #include "spawn.h"
 
-struct engine engines[SIM_MAX_ADAPTERS];
+struct engine dev_engines[SIM_MAX_ADAPTERS];
 
 static int sleep_timeout_ms(struct engine *eng)
 {
@@ -42,12 +42,12 @@ static bool bulk_linger(struct engine *eng)
 		return false;
 	atomic_store(&eng->bulk_linger, true);
 	until = now_ns() + BULK_LINGER_NS;
-	while (dbq_empty(&eng->dbq) && now_ns() < until)
+	while (dev_dbq_empty(&eng->dbq) && now_ns() < until)
 		sched_yield();
 	/* Waiting no more, whatever came: a flag left set would hand every
 	 * later doorbell of the adapter to this thread, asleep or not. */
 	atomic_store(&eng->bulk_linger, false);
-	return !dbq_empty(&eng->dbq);
+	return !dev_dbq_empty(&eng->dbq);
 }
 
 /*
@@ -89,7 +89,7 @@ static void *engine_main(void *arg)
 			if (!fabric_sleep_prepare(eng->port)) {
 				timeout = 0;
 				quiet_ns = 0;
-			} else if (!dbq_empty(&eng->dbq) ||
+			} else if (!dev_dbq_empty(&eng->dbq) ||
 				   atomic_load(&eng->kick_pending)) {
 				fabric_sleep_cancel(eng->port);
 				timeout = 0;
@@ -105,7 +105,7 @@ static void *engine_main(void *arg)
 		if (engine_round(eng, quiet_ns != 0)) {
 			timeout = 0;
 			quiet_ns = 0;
-		} else if (async_poll(eng)) {
+		} else if (dev_async_poll(eng)) {
 			timeout = 0;
 			quiet_ns = 0;
 			dev_unlock(eng, dev);
@@ -142,8 +142,8 @@ static void engines_at_exit(void)
 	unsigned int i;
 
 	for (i = 0; i < SIM_MAX_ADAPTERS; i++)
-		if (engines[i].started)
-			fabric_close(engines[i].port);
+		if (dev_engines[i].started)
+			fabric_close(dev_engines[i].port);
 }
 
 void engine_copy_in_place(struct sim_dev *dev)

@@ -6,7 +6,7 @@
 #include "engine.h"
 
 /* IB min_rnr_timer encoding -> microseconds. */
-const uint32_t rnr_timer_us[32] = {
+const uint32_t dev_rnr_timer_us[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
 	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
@@ -15,7 +15,7 @@ const uint32_t rnr_timer_us[32] = {
 /* Local ACK timeout: 4.096 us * 2^timeout, at least 1 ms (the sim's
  * scheduling granularity), at most 8 s; 0 (infinite) waits 8 s per try
  * so that a vanished peer never hangs a QP forever. */
-uint64_t ack_timeout_ns(const struct sim_qp *qp)
+uint64_t dev_ack_timeout_ns(const struct sim_qp *qp)
 {
 	uint64_t ns;
 
@@ -49,7 +49,7 @@ static void engine_deadline(struct engine *eng, uint64_t when)
 }
 
 /* The local ACK timer of the oldest unacknowledged request. */
-void arm_timer(struct eqp *e, uint64_t when)
+void dev_arm_timer(struct eqp *e, uint64_t when)
 {
 	e->deadline = when;
 	e->deadline_tx = fabric_link_tx_bytes(e->link);
@@ -62,14 +62,14 @@ void arm_timer(struct eqp *e, uint64_t when)
  * is already mostly spent, and the next request "times out" while its
  * answer is still on the way.
  */
-void restart_ack_timer(struct eqp *e)
+void dev_restart_ack_timer(struct eqp *e)
 {
-	arm_timer(e, now_ns() + ack_timeout_ns(e->qp));
+	dev_arm_timer(e, now_ns() + dev_ack_timeout_ns(e->qp));
 }
 
 /* The RNR timer: a separate deadline, so that waiting out an RNR NAK
  * never counts as an ACK timeout (that would spend the retry count). */
-void arm_rnr_timer(struct eqp *e, uint64_t when)
+void dev_arm_rnr_timer(struct eqp *e, uint64_t when)
 {
 	e->rnr_until = when;
 	engine_deadline(e->eng, when);
@@ -81,7 +81,7 @@ static void qp_timer(struct eqp *e, uint64_t now)
 
 	if (e->rnr_until && now >= e->rnr_until) {
 		e->rnr_until = 0;
-		sq_progress(e);
+		dev_sq_progress(e);
 	}
 	if (!e->deadline || now < e->deadline)
 		return;
@@ -99,28 +99,28 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	 */
 	if (fabric_link_busy(e->link) &&
 	    fabric_link_push(e->link) != e->deadline_tx) {
-		arm_timer(e, now + ack_timeout_ns(qp));
+		dev_arm_timer(e, now + dev_ack_timeout_ns(qp));
 		return;
 	}
 	/* retry_cnt 7 is seven retries, not "infinite": only rnr_retry has
 	 * an infinite encoding. A peer that is gone ends in RETRY_EXC_ERR. */
 	if (!e->retries_left--) {
-		requester_fail(e, PVRDMA_WC_RETRY_EXC_ERR);
+		dev_requester_fail(e, PVRDMA_WC_RETRY_EXC_ERR);
 		return;
 	}
 	/* Resend from the oldest unacknowledged request; look the peer up
 	 * again, it may have come back. */
 	stat_add(&qp->uctx->dev->stats.retransmits, e->out_sent);
-	out_unsend(e);
+	dev_out_unsend(e);
 	pkt_rewind(e, e->win_base);
 	if (!fabric_link_alive(e->link))
 		e->need_resolve = true;
-	sq_progress(e);
+	dev_sq_progress(e);
 	if (!e->deadline && e->out_count)
-		arm_timer(e, now + ack_timeout_ns(qp));
+		dev_arm_timer(e, now + dev_ack_timeout_ns(qp));
 }
 
-void run_timers(struct engine *eng)
+void dev_run_timers(struct engine *eng)
 {
 	struct qlink *l, *next;
 	struct eqp *e;
@@ -145,7 +145,7 @@ void run_timers(struct engine *eng)
 	}
 }
 
-void kick(struct eqp *e)
+void dev_kick(struct eqp *e)
 {
 	struct engine *eng = e->eng;
 
@@ -154,14 +154,14 @@ void kick(struct eqp *e)
 	fabric_wake(eng->port);
 }
 
-int run_kicks(struct engine *eng)
+int dev_run_kicks(struct engine *eng)
 {
 	struct qlink *l;
 	int n = 0;
 
 	atomic_store(&eng->kick_pending, false);
 	while ((l = qlist_pop(&eng->kicks))) {
-		sq_progress(eqp_of(l, kick));
+		dev_sq_progress(eqp_of(l, kick));
 		n++;
 	}
 	return n;
