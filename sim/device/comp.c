@@ -152,7 +152,8 @@ void dev_requester_rx(struct eqp *e, const struct fab_hdr *h,
 				pkt_read_response(e, h, rx);
 			break;
 		}
-		if (e->out_count && e->out_sent && dev_out_at(e, 0)->psn == h->psn)
+		if (e->out_count && e->out_sent &&
+		    dev_out_at(e, 0)->psn == h->psn)
 			read_atomic_done(e, h, rx);
 		break;
 	case FAB_NAK:

@@ -276,7 +276,8 @@ static bool plan_locked(struct sim_qp *qp, struct shared_seg *seg,
 	if (rs != SIM_RING_READY) {
 		/* RNR, or a ring the target must fail */
 		if (rs == SIM_RING_NONE)
-			*rnr_ns = 1000ull * dev_rnr_timer_us[p->q.min_rnr_timer & 31];
+			*rnr_ns = 1000ull *
+				  dev_rnr_timer_us[p->q.min_rnr_timer & 31];
 		return false;
 	}
 	if (p->r.srq) {
@@ -438,7 +439,8 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	if (notify && !direct_event_raise(dev, seg, notify_cqn, &notify_cq)) {
 		/* The CQ by its number: the QP may be gone by the time the
 		 * target reads this, the CQ (shared by others) not. */
-		dev_hdr_init(&n, qp, FAB_NOTIFY, qp->attr.ah_attr.grh.sgid_index);
+		dev_hdr_init(&n, qp, FAB_NOTIFY,
+			     qp->attr.ah_attr.grh.sgid_index);
 		n.dst_qpn = qp->attr.dest_qp_num;
 		n.rkey = notify_cqn;
 		n.flags = h.flags;

@@ -12,7 +12,6 @@
 #include "engine.h"
 
 static void rx_inline(struct engine *eng);
-static int drain_queued(struct engine *eng);
 static void poll_hint(struct engine *eng);
 static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			 uint32_t offset, uint32_t value, bool late);
@@ -178,7 +177,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 			return;
 		}
 		eng->now = now_ns();
-		drain_queued(eng);
+		dev_dbq_drain(eng);
 		rx_inline(eng);
 		dev_acks_flush(eng);
 		dev_unlock(eng, dev);
@@ -207,7 +206,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		return;
 	}
 	eng->now = now_ns();
-	drain_queued(eng);	/* older doorbells first */
+	dev_dbq_drain(eng);	/* older doorbells first */
 	doorbell_run(dev, uctx, offset, value, false);
 	rx_inline(eng);
 	dev_acks_flush(eng);
@@ -289,25 +288,6 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 	stat_add(&dev->stats.db_bad, 1);
 }
 
-/*
- * Releases dev->lock without stranding a doorbell queued by a trap that
- * found the lock taken: the trap queued, then tried the lock; we unlock,
- * then look at the queue (full fences between, Dekker style): one of the
- * two sees the other.
- */
-void dev_unlock(struct engine *eng, struct sim_dev *dev)
-{
-	for (;;) {
-		pthread_mutex_unlock(&dev->lock);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (dev_dbq_empty(&eng->dbq) || pthread_mutex_trylock(&dev->lock))
-			return;
-		eng->now = now_ns();
-		drain_queued(eng);
-		dev_acks_flush(eng);
-	}
-}
-
 /* Doorbells popped before any of them runs: a small array, the trap may
  * run on a small signal stack. */
 #define DRAIN_CHUNK	32
@@ -328,7 +308,7 @@ struct db_popped {
  * doorbell per WQE, and one run executes them all: without this the queue
  * grew by the WQEs of each run until it was full.
  */
-static int drain_queued(struct engine *eng)
+int dev_dbq_drain(struct engine *eng)
 {
 	struct db_popped p[DRAIN_CHUNK];
 	int n = 0, k, i;
@@ -364,7 +344,7 @@ int engine_round(struct engine *eng, bool inline_rx)
 	int work;
 
 	eng->now = now_ns();
-	work = drain_queued(eng);
+	work = dev_dbq_drain(eng);
 	work += fabric_deliver(eng->port);
 	if (inline_rx)
 		work += fabric_rx_poll(eng->port);

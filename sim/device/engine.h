@@ -3,6 +3,7 @@
  * The device engine's own state, shared by its files (nothing outside
  * sim/device/ includes this). The engine is split as rxe splits its device:
  *
+ *   dev_lock.c  dev->lock: made, taken around fork(), released
  *   dispatch.c  doorbells: run on the application thread that trapped
  *               them, as a hypervisor handles an MMIO exit on the vCPU
  *               that took it (a CQ arm is in force when the store
@@ -329,8 +330,13 @@ enum recv_take { RECV_NONE, RECV_OK, RECV_BAD };
 
 /* ---- dispatch.c: doorbells, their queue, rounds of device work ---- */
 bool dev_dbq_empty(struct db_queue *q);
-void dev_unlock(struct engine *eng, struct sim_dev *dev);
+/* Runs the doorbells queued while dev->lock was held (held). */
+int dev_dbq_drain(struct engine *eng);
 int engine_round(struct engine *eng, bool inline_rx);
+
+/* ---- dev_lock.c: dev->lock ---- */
+/* Releases it; a doorbell a trap queued meanwhile is run first. */
+void dev_unlock(struct engine *eng, struct sim_dev *dev);
 
 /* ---- cqe.c: completions and the error state ---- */
 uint8_t dev_network_type(struct sim_dev *dev, uint8_t gid_type,

@@ -157,7 +157,8 @@ static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
 		dev_qp_to_error(e);
 		return;
 	}
-	if (dev_map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE, &li)) {
+	if (dev_map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+			 &li)) {
 		dev_recv_consume(qp);
 		dev_complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_PROT_ERR);
 		dev_qp_to_error(e);

@@ -170,7 +170,6 @@ void engine_forget(struct sim_dev *dev)
 		eqp_of(l, all)->qp->engine = NULL;
 	/* The parent's thread, queues and QP lists are not the child's. */
 	memset(eng, 0, sizeof(*eng));
-	dev->engine = NULL;
 }
 
 /* Starts the device of an adapter (idempotent; dev->lock held or not
@@ -187,7 +186,6 @@ int engine_start(struct sim_dev *dev)
 		return 0;
 	eng->dev = dev;
 	atomic_store(&eng->dev_set, true);
-	dev->engine = eng;
 	eng->port = fabric_open(&(struct fab_adapter){
 		.index = dev->index, .gid = dev->gid,
 		.gid_count = &dev->gid_count, .lock = &dev->lock,
