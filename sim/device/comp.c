@@ -16,7 +16,7 @@ static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
 	struct out_wqe *o;
 	bool progress = false;
 
-	while (e->out_count && e->out_sent) {
+	while (e->req.out_count && e->req.out_sent) {
 		o = dev_out_at(e, 0);
 		/* a message of packets is done with its last (packets.c) */
 		if (!psn_before(o->last_psn, psn) &&
@@ -33,13 +33,13 @@ static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
 		progress = true;
 	}
 	if (progress) {
-		e->retries_left = e->qp->attr.retry_cnt;
-		e->rnr_left = e->qp->attr.rnr_retry;
-		e->deadline = 0;
-		if (e->out_sent)
+		e->req.retries_left = e->qp->attr.retry_cnt;
+		e->req.rnr_left = e->qp->attr.rnr_retry;
+		e->req.deadline = 0;
+		if (e->req.out_sent)
 			dev_restart_ack_timer(e);
 	}
-	if (e->out_count && !e->out_sent && dev_out_at(e, 0)->local_err)
+	if (e->req.out_count && !e->req.out_sent && dev_out_at(e, 0)->local_err)
 		dev_complete_local_error(e);
 }
 
@@ -88,10 +88,10 @@ static void read_atomic_done(struct eqp *e, const struct fab_hdr *h,
 	wr = o->wr;
 	dev_out_pop(e);
 	dev_complete_send(e, &wr, PVRDMA_WC_SUCCESS);
-	e->retries_left = qp->attr.retry_cnt;
-	e->rnr_left = qp->attr.rnr_retry;
-	e->deadline = 0;
-	if (e->out_sent)
+	e->req.retries_left = qp->attr.retry_cnt;
+	e->req.rnr_left = qp->attr.rnr_retry;
+	e->req.deadline = 0;
+	if (e->req.out_sent)
 		dev_restart_ack_timer(e);
 }
 
@@ -112,7 +112,7 @@ void dev_requester_rx(struct eqp *e, const struct fab_hdr *h,
 {
 	struct sim_qp *qp = e->qp;
 
-	if (qp->type != IBV_QPT_RC || !e->out_count)
+	if (qp->type != IBV_QPT_RC || !e->req.out_count)
 		return;
 	if (qp->attr.state != IBV_QPS_RTS && qp->attr.state != IBV_QPS_SQD)
 		return;
@@ -124,10 +124,10 @@ void dev_requester_rx(struct eqp *e, const struct fab_hdr *h,
 			pkt_acked(e, (h->psn + 1) & PSN_MASK);
 			/* the ACK of a packet inside the oldest message: it
 			 * is arriving (packets.c) */
-			if (e->out_count &&
-			    (e->out_sent || dev_out_at(e, 0)->pkts_sent) &&
+			if (e->req.out_count &&
+			    (e->req.out_sent || dev_out_at(e, 0)->pkts_sent) &&
 			    pkt_psn_in(dev_out_at(e, 0), h->psn)) {
-				e->retries_left = e->qp->attr.retry_cnt;
+				e->req.retries_left = e->qp->attr.retry_cnt;
 				dev_restart_ack_timer(e);
 			}
 			break;
@@ -137,8 +137,8 @@ void dev_requester_rx(struct eqp *e, const struct fab_hdr *h,
 		 * its retry count. Also when a timeout already marked it
 		 * for resending: the first copy is the one still coming. */
 		ack_upto(e, h->psn, false);
-		if (e->out_count && dev_out_at(e, 0)->psn == h->psn) {
-			e->retries_left = e->qp->attr.retry_cnt;
+		if (e->req.out_count && dev_out_at(e, 0)->psn == h->psn) {
+			e->req.retries_left = e->qp->attr.retry_cnt;
 			dev_restart_ack_timer(e);
 		}
 		break;
@@ -147,19 +147,19 @@ void dev_requester_rx(struct eqp *e, const struct fab_hdr *h,
 		ack_upto(e, h->psn, false);
 		if (h->flags & FAB_F_SEG) {
 			/* a READ asked for in parts answers before all are */
-			if (e->out_count &&
-			    (e->out_sent || dev_out_at(e, 0)->pkts_sent))
+			if (e->req.out_count &&
+			    (e->req.out_sent || dev_out_at(e, 0)->pkts_sent))
 				pkt_read_response(e, h, rx);
 			break;
 		}
-		if (e->out_count && e->out_sent &&
+		if (e->req.out_count && e->req.out_sent &&
 		    dev_out_at(e, 0)->psn == h->psn)
 			read_atomic_done(e, h, rx);
 		break;
 	case FAB_NAK:
 		ack_upto(e, h->psn, false);
-		if (!e->out_count ||
-		    !(e->out_sent || dev_out_at(e, 0)->pkts_sent) ||
+		if (!e->req.out_count ||
+		    !(e->req.out_sent || dev_out_at(e, 0)->pkts_sent) ||
 		    !pkt_psn_in(dev_out_at(e, 0), h->psn))
 			break;	/* stale */
 		if (h->opcode == FAB_NAK_SEQ) {
@@ -167,7 +167,7 @@ void dev_requester_rx(struct eqp *e, const struct fab_hdr *h,
 			dev_out_unsend(e);	/* go back to psn */
 			pkt_rewind(e, h->psn);
 		} else if (h->opcode == FAB_NAK_RNR) {
-			if (qp->attr.rnr_retry != 7 && !e->rnr_left--) {
+			if (qp->attr.rnr_retry != 7 && !e->req.rnr_left--) {
 				dev_requester_fail(e,
 					       PVRDMA_WC_RNR_RETRY_EXC_ERR);
 				return;
@@ -176,7 +176,7 @@ void dev_requester_rx(struct eqp *e, const struct fab_hdr *h,
 			 * the ACK timer restarts with the resend. */
 			dev_out_unsend(e);
 			pkt_rewind(e, h->psn);
-			e->deadline = 0;
+			e->req.deadline = 0;
 			dev_arm_rnr_timer(e, e->eng->now +
 				      1000ull * dev_rnr_timer_us[h->rkey & 31]);
 		} else {

@@ -141,7 +141,7 @@ void dev_complete_recv_error(struct eqp *e, uint64_t wr_id,
 
 struct out_wqe *dev_out_at(struct eqp *e, uint32_t i)
 {
-	return &e->out[(e->out_head + i) % e->out_cap];
+	return &e->req.out[(e->req.out_head + i) % e->req.out_cap];
 }
 
 /*
@@ -154,21 +154,21 @@ struct out_wqe *dev_out_at(struct eqp *e, uint32_t i)
  */
 void dev_out_pop(struct eqp *e)
 {
-	if (e->out_sent) {
-		e->out_sent--;
+	if (e->req.out_sent) {
+		e->req.out_sent--;
 		if (sim_wqe_is_read_or_atomic(dev_out_at(e, 0)->wr.opcode))
-			e->rd_inflight--;
+			e->req.rd_inflight--;
 	}
 	sim_ring_consume(&e->qp->sq);
-	e->out_head = (e->out_head + 1) % e->out_cap;
-	e->out_count--;
+	e->req.out_head = (e->req.out_head + 1) % e->req.out_cap;
+	e->req.out_count--;
 }
 
 /* Everything in flight is to be sent again (timeout, NAK, RNR). */
 void dev_out_unsend(struct eqp *e)
 {
-	e->out_sent = 0;
-	e->rd_inflight = 0;
+	e->req.out_sent = 0;
+	e->req.rd_inflight = 0;
 }
 
 /* Every WQE still queued completes with WR_FLUSH_ERR, in order. */
@@ -181,12 +181,12 @@ void dev_qp_flush(struct eqp *e)
 	void *elem;
 
 	in_place_settle(e);
-	while (e->out_count) {
+	while (e->req.out_count) {
 		swr = dev_out_at(e, 0)->wr;
 		dev_out_pop(e);	/* slot back before the CQE shows it done */
 		dev_complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
 	}
-	e->deadline = 0;
+	e->req.deadline = 0;
 	/* A ring holds at most nelems WQEs: more means the indices are
 	 * being rewritten under us (the ring-state page shared with a CQ's
 	 * buffer, say), and the device stops rather than spin. */

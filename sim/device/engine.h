@@ -165,16 +165,8 @@ struct atomic_result {
 	uint64_t orig;
 };
 
-struct eqp {
-	struct sim_qp *qp;
-	struct engine *eng;
-	struct qlink all;		/* eng->all */
-	struct qlink kick;		/* eng->kicks: control path kicked */
-	struct qlink ack;		/* eng->acks: an ACK is queued */
-	struct qlink wait;		/* eng->waiters: waits for its link */
-	bool need_resolve;
-
-	/* requester */
+/* The requester's part of a QP (req.c, comp.c, packets.c). */
+struct eqp_req {
 	struct out_wqe *out;
 	uint32_t out_cap, out_head, out_count, out_sent;
 	uint32_t next_psn;
@@ -187,19 +179,13 @@ struct eqp {
 	uint8_t ud_gid[16];		/* UD: last destination resolved */
 	uint32_t ud_qpn;		/* ... and its QPN (its slot) */
 	struct fab_link *ud_link;
-
 	uint32_t rd_inflight;		/* READs, atomics unanswered */
-	/* req.c, a same-host stream's way back to one copy: attempts in
-	 * a row that took the fabric, and WQEs put on the fabric since the
-	 * last attempt (both saturate). */
-	uint8_t direct_misses;
-	uint8_t fabric_run;
-	/* A same-host SEND at the head of the ring found no receive: when
-	 * it first did (ns; 0: it did not), and the next try is due at
-	 * rnr_until. */
-	uint64_t direct_rnr_since;
+	uint32_t rresp_next;		/* packets.c: READ response PSN due */
+	uint32_t win_base;		/* the oldest packet not acknowledged */
+};
 
-	/* responder */
+/* The responder's part (resp.c, packets.c). */
+struct eqp_resp {
 	uint32_t epsn;
 	bool nak_sent;
 	struct fab_link *ack_link;
@@ -208,10 +194,8 @@ struct eqp {
 	/* The results of the last atomics executed, for their resends. */
 	struct atomic_result atomics[ATOMIC_RESULTS];
 	uint32_t atomic_next;
-
-	/* packets.c: the SEND or WRITE arriving in packets (seg_busy, and
-	 * seg_op its opcode), and the READ response arriving (the PSN of
-	 * the packet due next) */
+	/* packets.c: the SEND or WRITE arriving in packets (seg_op its
+	 * opcode) */
 	bool seg_busy;
 	uint8_t seg_op;
 	struct sim_recv_wr seg_rwr;
@@ -219,8 +203,30 @@ struct eqp {
 	uint64_t seg_va;
 	uint32_t seg_rkey;
 	uint64_t seg_total;
-	uint32_t rresp_next;
-	uint32_t win_base;		/* the oldest packet not acknowledged */
+};
+
+/* The same-host direct path's part (req.c, direct*.c). */
+struct eqp_direct {
+	/* A stream's way back to one copy: attempts in a row that took
+	 * the fabric, WQEs put on the fabric since the last (saturating). */
+	uint8_t misses;
+	uint8_t fabric_run;
+	/* When a SEND at the head of the ring first found no receive (ns;
+	 * 0: it did not); the next try is due at req.rnr_until. */
+	uint64_t rnr_since;
+};
+
+struct eqp {
+	struct sim_qp *qp;
+	struct engine *eng;
+	struct qlink all;		/* eng->all */
+	struct qlink kick;		/* eng->kicks: control path kicked */
+	struct qlink ack;		/* eng->acks: an ACK is queued */
+	struct qlink wait;		/* eng->waiters: waits for its link */
+	bool need_resolve;
+	struct eqp_req req;
+	struct eqp_resp resp;
+	struct eqp_direct direct;
 };
 
 struct engine {
@@ -304,7 +310,7 @@ static inline struct engine *engine_of(struct sim_dev *dev)
  * reuse their memory, the link copies what it still holds. */
 static inline void in_place_settle(struct eqp *e)
 {
-	if (e->out_sent)
+	if (e->req.out_sent)
 		fabric_copy_in_place(e->eng->port);
 }
 

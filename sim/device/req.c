@@ -28,7 +28,7 @@ int dev_run_waiters(struct engine *eng)
 	qlist_take(&todo, &eng->waiters);
 	while ((l = qlist_pop(&todo))) {
 		e = eqp_of(l, wait);
-		if (fabric_link_busy(e->link)) {
+		if (fabric_link_busy(e->req.link)) {
 			qlist_push(&eng->waiters, &e->wait);
 			continue;
 		}
@@ -126,7 +126,8 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o, bool *whole)
 	 * application leaves it alone until the WR completes, which takes
 	 * the responder's ACK of all of it, or a flush, an error or the
 	 * QP's end, before which the link copies it (in_place_settle). */
-	if (!fabric_send_in_place(e->eng->port, e->link, &h, li.iov, li.n) &&
+	if (!fabric_send_in_place(e->eng->port, e->req.link, &h, li.iov,
+				  li.n) &&
 	    errno == EFAULT)
 		return PVRDMA_WC_LOC_PROT_ERR;
 	return PVRDMA_WC_SUCCESS;
@@ -173,14 +174,15 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 		h.flags |= FAB_F_SOLICITED;
 	h.len = wr->total_len;
 
-	if (!fabric_link_alive(e->ud_link) || memcmp(e->ud_gid, wr->av.dgid, 16) ||
-	    (e->ud_qpn ^ wr->remote_qpn) >> FAB_SLOT_SHIFT) {
-		e->ud_link = fabric_resolve(e->eng->port, wr->av.dgid,
+	if (!fabric_link_alive(e->req.ud_link) ||
+	    memcmp(e->req.ud_gid, wr->av.dgid, 16) ||
+	    (e->req.ud_qpn ^ wr->remote_qpn) >> FAB_SLOT_SHIFT) {
+		e->req.ud_link = fabric_resolve(e->eng->port, wr->av.dgid,
 					    wr->remote_qpn);
-		memcpy(e->ud_gid, wr->av.dgid, 16);
-		e->ud_qpn = wr->remote_qpn;
+		memcpy(e->req.ud_gid, wr->av.dgid, 16);
+		e->req.ud_qpn = wr->remote_qpn;
 	}
-	if (fabric_send(e->eng->port, e->ud_link, &h, li.iov, li.n))
+	if (fabric_send(e->eng->port, e->req.ud_link, &h, li.iov, li.n))
 		stat_add(&dev->stats.bytes_tx, wr->total_len);
 	else if (errno == EFAULT)
 		return PVRDMA_WC_LOC_PROT_ERR;
@@ -193,9 +195,9 @@ static void rc_resolve(struct eqp *e)
 
 	e->need_resolve = false;
 	if (!(qp->attr.ah_attr.is_global))
-		e->link = NULL;	/* RoCE routes by GID only */
+		e->req.link = NULL;	/* RoCE routes by GID only */
 	else
-		e->link = fabric_resolve(e->eng->port,
+		e->req.link = fabric_resolve(e->eng->port,
 					 qp->attr.ah_attr.grh.dgid.raw,
 					 qp->attr.dest_qp_num);
 }
@@ -217,7 +219,7 @@ static void sq_drained_check(struct eqp *e)
 	struct sim_qp *qp = e->qp;
 
 	if (qp->attr.state != IBV_QPS_SQD || !qp->attr.sq_draining ||
-	    e->out_count)
+	    e->req.out_count)
 		return;
 	qp->attr.sq_draining = 0;
 	if (qp->attr.en_sqd_async_notify)
@@ -257,27 +259,27 @@ static int direct_attempt(struct eqp *e, const struct sim_send_wr *wr,
 			  uint32_t *st, const struct sim_send_wr **done_wrs)
 {
 	uint64_t rnr_ns;
-	unsigned int n = direct_execute(e->qp, e->link, wr, st, done_wrs,
+	unsigned int n = direct_execute(e->qp, e->req.link, wr, st, done_wrs,
 					&rnr_ns);
 	uint64_t now = e->eng->now;
 
-	e->fabric_run = 0;
+	e->direct.fabric_run = 0;
 	if (n) {
-		e->direct_misses = 0;
-		e->direct_rnr_since = 0;
+		e->direct.misses = 0;
+		e->direct.rnr_since = 0;
 		return (int)n;
 	}
 	if (rnr_ns) {
-		if (!e->direct_rnr_since)
-			e->direct_rnr_since = now;
-		if (now - e->direct_rnr_since < rnr_ns) {
+		if (!e->direct.rnr_since)
+			e->direct.rnr_since = now;
+		if (now - e->direct.rnr_since < rnr_ns) {
 			dev_arm_rnr_timer(e, now + DIRECT_RNR_RETRY_NS);
 			return -1;
 		}
 	}
-	e->direct_rnr_since = 0;
-	if (e->direct_misses < UINT8_MAX)
-		e->direct_misses++;
+	e->direct.rnr_since = 0;
+	if (e->direct.misses < UINT8_MAX)
+		e->direct.misses++;
 	return 0;
 }
 
@@ -316,8 +318,8 @@ void dev_sq_progress(struct eqp *e)
 	 * as long as the application posts as fast as the device executes.
 	 */
 	ready = sim_ring_count(&qp->sq);
-	while (state == IBV_QPS_RTS && e->out_count < e->out_cap &&
-	       (ready < 0 || e->out_count + taken < ready)) {
+	while (state == IBV_QPS_RTS && e->req.out_count < e->req.out_cap &&
+	       (ready < 0 || e->req.out_count + taken < ready)) {
 		/*
 		 * A same-host stream that met the fabric (its target had no
 		 * receive posted yet, or its lock stayed busy) returns to one
@@ -328,26 +330,27 @@ void dev_sq_progress(struct eqp *e)
 		 * refusing gets the fabric in full flight, and one more
 		 * attempt every DIRECT_PROBE_EVERY WQEs.
 		 */
-		if (e->out_count && (e->direct_misses < DIRECT_MISSES_HELD ||
-				     e->fabric_run >= DIRECT_PROBE_EVERY) &&
-		    direct_reachable(qp, e->link))
+		if (e->req.out_count &&
+		    (e->direct.misses < DIRECT_MISSES_HELD ||
+		     e->direct.fabric_run >= DIRECT_PROBE_EVERY) &&
+		    direct_reachable(qp, e->req.link))
 			break;
 		/* The head SEND waits for its target's receive a little
 		 * (direct_attempt): until the try is due, nothing moves. */
-		if (e->direct_rnr_since && !e->out_count) {
-			if (e->eng->now < e->rnr_until)
+		if (e->direct.rnr_since && !e->req.out_count) {
+			if (e->eng->now < e->req.rnr_until)
 				break;
-			e->rnr_until = 0;
+			e->req.rnr_until = 0;
 		}
 		/* past the WQEs in flight, which stay in the ring (out_pop) */
-		rs = sim_ring_peek_at(&qp->sq, e->out_count, &elem);
+		rs = sim_ring_peek_at(&qp->sq, e->req.out_count, &elem);
 		if (rs == SIM_RING_INVALID) {
 			dev_qp_fatal(e);
 			return;
 		}
 		if (rs != SIM_RING_READY)
 			break;
-		o = dev_out_at(e, e->out_count);
+		o = dev_out_at(e, e->req.out_count);
 		memset(o, 0, offsetof(struct out_wqe, wr.sge));
 		st = sim_wqe_decode_send(&qp->sq, elem, qp->type, &o->wr);
 		stat_add(&dev->stats.send_wqes, 1);
@@ -367,7 +370,7 @@ void dev_sq_progress(struct eqp *e)
 		}
 		/* Same-host target: executed here, in one copy, once nothing
 		 * of the QP is in flight on the fabric (per-QP order). */
-		if (!st && !e->out_count && !e->rnr_until &&
+		if (!st && !e->req.out_count && !e->req.rnr_until &&
 		    (tried = direct_attempt(e, &o->wr, &st, &direct_wrs))) {
 			if (tried < 0) {
 				/* no receive yet: fetched again later */
@@ -396,32 +399,33 @@ void dev_sq_progress(struct eqp *e)
 			}
 			continue;
 		}
-		if (e->fabric_run < UINT8_MAX)
-			e->fabric_run++;
-		o->psn = e->next_psn;
+		if (e->direct.fabric_run < UINT8_MAX)
+			e->direct.fabric_run++;
+		o->psn = e->req.next_psn;
 		o->pkts_sent = 0;
 		o->last_psn = (o->psn + pkt_span(e, &o->wr) - 1) & PSN_MASK;
-		e->next_psn = (o->last_psn + 1) & PSN_MASK;
-		e->out_count++;
+		e->req.next_psn = (o->last_psn + 1) & PSN_MASK;
+		e->req.out_count++;
 	}
 
-	while (e->out_sent < e->out_count && e->eng->now >= e->rnr_until) {
-		o = dev_out_at(e, e->out_sent);
-		if (fabric_link_busy(e->link)) {
+	while (e->req.out_sent < e->req.out_count &&
+	       e->eng->now >= e->req.rnr_until) {
+		o = dev_out_at(e, e->req.out_sent);
+		if (fabric_link_busy(e->req.link)) {
 			/* The socket is full: wait for it to drain rather
 			 * than copy the payload (the WQE stays unsent). */
 			link_wait(e);
 			break;
 		}
 		if (!o->local_err && (o->wr.send_flags & IBV_SEND_FENCE) &&
-		    e->out_sent)
+		    e->req.out_sent)
 			break;	/* fence: earlier reads/atomics finish first */
 		if (!o->local_err &&
 		    sim_wqe_is_read_or_atomic(o->wr.opcode) &&
-		    e->rd_inflight >= rd_atomic_limit(qp))
+		    e->req.rd_inflight >= rd_atomic_limit(qp))
 			break;	/* the responder's resources are taken */
 		if (o->local_err) {
-			if (e->out_sent)
+			if (e->req.out_sent)
 				break;	/* completes once it is the oldest */
 			dev_complete_local_error(e);
 			return;
@@ -435,14 +439,14 @@ void dev_sq_progress(struct eqp *e)
 		}
 		if (!whole) {
 			/* the rest as ACKs open the window */
-			if (!e->deadline)
+			if (!e->req.deadline)
 				dev_restart_ack_timer(e);
 			break;
 		}
-		e->out_sent++;
+		e->req.out_sent++;
 		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
-			e->rd_inflight++;
-		if (!e->deadline)
+			e->req.rd_inflight++;
+		if (!e->req.deadline)
 			dev_restart_ack_timer(e);
 	}
 	sq_drained_check(e);

@@ -31,7 +31,7 @@ static void ack_flush_one(struct eqp *e)
 	if (!qlink_linked(&e->ack))
 		return;
 	qlink_del(&e->ack);
-	send_ctrl(e, e->ack_link, FAB_ACK, 0, e->ack_psn,
+	send_ctrl(e, e->resp.ack_link, FAB_ACK, 0, e->resp.ack_psn,
 		  e->qp->attr.dest_qp_num);
 }
 
@@ -45,15 +45,15 @@ static void ack_flush_one(struct eqp *e)
 static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
 		      uint64_t len)
 {
-	if (qlink_linked(&e->ack) && e->ack_link != to)
+	if (qlink_linked(&e->ack) && e->resp.ack_link != to)
 		ack_flush_one(e);
 	if (!qlink_linked(&e->ack))
-		e->ack_bytes = 0;
-	e->ack_link = to;
-	e->ack_psn = psn;
-	e->ack_bytes += len;
+		e->resp.ack_bytes = 0;
+	e->resp.ack_link = to;
+	e->resp.ack_psn = psn;
+	e->resp.ack_bytes += len;
 	qlist_push(&e->eng->acks, &e->ack);
-	if (e->ack_bytes >= ACK_COALESCE_MAX)
+	if (e->resp.ack_bytes >= ACK_COALESCE_MAX)
 		ack_flush_one(e);
 }
 
@@ -256,7 +256,7 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 		return;
 	}
 	if (t == RECV_NONE) {
-		e->nak_sent = true;
+		e->resp.nak_sent = true;
 		nak(e, from, FAB_NAK_RNR, h->psn, h->src_qpn);
 		return;
 	}
@@ -301,8 +301,8 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 	dev_recv_complete(qp, &rwr, h, is_write ? PVRDMA_WC_RECV_RDMA_WITH_IMM :
 			  PVRDMA_WC_RECV, h->len, 0);
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
-	e->epsn = (h->psn + 1) & PSN_MASK;
-	e->nak_sent = false;
+	e->resp.epsn = (h->psn + 1) & PSN_MASK;
+	e->resp.nak_sent = false;
 	ack_queue(e, from, h->psn, h->len);
 }
 
@@ -347,9 +347,9 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 		return;
 	}
 	stat_add(&e->qp->uctx->dev->stats.bytes_tx, h->read_len);
-	if (h->psn == e->epsn) {
-		e->epsn = (h->psn + pkt_read_span(e, from, h)) & PSN_MASK;
-		e->nak_sent = false;
+	if (h->psn == e->resp.epsn) {
+		e->resp.epsn = (h->psn + pkt_read_span(e, from, h)) & PSN_MASK;
+		e->resp.nak_sent = false;
 	}
 }
 
@@ -359,8 +359,8 @@ static const struct atomic_result *atomic_result_of(const struct eqp *e,
 	unsigned int i;
 
 	for (i = 0; i < ATOMIC_RESULTS; i++)
-		if (e->atomics[i].valid && e->atomics[i].psn == psn)
-			return &e->atomics[i];
+		if (e->resp.atomics[i].valid && e->resp.atomics[i].psn == psn)
+			return &e->resp.atomics[i];
 	return NULL;
 }
 
@@ -375,7 +375,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 		responder_fail(e, from, h, FAB_NAK_INV_REQ);
 		return;
 	}
-	if (h->psn != e->epsn) {
+	if (h->psn != e->resp.epsn) {
 		/* A resend of an atomic executed already: its result. */
 		const struct atomic_result *res = atomic_result_of(e, h->psn);
 
@@ -409,12 +409,13 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 						  __ATOMIC_SEQ_CST);
 		}
 		direct_own_unlock(e->qp->uctx->dev);
-		e->atomics[e->atomic_next] = (struct atomic_result){
+		e->resp.atomics[e->resp.atomic_next] = (struct atomic_result){
 			.valid = true, .psn = h->psn, .orig = orig,
 		};
-		e->atomic_next = (e->atomic_next + 1) % ATOMIC_RESULTS;
-		e->epsn = (h->psn + 1) & PSN_MASK;
-		e->nak_sent = false;
+		e->resp.atomic_next =
+			(e->resp.atomic_next + 1) % ATOMIC_RESULTS;
+		e->resp.epsn = (h->psn + 1) & PSN_MASK;
+		e->resp.nak_sent = false;
 	}
 	ack_flush_one(e);
 	dev_hdr_init(&r, e->qp, FAB_ATOMIC_RESP,
@@ -441,19 +442,19 @@ void dev_responder_rx(struct eqp *e, struct fab_link *from,
 	    st != IBV_QPS_SQE)
 		return;
 
-	if (h->psn != e->epsn) {
-		if (psn_before(h->psn, e->epsn)) {
+	if (h->psn != e->resp.epsn) {
+		if (psn_before(h->psn, e->resp.epsn)) {
 			/* a resend of what was executed: answer again */
 			if (h->opcode == PVRDMA_WR_RDMA_READ)
 				rc_read(e, from, h);
 			else if (sim_wqe_is_read_or_atomic(h->opcode))
 				rc_atomic(e, from, h);
 			else
-				ack_queue(e, from, (e->epsn - 1) & PSN_MASK,
-					  0);
-		} else if (!e->nak_sent) {
-			e->nak_sent = true;
-			nak(e, from, FAB_NAK_SEQ, e->epsn, h->src_qpn);
+				ack_queue(e, from,
+					  (e->resp.epsn - 1) & PSN_MASK, 0);
+		} else if (!e->resp.nak_sent) {
+			e->resp.nak_sent = true;
+			nak(e, from, FAB_NAK_SEQ, e->resp.epsn, h->src_qpn);
 		}
 		return;
 	}
@@ -490,8 +491,8 @@ void dev_responder_rx(struct eqp *e, struct fab_link *from,
 			return;
 		}
 		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
-		e->epsn = (h->psn + 1) & PSN_MASK;
-		e->nak_sent = false;
+		e->resp.epsn = (h->psn + 1) & PSN_MASK;
+		e->resp.nak_sent = false;
 		ack_queue(e, from, h->psn, h->len);
 		break;
 	case PVRDMA_WR_RDMA_READ:

@@ -51,8 +51,8 @@ static void engine_deadline(struct engine *eng, uint64_t when)
 /* The local ACK timer of the oldest unacknowledged request. */
 void dev_arm_timer(struct eqp *e, uint64_t when)
 {
-	e->deadline = when;
-	e->deadline_tx = fabric_link_tx_bytes(e->link);
+	e->req.deadline = when;
+	e->req.deadline_tx = fabric_link_tx_bytes(e->req.link);
 	engine_deadline(e->eng, when);
 }
 
@@ -71,7 +71,7 @@ void dev_restart_ack_timer(struct eqp *e)
  * never counts as an ACK timeout (that would spend the retry count). */
 void dev_arm_rnr_timer(struct eqp *e, uint64_t when)
 {
-	e->rnr_until = when;
+	e->req.rnr_until = when;
 	engine_deadline(e->eng, when);
 }
 
@@ -79,17 +79,17 @@ static void qp_timer(struct eqp *e, uint64_t now)
 {
 	struct sim_qp *qp = e->qp;
 
-	if (e->rnr_until && now >= e->rnr_until) {
-		e->rnr_until = 0;
+	if (e->req.rnr_until && now >= e->req.rnr_until) {
+		e->req.rnr_until = 0;
 		dev_sq_progress(e);
 	}
-	if (!e->deadline || now < e->deadline)
+	if (!e->req.deadline || now < e->req.deadline)
 		return;
-	e->deadline = 0;
+	e->req.deadline = 0;
 	/* Requests waiting for a link the peer stopped reading count as
 	 * sent and lost: a peer that never drains its link is a peer that
 	 * never answers, and ends in RETRY_EXC_ERR like one that is gone. */
-	if (!e->out_count)
+	if (!e->req.out_count)
 		return;
 	/*
 	 * A request still leaving on a link that keeps draining has not
@@ -97,26 +97,26 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	 * the wire would carry many packets, each restarting the timer
 	 * with its ACK. The wait goes on while the link moves.
 	 */
-	if (fabric_link_busy(e->link) &&
-	    fabric_link_push(e->link) != e->deadline_tx) {
+	if (fabric_link_busy(e->req.link) &&
+	    fabric_link_push(e->req.link) != e->req.deadline_tx) {
 		dev_arm_timer(e, now + dev_ack_timeout_ns(qp));
 		return;
 	}
 	/* retry_cnt 7 is seven retries, not "infinite": only rnr_retry has
 	 * an infinite encoding. A peer that is gone ends in RETRY_EXC_ERR. */
-	if (!e->retries_left--) {
+	if (!e->req.retries_left--) {
 		dev_requester_fail(e, PVRDMA_WC_RETRY_EXC_ERR);
 		return;
 	}
 	/* Resend from the oldest unacknowledged request; look the peer up
 	 * again, it may have come back. */
-	stat_add(&qp->uctx->dev->stats.retransmits, e->out_sent);
+	stat_add(&qp->uctx->dev->stats.retransmits, e->req.out_sent);
 	dev_out_unsend(e);
-	pkt_rewind(e, e->win_base);
-	if (!fabric_link_alive(e->link))
+	pkt_rewind(e, e->req.win_base);
+	if (!fabric_link_alive(e->req.link))
 		e->need_resolve = true;
 	dev_sq_progress(e);
-	if (!e->deadline && e->out_count)
+	if (!e->req.deadline && e->req.out_count)
 		dev_arm_timer(e, now + dev_ack_timeout_ns(qp));
 }
 
@@ -136,10 +136,10 @@ void dev_run_timers(struct engine *eng)
 		uint64_t d;
 
 		e = eqp_of(l, all);
-		d = e->deadline;
+		d = e->req.deadline;
 
-		if (e->rnr_until && (!d || e->rnr_until < d))
-			d = e->rnr_until;
+		if (e->req.rnr_until && (!d || e->req.rnr_until < d))
+			d = e->req.rnr_until;
 		if (d && (!eng->next_deadline || d < eng->next_deadline))
 			eng->next_deadline = d;
 	}
