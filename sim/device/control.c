@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "direct.h"
+#include "publish.h"
 #include "engine.h"
 
 int engine_qp_create(struct sim_qp *qp)
@@ -36,7 +37,7 @@ int engine_qp_create(struct sim_qp *qp)
 	}
 	qlist_push(&eng->all, &e->all);
 	qp->engine = e;
-	direct_qp_publish(qp);
+	pub_qp(qp);
 	return 0;
 }
 
@@ -64,7 +65,7 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 	enum ibv_qp_state s = qp->attr.state;
 
 	if (e)
-		direct_qp_publish(qp);	/* access flags too */
+		pub_qp(qp);	/* access flags too */
 	if (!e || s == old_state)
 		return;
 	switch (s) {
@@ -108,7 +109,7 @@ void engine_qp_destroy(struct sim_qp *qp)
 	if (!e)
 		return;
 	in_place_settle(e);
-	direct_qp_withdraw(qp);
+	pub_qp_withdraw(qp);
 	qlink_del(&e->all);
 	qlink_del(&e->kick);
 	qlink_del(&e->ack);
@@ -128,13 +129,13 @@ void engine_cq_destroy(struct sim_cq *cq)
 
 void engine_srq_modified(struct sim_srq *srq)
 {
-	direct_srq_publish(srq);
+	pub_srq(srq);
 	dev_srq_limit_check(srq);
 }
 
 void engine_cq_armed(struct sim_cq *cq)
 {
-	direct_cq_publish(cq);
+	pub_cq(cq);
 }
 
 /* The engine as the kernel's device (device.h). */

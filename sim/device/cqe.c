@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "direct.h"
+#include "publish.h"
 #include "engine.h"
 
 uint8_t dev_network_type(struct sim_dev *dev, uint8_t gid_type,
@@ -54,8 +54,8 @@ static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
 	ring = cq->ring;
 	if (sim_ring_reserve(&ring, &slot) != SIM_RING_READY) {
 		cq->overflowed = true;
-		direct_cq_pull(cq);
-		direct_cq_publish(cq);	/* requesters write no more */
+		pub_cq_pull(cq);
+		pub_cq(cq);	/* requesters write no more */
 		sim_device_upcalls.async_event(cq->uctx, cq->user_handle,
 					       IBV_EVENT_CQ_ERR,
 					       &cq->async_events_reported);
@@ -76,10 +76,10 @@ static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
 				  ring.elem_size] = solicited;
 	sim_ring_produce(&ring);	/* release: the CQE is complete */
 	stat_add(&dev->stats.cqes, 1);
-	direct_cq_pull(cq);		/* a requester may have taken it */
+	pub_cq_pull(cq);		/* a requester may have taken it */
 	sim_device_upcalls.comp_event(cq, solicited);
 	if (cq->shared)
-		direct_cq_publish(cq);
+		pub_cq(cq);
 }
 
 /*
@@ -96,9 +96,9 @@ void dev_cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 	/* Same-host requesters write CQEs into a published CQ too
 	 * (direct_send.c): one producer at a time. */
 	if (cq->shared) {
-		direct_own_lock(dev);
+		pub_lock(dev);
 		cqe_produce(qp, cq, src, solicited);
-		direct_own_unlock(dev);
+		pub_unlock(dev);
 		return;
 	}
 	cqe_produce(qp, cq, src, solicited);
@@ -222,7 +222,7 @@ void dev_qp_to_error(struct eqp *e)
 	if (qp->attr.state == IBV_QPS_ERR)
 		return;
 	qp->attr.state = IBV_QPS_ERR;
-	direct_qp_publish(qp);	/* same-host requesters */
+	pub_qp(qp);	/* same-host requesters */
 	dev_qp_flush(e);
 	if (qp->srq)
 		sim_device_upcalls.async_event(qp->uctx, qp->user_handle,

@@ -8,7 +8,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "direct.h"
+#include "publish.h"
 #include "engine.h"
 
 static void rx_inline(struct engine *eng);
@@ -267,8 +267,8 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			break;
 		/* Same-host requesters see the arm before the trap
 		 * returns (direct_send.c). */
-		direct_own_lock(dev);
-		direct_cq_pull(cq);
+		pub_lock(dev);
+		pub_cq_pull(cq);
 		if (value & SIM_UAR_CQ_ARM)
 			cq->armed = SIM_CQ_ARM_NEXT;
 		else if ((value & SIM_UAR_CQ_ARM_SOL) &&
@@ -276,8 +276,8 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			cq->armed = SIM_CQ_ARM_SOLICITED;
 		if (late && cq->armed != SIM_CQ_ARM_NONE)
 			arm_late(cq);
-		direct_cq_publish(cq);
-		direct_own_unlock(dev);
+		pub_cq(cq);
+		pub_unlock(dev);
 		return;
 	case PVRDMA_UAR_SRQ_OFFSET:
 		srq = sim_table_get(&dev->srqs, h);

@@ -34,7 +34,9 @@
  *               its CQE written, by the requester
  *   direct_event.c  and its completion event raised on the target's
  *               channel, by the requester
- *   publish.c   and what a target publishes for them
+ *   view.c      the views of QPs, CQs, SRQs and MRs the adapter
+ *               publishes for same-host requesters (view.h), and
+ *   publish.c   what of its objects goes into them (publish.h)
  *   packets.c   messages as packets of the path MTU, for a link that
  *               carries them so (RoCE v2): PSNs per packet, a message
  *               placed packet by packet
@@ -258,7 +260,7 @@ struct engine {
 	unsigned long async_seen;
 	uint64_t async_until;
 	/* publish.c: the adapter's segment lock, taken once however deeply
-	 * direct_own_lock() nests (dev->lock held) */
+	 * pub_lock() nests (dev->lock held) */
 	unsigned int own_depth;
 	bool own_locked;
 };

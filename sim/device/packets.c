@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "direct.h"
+#include "publish.h"
 #include "engine.h"
 
 static uint32_t mtu_bytes(enum ibv_mtu mtu)
@@ -236,9 +236,9 @@ void pkt_request(struct eqp *e, struct fab_link *from,
 	struct sim_dev *dev = e->qp->uctx->dev;
 
 	/* same-host requesters take receives too (direct_send.c) */
-	direct_own_lock(dev);
+	pub_lock(dev);
 	request_packet(e, from, h, rx);
-	direct_own_unlock(dev);
+	pub_unlock(dev);
 }
 
 /*

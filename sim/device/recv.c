@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "direct.h"
+#include "publish.h"
 #include "engine.h"
 
 /*
@@ -203,7 +203,7 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 		 * the QP may be gone by now, the CQ not. */
 		cq = sim_table_get(&eng->dev->cqs, h->rkey);
 		if (cq)
-			direct_cq_notified(cq);
+			pub_cq_notified(cq);
 		return;
 	}
 	e = eqp_by_qpn(eng, h->dst_qpn & 0xffffff);
@@ -218,9 +218,9 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 		break;
 	case FAB_UD_SEND:
 		/* its SRQ may be an RC QP's too (direct_send.c) */
-		direct_own_lock(eng->dev);
+		pub_lock(eng->dev);
 		ud_rx(e, h, rx);
-		direct_own_unlock(eng->dev);
+		pub_unlock(eng->dev);
 		break;
 	case FAB_ACK:
 	case FAB_NAK:

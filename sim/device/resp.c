@@ -7,9 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "direct.h"
+#include "publish.h"
 #include "engine.h"
-#include "shared.h"
 
 static void send_ctrl(struct eqp *e, struct fab_link *to, uint8_t type,
 		      uint8_t code, uint32_t psn, uint32_t dst_qpn)
@@ -93,7 +92,7 @@ void dev_srq_limit_check(struct sim_srq *srq)
 	n = sim_ring_count(&r);
 	if (n >= 0 && n < srq->limit) {
 		srq->limit = 0;	/* fires once, then disarmed */
-		direct_srq_publish(srq);
+		pub_srq(srq);
 		sim_device_upcalls.async_event(srq->uctx, srq->user_handle,
 					       IBV_EVENT_SRQ_LIMIT_REACHED,
 					       &srq->async_events_reported);
@@ -398,7 +397,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			return;
 		}
 		/* atomic with the same-host requesters' atomics too */
-		direct_own_lock(e->qp->uctx->dev);
+		pub_lock(e->qp->uctx->dev);
 		if (h->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP) {
 			orig = h->atomic_a;
 			__atomic_compare_exchange_n(p, &orig, h->atomic_b,
@@ -408,7 +407,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			orig = __atomic_fetch_add(p, h->atomic_a,
 						  __ATOMIC_SEQ_CST);
 		}
-		direct_own_unlock(e->qp->uctx->dev);
+		pub_unlock(e->qp->uctx->dev);
 		e->resp.atomics[e->resp.atomic_next] = (struct atomic_result){
 			.valid = true, .psn = h->psn, .orig = orig,
 		};
@@ -468,9 +467,9 @@ void dev_responder_rx(struct eqp *e, struct fab_link *from,
 	case PVRDMA_WR_SEND:
 	case PVRDMA_WR_SEND_WITH_IMM:
 		/* same-host requesters take receives too (direct_send.c) */
-		direct_own_lock(qp->uctx->dev);
+		pub_lock(qp->uctx->dev);
 		rc_recv_message(e, from, h, rx, NULL);
-		direct_own_unlock(qp->uctx->dev);
+		pub_unlock(qp->uctx->dev);
 		break;
 	case PVRDMA_WR_RDMA_WRITE:
 	case PVRDMA_WR_RDMA_WRITE_WITH_IMM:
@@ -479,9 +478,9 @@ void dev_responder_rx(struct eqp *e, struct fab_link *from,
 			return;
 		}
 		if (h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM) {
-			direct_own_lock(qp->uctx->dev);
+			pub_lock(qp->uctx->dev);
 			rc_recv_message(e, from, h, rx, &ri);
-			direct_own_unlock(qp->uctx->dev);
+			pub_unlock(qp->uctx->dev);
 			return;
 		}
 		if (!payload_read(e, from, h, rx, ri.iov, ri.n)) {

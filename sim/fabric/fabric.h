@@ -29,7 +29,7 @@
 
 #define FAB_MAGIC	0x50565244u	/* "PVRD" */
 /* The longest message a REQ or READ_RESP carries: the device's maximum
- * (2^31, device/wqe.h), which a peer on another host must keep to. */
+ * (2^31), which a peer on another host must keep to. */
 #define FAB_MAX_MSG_SIZE	(1ull << 31)
 
 enum fab_type {
@@ -42,14 +42,14 @@ enum fab_type {
 	FAB_HELLO,		/* first on a link: the connecting port's
 				 * socket path, so the accepting side sends
 				 * back over the same link (fabric only) */
-	FAB_NOTIFY,		/* same host: a requester wrote a CQE into
-				 * the armed receive CQ of QP dst_qpn; its
-				 * completion event is due (solicited in
-				 * flags) */
+	FAB_NOTIFY,		/* same host: a completion event of QP
+				 * dst_qpn's adapter is due, which a
+				 * requester's receive there armed
+				 * (solicited in flags) */
 };
 
 enum fab_nak {
-	FAB_NAK_RNR = 1,	/* no receive WQE; rkey = responder's timer */
+	FAB_NAK_RNR = 1,	/* no receive posted; rkey = its timer */
 	FAB_NAK_SEQ,		/* out of sequence; resend from psn */
 	FAB_NAK_REM_ACCESS,	/* rkey, bounds or access rights */
 	FAB_NAK_INV_REQ,	/* message too long, misaligned atomic... */
@@ -210,8 +210,8 @@ bool fabric_send_in_place(struct fab_port *port, struct fab_link *link,
 			  int iovcnt);
 /* Copies what the port's links still hold in place: before the device
  * lets the application have such memory back without the packet having
- * left (a WR completed by a flush or an error, a QP destroyed, an MR
- * deregistered). */
+ * left (a request completed by a flush or an error, a QP destroyed,
+ * memory deregistered). */
 void fabric_copy_in_place(struct fab_port *port);
 
 /*

@@ -360,7 +360,7 @@ static void port_accept(struct fab_port *port, int listen_fd, bool tcp)
 	}
 }
 
-/* Frees the dead links the engine never saw (connections dropped before
+/* Frees the dead links the adapter never saw (connections dropped before
  * or at their HELLO): a stream of bad connections must not grow the list
  * every receive walks. Runs where no pointer to a link is held. */
 static void links_prune(struct fab_port *port)

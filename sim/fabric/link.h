@@ -78,10 +78,10 @@ struct fab_link {
 	bool want_out;			/* EPOLLOUT armed */
 	bool tcp;			/* to another host (tcp.c) */
 	bool outgoing;			/* we connected it */
-	bool verified;			/* frames may reach the engine: we
+	bool verified;			/* frames may reach the adapter: we
 					 * connected, or the peer's HELLO
 					 * named the address it came from */
-	bool exposed;			/* the engine may hold a pointer */
+	bool exposed;			/* the adapter may hold a pointer */
 	uint32_t lowat;			/* SO_RCVLOWAT raised for a frame */
 	uint32_t peer_ipv4;		/* TCP, accepted: where it came from */
 	uint64_t hello_by_ns;		/* ... and when its HELLO is due */

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "nldev_snap.h"
-#include "shared.h"
+#include "view.h"
 #include "spawn.h"
 
 #define SNAP_PERIOD_MS	100
@@ -47,8 +47,8 @@ static void take_counters(struct sim_dev *dev, uint64_t c[SNAP_COUNTERS])
 	struct sim_stats *s = &dev->stats;
 	uint64_t dtx, drx, drecvs, dcqes;
 
-	shared_counts(dev->index, &dtx, &drx);
-	shared_recv_counts(dev->index, &drecvs, &dcqes);
+	view_counts(dev->index, &dtx, &drx);
+	view_recv_counts(dev->index, &drecvs, &dcqes);
 	c[0] = stat_of(&s->send_wqes);
 	c[1] = stat_of(&s->recv_wqes) + drecvs;
 	c[2] = stat_of(&s->bytes_tx) + dtx;

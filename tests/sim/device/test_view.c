@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The same-host shared segment (sim/fabric/shared.c), seen from a requester:
+ * The views a target publishes (sim/device/view.c) in its same-host segment
+ * (sim/fabric/shared.c), seen from a requester:
  * two adapters of this process, the second publishing, the first looking at
  * it through the fabric link between them.
  *
@@ -45,7 +46,8 @@
 
 #include "fabric.h"
 #include "shared.h"
-#include "two_adapters.h"
+#include "view.h"
+#include "../fabric/two_adapters.h"
 
 
 static void *trylock_thread(void *seg)
@@ -110,7 +112,7 @@ static void write_descriptor(const char *text)
 static void assert_no_segment(void)
 {
 	for (int i = 0; i < 256; i++)
-		assert_null(shared_peer(link_to_target()));
+		assert_null(view_peer(link_to_target()));
 }
 
 /* The descriptor in the run directory names the owner's pid and the fd of
@@ -170,7 +172,7 @@ static void test_segment_sealed(void **unused)
 	FILE *f;
 
 	for (int i = 0; i < 1024 && !seg; i++)
-		seg = shared_peer(link_to_target());
+		seg = view_peer(link_to_target());
 	assert_non_null(seg);
 	descriptor_path(path, sizeof(path));
 	f = fopen(path, "r");
@@ -189,44 +191,44 @@ static void test_publish_lookup(void **unused)
 {
 	static uint8_t mem[8192];
 	const unsigned int target = 1;
-	const struct shared_mr_view mr = {
+	const struct view_mr mr = {
 		.addr = (uintptr_t)mem, .iova = 0x40000,
 		.length = sizeof(mem), .pdn = 7,
 		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
 	};
-	struct shared_qp_view qp = { .type = IBV_QPT_RC, .pdn = 7 };
-	const struct shared_qp_view other = { .type = IBV_QPT_RC, .pdn = 7,
+	struct view_qp qp = { .type = IBV_QPT_RC, .pdn = 7 };
+	const struct view_qp other = { .type = IBV_QPT_RC, .pdn = 7,
 					      .state = IBV_QPS_RTS };
-	struct shared_mr_view m;
-	struct shared_qp_view q;
+	struct view_mr m;
+	struct view_qp q;
 	struct shared_seg *seg;
 
 	/* Nothing published yet: no segment to find. */
-	assert_null(shared_peer(link_to_target()));
+	assert_null(view_peer(link_to_target()));
 
-	shared_mr_publish(target, 42, &mr);
+	view_mr_publish(target, 42, &mr);
 	qp.state = IBV_QPS_RTR;
 	qp.access = IBV_ACCESS_REMOTE_WRITE;
-	shared_qp_publish(target, 0x123, &qp);
+	view_qp_publish(target, 0x123, &qp);
 
 	/* A requester that missed retries after a while, not at once. */
 	seg = NULL;
 	for (int i = 0; i < 1024 && !seg; i++)
-		seg = shared_peer(link_to_target());
+		seg = view_peer(link_to_target());
 	assert_non_null(seg);
 	assert_int_equal(shared_pid(seg), getpid());
 	assert_true(shared_lock(seg));
 
-	assert_true(shared_mr_find(seg, 42, &m));
+	assert_true(view_mr_find(seg, 42, &m));
 	assert_int_equal(m.addr, (uintptr_t)mem);
 	assert_int_equal(m.iova, 0x40000);
 	assert_int_equal(m.length, sizeof(mem));
 	assert_int_equal(m.access, mr.access);
 	assert_int_equal(m.pdn, 7);
-	assert_false(shared_mr_find(seg, 43, &m));
-	assert_false(shared_mr_find(seg, 0, &m));
+	assert_false(view_mr_find(seg, 43, &m));
+	assert_false(view_mr_find(seg, 0, &m));
 
-	assert_true(shared_qp_find(seg, 0x123, &q));
+	assert_true(view_qp_find(seg, 0x123, &q));
 	assert_int_equal(q.state, IBV_QPS_RTR);
 	assert_int_equal(q.type, IBV_QPT_RC);
 	assert_int_equal(q.access, IBV_ACCESS_REMOTE_WRITE);
@@ -235,55 +237,55 @@ static void test_publish_lookup(void **unused)
 
 	/* Changes are seen; a QP of the same slot does not displace it. */
 	qp.state = IBV_QPS_ERR;
-	shared_qp_publish(target, 0x123, &qp);
-	shared_qp_publish(target, 0x123 + 65536, &other);
+	view_qp_publish(target, 0x123, &qp);
+	view_qp_publish(target, 0x123 + 65536, &other);
 	assert_true(shared_lock(seg));
-	assert_true(shared_qp_find(seg, 0x123, &q));
+	assert_true(view_qp_find(seg, 0x123, &q));
 	assert_int_equal(q.state, IBV_QPS_ERR);
-	assert_false(shared_qp_find(seg, 0x123 + 65536, &q));
+	assert_false(view_qp_find(seg, 0x123 + 65536, &q));
 	shared_unlock(seg);
 	/* Withdrawing the one not published leaves the holder. */
-	shared_qp_withdraw(target, 0x123 + 65536);
+	view_qp_withdraw(target, 0x123 + 65536);
 	assert_true(shared_lock(seg));
-	assert_true(shared_qp_find(seg, 0x123, &q));
+	assert_true(view_qp_find(seg, 0x123, &q));
 	shared_unlock(seg);
 
-	shared_mr_withdraw(target, 42);
-	shared_qp_withdraw(target, 0x123);
+	view_mr_withdraw(target, 42);
+	view_qp_withdraw(target, 0x123);
 	assert_true(shared_lock(seg));
-	assert_false(shared_mr_find(seg, 42, &m));
-	assert_false(shared_qp_find(seg, 0x123, &q));
+	assert_false(view_mr_find(seg, 42, &m));
+	assert_false(view_qp_find(seg, 0x123, &q));
 	shared_unlock(seg);
 
 	/* Key 0 names no MR: never published. */
-	shared_mr_publish(target, 0, &mr);
+	view_mr_publish(target, 0, &mr);
 	assert_true(shared_lock(seg));
-	assert_false(shared_mr_find(seg, 0, &m));
+	assert_false(view_mr_find(seg, 0, &m));
 	shared_unlock(seg);
 
 	/* Atomics of the target's own responder take the same lock. */
-	assert_true(shared_own_lock(target));
-	shared_own_unlock(target);
+	assert_true(view_own_lock(target));
+	view_own_unlock(target);
 	assert_true(shared_lock(seg));
 	shared_unlock(seg);
 
 	/* A requester does not wait for good on a lock another thread
 	 * holds. */
-	assert_true(shared_own_lock(target));
+	assert_true(view_own_lock(target));
 	assert_false(trylock_elsewhere(seg));
-	shared_own_unlock(target);
+	view_own_unlock(target);
 	assert_true(trylock_elsewhere(seg));
 
 	/* The owner publishes from inside its own lock. */
-	assert_true(shared_own_lock(target));
-	shared_qp_publish(target, 0x123, &qp);
-	shared_own_unlock(target);
+	assert_true(view_own_lock(target));
+	view_qp_publish(target, 0x123, &qp);
+	view_own_unlock(target);
 	assert_true(trylock_elsewhere(seg));
 }
 
 static void test_recv_side(void **state)
 {
-	struct shared_recv_view r = {
+	struct view_recv r = {
 		.rq = { .id = 7, .ino = 70, .map_len = 8192, .state_off = 8,
 			.elems_off = 4096, .fd = 600, .nelems = 16,
 			.elem_size = 64, .max_sge = 2 },
@@ -291,46 +293,46 @@ static void test_recv_side(void **state)
 			.nelems = 32, .elem_size = 64 },
 		.cqn = 5, .qp_handle = 9, .port_num = 1,
 	}, got;
-	struct shared_qp_view qp = { .pdn = 3, .state = IBV_QPS_RTS,
+	struct view_qp qp = { .pdn = 3, .state = IBV_QPS_RTS,
 				     .type = IBV_QPT_RC };
-	struct shared_cq_view cq = { .armed = 1 }, cqv;
+	struct view_cq cq = { .armed = 1 }, cqv;
 	unsigned int target = 1;
 	struct shared_seg *seg;
 
 	(void)state;
-	shared_qp_publish(target, 0x456, &qp);
-	seg = shared_peer(link_to_target());
+	view_qp_publish(target, 0x456, &qp);
+	seg = view_peer(link_to_target());
 	assert_non_null(seg);
 	/* No receive side for a QP that is not there. */
-	shared_recv_publish(target, 0x457, &r);
-	shared_recv_publish(target, 0x456, &r);
-	shared_cq_publish(target, 5, &cq);
-	shared_srq_publish(target, 4, 12);
+	view_recv_publish(target, 0x457, &r);
+	view_recv_publish(target, 0x456, &r);
+	view_cq_publish(target, 5, &cq);
+	view_srq_publish(target, 4, 12);
 	assert_true(shared_lock(seg));
-	assert_false(shared_recv_find(seg, 0x457, &got));
-	assert_true(shared_recv_find(seg, 0x456, &got));
+	assert_false(view_recv_find(seg, 0x457, &got));
+	assert_true(view_recv_find(seg, 0x456, &got));
 	assert_memory_equal(&got, &r, sizeof(r));
-	assert_true(shared_cq_find(seg, 5, &cqv));
+	assert_true(view_cq_find(seg, 5, &cqv));
 	assert_int_equal(cqv.armed, 1);
 	assert_false(cqv.overflowed);
-	shared_cq_disarm(seg, 5);
-	assert_true(shared_cq_find(seg, 5, &cqv));
+	view_cq_disarm(seg, 5);
+	assert_true(view_cq_find(seg, 5, &cqv));
 	assert_int_equal(cqv.armed, 0);
-	assert_false(shared_cq_find(seg, 6, &cqv));
-	assert_int_equal(shared_srq_limit(seg, 4), 12);
-	assert_int_equal(shared_srq_limit(seg, 5), 0);
+	assert_false(view_cq_find(seg, 6, &cqv));
+	assert_int_equal(view_srq_limit(seg, 4), 12);
+	assert_int_equal(view_srq_limit(seg, 5), 0);
 	shared_unlock(seg);
 
 	/* Withdrawn alone, then with the QP. */
-	shared_recv_publish(target, 0x456, NULL);
+	view_recv_publish(target, 0x456, NULL);
 	assert_true(shared_lock(seg));
-	assert_false(shared_recv_find(seg, 0x456, &got));
+	assert_false(view_recv_find(seg, 0x456, &got));
 	shared_unlock(seg);
-	shared_recv_publish(target, 0x456, &r);
-	shared_qp_withdraw(target, 0x456);
-	shared_qp_publish(target, 0x456, &qp);
+	view_recv_publish(target, 0x456, &r);
+	view_qp_withdraw(target, 0x456);
+	view_qp_publish(target, 0x456, &qp);
 	assert_true(shared_lock(seg));
-	assert_false(shared_recv_find(seg, 0x456, &got));
+	assert_false(view_recv_find(seg, 0x456, &got));
 	shared_unlock(seg);
 }
 
@@ -342,7 +344,7 @@ static void test_recv_side(void **state)
 static pid_t requester_stops(struct shared_seg *seg, uint8_t *mem,
 			     bool armed, struct iovec **slot)
 {
-	struct shared_mr_view m;
+	struct view_mr m;
 	struct shared_copy *c;
 	struct iovec *iov;
 	int fds[2];
@@ -364,7 +366,7 @@ static pid_t requester_stops(struct shared_seg *seg, uint8_t *mem,
 		_exit(3);
 	shared_copy_enter(c);
 	iov = shared_copy_iov(c);
-	if (!shared_mr_find(seg, 50, &m))
+	if (!view_mr_find(seg, 50, &m))
 		_exit(4);
 	iov[0].iov_base = mem;
 	iov[0].iov_len = 100;
@@ -407,7 +409,7 @@ static void test_copy_fence(void **unused)
 {
 	static uint8_t mem[4096];
 	const unsigned int target = 1;
-	const struct shared_mr_view mr = {
+	const struct view_mr mr = {
 		.addr = (uintptr_t)mem, .iova = (uintptr_t)mem,
 		.length = sizeof(mem), .pdn = 7,
 		.access = IBV_ACCESS_REMOTE_WRITE,
@@ -418,38 +420,38 @@ static void test_copy_fence(void **unused)
 	int st;
 
 	(void)unused;
-	shared_mr_publish(target, 50, &mr);
-	seg = shared_peer(link_to_target());
+	view_mr_publish(target, 50, &mr);
+	seg = view_peer(link_to_target());
 	assert_non_null(seg);
 
 	pid = requester_stops(seg, mem, true, &iov);
 	wait_stopped_child(pid);
 	assert_int_equal(iov[0].iov_len, 100);
 	assert_int_equal(iov[1].iov_len, 100);
-	shared_mr_withdraw(target, 50);		/* returns: not waited for */
+	view_mr_withdraw(target, 50);		/* returns: not waited for */
 	assert_int_equal(iov[0].iov_len, 0);
 	assert_int_equal(iov[1].iov_len, 0);
 	continue_child_ok(pid);
 
-	shared_mr_publish(target, 50, &mr);
+	view_mr_publish(target, 50, &mr);
 	pid = requester_stops(seg, mem, false, &iov);
 	wait_stopped_child(pid);
-	shared_mr_withdraw(target, 50);
+	view_mr_withdraw(target, 50);
 	continue_child_ok(pid);
 
 	/* Killed mid-copy: its slot is the next requester's. */
-	shared_mr_publish(target, 50, &mr);
+	view_mr_publish(target, 50, &mr);
 	pid = requester_stops(seg, mem, true, &iov);
 	wait_stopped_child(pid);
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	shared_mr_withdraw(target, 50);
-	shared_mr_publish(target, 50, &mr);
+	view_mr_withdraw(target, 50);
+	view_mr_publish(target, 50, &mr);
 	pid = requester_stops(seg, mem, true, &again);
 	assert_ptr_equal(again, iov);
 	wait_stopped_child(pid);
 	continue_child_ok(pid);
-	shared_mr_withdraw(target, 50);
+	view_mr_withdraw(target, 50);
 }
 
 int main(void)
