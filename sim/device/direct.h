@@ -14,11 +14,28 @@
 #include "device.h"
 #include "wqe.h"
 
+struct eqp;
+struct out_wqe;
+
 struct fab_link;
 struct iovec;
 struct view_cq;
 struct view_qp;
 struct shared_seg;
+
+/* What the same-host path made of a WQE the requester fetched. */
+enum direct_way {
+	DIRECT_WIRE,	/* the requester sends it */
+	DIRECT_DONE,	/* executed and completed here, *taken WQEs */
+	DIRECT_HOLD,	/* stays in the ring: fetch no further now */
+	DIRECT_STOP,	/* the QP left RTS (completed in error) */
+};
+
+/* direct_path.c: the requester's one entry point (dev->lock held): o was
+ * fetched at the ring's position e->req.out_count, o->local_err its
+ * decoding's status. */
+enum direct_way direct_offer(struct eqp *e, struct out_wqe *o,
+			     unsigned int *taken);
 
 /*
  * Executes wr, the WQE at the head of the send ring of the RC qp, against

@@ -29,6 +29,8 @@
  *   control.c   what the control path (the kernel model) asks of the
  *               device: struct sim_device_ops
  *   async.c     --async-mode: the device thread polls an active adapter
+ *   direct_path.c  the requester's one entry point to the same-host
+ *               path: one copy, wait, or the wire (direct_offer())
  *   direct.c    same-host one-sided operations in one copy (direct.h),
  *   direct_send.c  same-host SENDs: a receive of the target taken,
  *               its CQE written, by the requester

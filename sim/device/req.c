@@ -235,178 +235,97 @@ static uint32_t rd_atomic_limit(const struct sim_qp *qp)
 	return qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
 }
 
-/* Misses in a row after which a stream stops waiting for the fabric to
- * drain, and how often it tries one copy again then. */
-#define DIRECT_MISSES_HELD	4u
-#define DIRECT_PROBE_EVERY	64u
-/*
- * A same-host SEND that finds no receive posted is tried again in one
- * copy every DIRECT_RNR_RETRY_NS (at the QP's next doorbell or device
- * round after that, at the latest on its timer) for as long as the
- * target's RNR NAK would have the requester wait (its min_rnr_timer),
- * before it takes the fabric, where the target's responder NAKs it if
- * there is still no receive. A receiver that reposts a little late then
- * costs the stream microseconds, not the whole RNR timer (perftest's is
- * 0.64 ms); to the application it is a SEND that spent longer on the
- * wire, and one that finds no receive at all still ends in the
- * responder's RNR NAKs and the QP's rnr_retry.
- */
-#define DIRECT_RNR_RETRY_NS	5000ull
-
-/* direct_execute(), counted for a stream's way back to one copy; -1:
- * no receive was posted, the WQE stays in the ring and is tried again. */
-static int direct_attempt(struct eqp *e, const struct sim_send_wr *wr,
-			  uint32_t *st, const struct sim_send_wr **done_wrs)
+/* A UD datagram leaves at once: nothing to keep. false: the QP is in
+ * error. */
+static bool ud_step(struct eqp *e, struct out_wqe *o)
 {
-	uint64_t rnr_ns;
-	unsigned int n = direct_execute(e->qp, e->req.link, wr, st, done_wrs,
-					&rnr_ns);
-	uint64_t now = e->eng->now;
+	uint32_t st = o->local_err;
 
-	e->direct.fabric_run = 0;
-	if (n) {
-		e->direct.misses = 0;
-		e->direct.rnr_since = 0;
-		return (int)n;
+	sim_ring_consume(&e->qp->sq);
+	if (!st)
+		st = ud_send(e, &o->wr);
+	dev_complete_send(e, &o->wr, st);
+	if (st) {
+		dev_qp_to_error(e);
+		return false;
 	}
-	if (rnr_ns) {
-		if (!e->direct.rnr_since)
-			e->direct.rnr_since = now;
-		if (now - e->direct.rnr_since < rnr_ns) {
-			dev_arm_rnr_timer(e, now + DIRECT_RNR_RETRY_NS);
-			return -1;
-		}
-	}
-	e->direct.rnr_since = 0;
-	if (e->direct.misses < UINT8_MAX)
-		e->direct.misses++;
-	return 0;
+	return true;
 }
 
-/* Fetches what the SQ ring holds and sends what may be sent. */
-void dev_sq_progress(struct eqp *e)
+/* An RC WQE to send: its PSNs, and it is in flight (o stays in the ring
+ * until it is acknowledged, dev_out_pop). */
+static void rc_enqueue(struct eqp *e, struct out_wqe *o)
+{
+	o->psn = e->req.next_psn;
+	o->pkts_sent = 0;
+	o->last_psn = (o->psn + pkt_span(e, &o->wr) - 1) & PSN_MASK;
+	e->req.next_psn = (o->last_psn + 1) & PSN_MASK;
+	e->req.out_count++;
+}
+
+/*
+ * The fetch step: the WQEs the ring holds now, past those in flight.
+ * Only what it holds now: a WQE posted while this runs comes with a
+ * doorbell of its own, and chasing them would keep the device on one QP
+ * for as long as the application posts as fast as it executes. The
+ * same-host path (direct_offer()) may execute a WQE here. false: the QP
+ * left RTS.
+ */
+static bool sq_fetch(struct eqp *e)
 {
 	struct sim_qp *qp = e->qp;
 	struct sim_dev *dev = qp->uctx->dev;
-	enum ibv_qp_state state = qp->attr.state;
+	unsigned int taken = 0, n;
 	enum sim_ring_status rs;
-	const struct sim_send_wr *direct_wrs;
-	unsigned int ndirect, i, taken = 0;
-	uint64_t moved;
-	int64_t ready;
-	int tried;
 	struct out_wqe *o;
+	int64_t ready;
 	void *elem;
-	uint32_t st;
-	bool whole;
 
-	if (state == IBV_QPS_ERR) {
-		dev_qp_flush(e);
-		return;
-	}
-	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
-		return;		/* WQEs wait in the ring */
-	if (!qp->sq.state || !qp->sq.nelems)
-		return;
-	if (e->need_resolve)
-		rc_resolve(e);
-
-	/*
-	 * Only what the ring holds now: a WQE posted while this runs comes
-	 * with a doorbell of its own, run after it. Chasing them would keep
-	 * the device on one QP, and its doorbells piling up in the queue, for
-	 * as long as the application posts as fast as the device executes.
-	 */
 	ready = sim_ring_count(&qp->sq);
-	while (state == IBV_QPS_RTS && e->req.out_count < e->req.out_cap &&
+	while (e->req.out_count < e->req.out_cap &&
 	       (ready < 0 || e->req.out_count + taken < ready)) {
-		/*
-		 * A same-host stream that met the fabric (its target had no
-		 * receive posted yet, or its lock stayed busy) returns to one
-		 * copy once what it put there is acknowledged: the WQEs
-		 * behind wait in the ring meanwhile, as per-QP order wants,
-		 * rather than follow it onto the fabric for as long as the
-		 * stream never lets the QP drain. A target that keeps
-		 * refusing gets the fabric in full flight, and one more
-		 * attempt every DIRECT_PROBE_EVERY WQEs.
-		 */
-		if (e->req.out_count &&
-		    (e->direct.misses < DIRECT_MISSES_HELD ||
-		     e->direct.fabric_run >= DIRECT_PROBE_EVERY) &&
-		    direct_reachable(qp, e->req.link))
-			break;
-		/* The head SEND waits for its target's receive a little
-		 * (direct_attempt): until the try is due, nothing moves. */
-		if (e->direct.rnr_since && !e->req.out_count) {
-			if (e->eng->now < e->req.rnr_until)
-				break;
-			e->req.rnr_until = 0;
-		}
-		/* past the WQEs in flight, which stay in the ring (out_pop) */
 		rs = sim_ring_peek_at(&qp->sq, e->req.out_count, &elem);
 		if (rs == SIM_RING_INVALID) {
 			dev_qp_fatal(e);
-			return;
+			return false;
 		}
 		if (rs != SIM_RING_READY)
 			break;
 		o = dev_out_at(e, e->req.out_count);
 		memset(o, 0, offsetof(struct out_wqe, wr.sge));
-		st = sim_wqe_decode_send(&qp->sq, elem, qp->type, &o->wr);
+		o->local_err = sim_wqe_decode_send(&qp->sq, elem, qp->type,
+						   &o->wr);
 		stat_add(&dev->stats.send_wqes, 1);
-		o->local_err = st;
 		if (qp->type == IBV_QPT_UD) {
-			/* a datagram leaves at once: nothing to keep */
-			sim_ring_consume(&qp->sq);
+			if (!ud_step(e, o))
+				return false;
 			taken++;
-			if (!st)
-				st = ud_send(e, &o->wr);
-			dev_complete_send(e, &o->wr, st);
-			if (st) {
-				dev_qp_to_error(e);
-				return;
-			}
 			continue;
 		}
-		/* Same-host target: executed here, in one copy, once nothing
-		 * of the QP is in flight on the fabric (per-QP order). */
-		if (!st && !e->req.out_count && !e->req.rnr_until &&
-		    (tried = direct_attempt(e, &o->wr, &st, &direct_wrs))) {
-			if (tried < 0) {
-				/* no receive yet: fetched again later */
-				atomic_fetch_sub(&dev->stats.send_wqes, 1);
-				break;
-			}
-			ndirect = (unsigned int)tried;
-			taken += ndirect;
-			for (i = 0, moved = 0; i < ndirect; i++)
-				moved += direct_wrs[i].total_len;
-			atomic_store_explicit(&e->eng->bulk_ns,
-					      moved >= BULK_BYTES ?
-					      now_ns() : 0,
-					      memory_order_relaxed);
-			for (i = 0; i < ndirect; i++) {
-				sim_ring_consume(&qp->sq);
-				dev_complete_send(e, &direct_wrs[i],
-					      i + 1 < ndirect ? 0 : st);
-				/* in error (a CQ overflow): flushed */
-				if (qp->attr.state != IBV_QPS_RTS)
-					return;
-			}
-			if (st) {
-				dev_qp_to_error(e);
-				return;
-			}
+		switch (direct_offer(e, o, &n)) {
+		case DIRECT_DONE:
+			taken += n;
 			continue;
+		case DIRECT_HOLD:
+			return true;
+		case DIRECT_STOP:
+			return false;
+		case DIRECT_WIRE:
+			break;
 		}
-		if (e->direct.fabric_run < UINT8_MAX)
-			e->direct.fabric_run++;
-		o->psn = e->req.next_psn;
-		o->pkts_sent = 0;
-		o->last_psn = (o->psn + pkt_span(e, &o->wr) - 1) & PSN_MASK;
-		e->req.next_psn = (o->last_psn + 1) & PSN_MASK;
-		e->req.out_count++;
+		rc_enqueue(e, o);
 	}
+	return true;
+}
+
+/* The transmit step: what is in flight and not sent yet goes out, as far
+ * as the link, fences, the responder's resources and the window let it. */
+static void sq_transmit(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+	struct out_wqe *o;
+	uint32_t st;
+	bool whole;
 
 	while (e->req.out_sent < e->req.out_count &&
 	       e->eng->now >= e->req.rnr_until) {
@@ -450,4 +369,25 @@ void dev_sq_progress(struct eqp *e)
 			dev_restart_ack_timer(e);
 	}
 	sq_drained_check(e);
+}
+
+/* Fetches what the SQ ring holds and sends what may be sent. */
+void dev_sq_progress(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+	enum ibv_qp_state state = qp->attr.state;
+
+	if (state == IBV_QPS_ERR) {
+		dev_qp_flush(e);
+		return;
+	}
+	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
+		return;		/* WQEs wait in the ring */
+	if (!qp->sq.state || !qp->sq.nelems)
+		return;
+	if (e->need_resolve)
+		rc_resolve(e);
+	if (state == IBV_QPS_RTS && !sq_fetch(e))
+		return;
+	sq_transmit(e);
 }
