@@ -21,14 +21,10 @@ uint8_t dev_network_type(struct sim_dev *dev, uint8_t gid_type,
 					   PVRDMA_NETWORK_IPV4;
 }
 
-/*
- * The sl of a UD receive completion on RoCE: there is no SL on Ethernet, and
- * the ConnectX adapters that carry RoCE for vSphere hosts report the packet's
- * type there instead (bit 3: a UDP header, i.e. RoCE v2; bits 2-0: the L3
- * header, 0 GRH, 1 IPv6, 2 IPv4). Programs rely on it: UCX's ud_verbs (1.13
- * to 1.18) takes the address family of the GRH area from it, and drops
- * every IPv4 datagram of a device that reports 0.
- */
+/* The sl of a UD receive completion on RoCE carries the packet's type, as
+ * the ConnectX adapters under vSphere report it (bit 3: RoCE v2; bits 2-0:
+ * 0 GRH, 1 IPv6, 2 IPv4): UCX's ud_verbs takes the GRH's address family
+ * from it, and drops every IPv4 datagram of a device that reports 0. */
 uint8_t dev_roce_packet_type(uint8_t network_type)
 {
 	switch (network_type) {
@@ -144,14 +140,10 @@ struct out_wqe *dev_out_at(struct eqp *e, uint32_t i)
 	return &e->req.out[(e->req.out_head + i) % e->req.out_cap];
 }
 
-/*
- * The oldest WQE in flight retires: only now does its SQ slot go back to
- * the producer. The device keeps a fetched RC WQE in the ring until it is
- * done with everything the WQE names, since a resend (RNR, timeout) or a
- * send waiting for the socket reads its buffers again, and a provider may
- * reuse what a slot points at (inline data bounce buffers) once cons_head
- * has passed it.
- */
+/* The oldest WQE in flight retires: only now does its slot go back to the
+ * producer, since a resend reads its buffers again and a provider may
+ * reuse what a slot points at (inline bounce buffers) once cons_head
+ * passed it. */
 void dev_out_pop(struct eqp *e)
 {
 	if (e->req.out_sent) {

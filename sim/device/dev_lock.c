@@ -19,18 +19,12 @@ static void dev_lock_make(struct sim_dev *dev)
 }
 
 /*
- * fork(): a device thread holds dev->lock through its rounds (and the
- * fabric's inq_lock and the adapter's shared segment lock only under it).
- * The child has the forking thread alone: a lock another held would stay
- * held for good, and the child's next device call (a close of the uverbs
- * file at its exit) would hang. The kernel's locks are never held in a
- * new process, so fork() waits for each adapter's, and the child makes
- * them anew (an error-checking lock knows its owner by a thread id the
- * child no longer has). In index order, as sim_mr_pin_give_up() takes
- * them one at a time; EDEADLK: a handler forks on a thread inside the
- * device, whose lock stays as it is. Registered at the first adapter's
- * lock, from the preload's constructor: before any other handler of the
- * sim, so these innermost locks are taken last.
+ * fork(): a lock another thread held would stay held in the child, whose
+ * next device call would hang. So fork() waits for each adapter's lock (in
+ * index order, as sim_mr_pin_give_up() takes them) and the child makes
+ * them anew; EDEADLK: a handler forks on a thread inside the device.
+ * Registered from the preload's constructor, before any other handler of
+ * the sim, so these innermost locks are taken last.
  */
 static unsigned int fork_locked;	/* bit i: sim_devs[i].lock taken */
 

@@ -38,20 +38,14 @@ enum direct_way direct_offer(struct eqp *e, struct out_wqe *o,
 			     unsigned int *taken);
 
 /*
- * Executes wr, the WQE at the head of the send ring of the RC qp, against
- * the target at the other end of link (dev->lock held; the caller
- * guarantees that nothing of the QP is in flight on the fabric, so the
- * operation is ordered after all before it), and for an RDMA WRITE the
- * WRITEs posted right behind it too. Returns how many WQEs, from the head
- * of the ring on, were done: the caller consumes and completes each of
- * (*done_wrs)[0..n-1], the last with *status (not SUCCESS only for an
- * atomic whose result could not be stored locally), the others with
- * success. 0: nothing observable happened at the target, or what happened
- * is idempotent (a partial WRITE or READ), and the WR takes the fabric,
- * which gives every error its exact IB semantics (the target's responder
- * NAKs, a target that is gone runs the retry count out). *rnr_ns: not 0
- * when it was 0 because a SEND found no receive posted: the time the
- * target's RNR NAK would have the requester wait.
+ * Executes wr, at the head of the RC qp's send ring, against the target
+ * at the other end of link, and for a WRITE the WRITEs right behind it
+ * (nothing of the QP in flight on the wire). Returns how many WQEs were
+ * done, each of (*done_wrs)[0..n-1] to complete, the last with *status.
+ * 0: nothing observable happened at the target (or only what is
+ * idempotent) and the WR takes the wire, which gives every error its
+ * exact IB semantics; *rnr_ns then, for a SEND that found no receive: how
+ * long the target's RNR NAK would have the requester wait.
  */
 unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 			    const struct sim_send_wr *wr, uint32_t *status,

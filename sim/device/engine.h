@@ -88,14 +88,10 @@ struct out_wqe {
 	uint8_t local_err;		/* status to complete with, 0 = none */
 };
 
-/*
- * The engine's lists of QPs (all QPs, kicks, pending
- * ACKs, QPs waiting for a full link). A QP's membership of a list is its
- * link's pprev and nothing else: no flag beside it can disagree with the
- * list, an unlink is O(1) from wherever the QP is, and linking a QP that
- * is already on its list is a no-op (a QP once linked to itself made the
- * ACK flush spin forever with dev->lock held).
- */
+/* The engine's lists of QPs. Membership is the link's pprev and nothing
+ * else: no flag can disagree with the list, an unlink is O(1), and linking
+ * a QP already on its list is a no-op (a QP once linked to itself made
+ * the ACK flush spin with dev->lock held). */
 struct qlink {
 	struct qlink *next;
 	struct qlink **pprev;		/* NULL: on no list */

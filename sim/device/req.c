@@ -263,14 +263,10 @@ static void rc_enqueue(struct eqp *e, struct out_wqe *o)
 	e->req.out_count++;
 }
 
-/*
- * The fetch step: the WQEs the ring holds now, past those in flight.
- * Only what it holds now: a WQE posted while this runs comes with a
- * doorbell of its own, and chasing them would keep the device on one QP
- * for as long as the application posts as fast as it executes. The
- * same-host path (direct_offer()) may execute a WQE here. false: the QP
- * left RTS.
- */
+/* The fetch step: the WQEs the ring holds now (one posted meanwhile brings
+ * its own doorbell; chasing it would keep the device on one QP), past
+ * those in flight; the same-host path may execute one at once. false: the
+ * QP left RTS. */
 static bool sq_fetch(struct eqp *e)
 {
 	struct sim_qp *qp = e->qp;

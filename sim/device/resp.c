@@ -165,15 +165,9 @@ void dev_recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 	dev_cqe_write(qp, qp->recv_cq, &c, h->flags & FAB_F_SOLICITED);
 }
 
-/*
- * Reads the payload of request h into iov. On the wire a long message is
- * many packets and the responder's ACKs of the middle ones keep the
- * requester's timer from running out while the rest arrives; here it is
- * one frame, so a payload that comes over a socket is read a MiB at a
- * time and each MiB but the last is answered with a partial ACK. Without
- * them a message slower to cross than the QP's timeout is resent whole,
- * again and again.
- */
+/* Reads the payload of request h into iov, a MiB at a time from a socket,
+ * each MiB but the last answered with a partial ACK: the requester's
+ * timer would otherwise resend a message slower than its timeout. */
 static bool payload_read(struct eqp *e, struct fab_link *from,
 			 const struct fab_hdr *h, struct fab_rx *rx,
 			 const struct iovec *iov, int n)

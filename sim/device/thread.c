@@ -51,22 +51,12 @@ static bool bulk_linger(struct engine *eng)
 }
 
 /*
- * The device thread: receives (packets, EPOLLOUT of full links), timers,
- * kicks of the control path. Doorbells run on the threads that ring them,
- * except those a busy device queued and the send doorbells of a stream of
- * large same-host transfers, which the trap hands to it (dispatch.c).
- *
- * While the application polls its CQ (POLL doorbells keep coming), its own
- * traps do the receive work, and a device thread woken by every packet
- * would only take a CPU from it and contend for dev->lock (two cores, two
- * pollers). The device thread then sleeps "quietly" (wake-ups and new
- * connections only) until POLLING_NS after the last POLL doorbell, reads
- * the links itself, and if no POLL doorbell came meanwhile, the application
- * stopped polling (it waits for an event, or spins on memory as
- * ib_write_lat does): it sleeps in epoll on everything again.
- *
- * With --async-mode it does not sleep while the adapter is active: it
- * polls the links and send rings each round (async.c).
+ * The device thread: receives, EPOLLOUT of full links, timers, kicks, and
+ * the doorbells traps queued or handed to it (dispatch.c). While the
+ * application polls its CQ its own traps do the receive work: the thread
+ * then sleeps quietly (wake-ups and connections only) until POLLING_NS
+ * after the last POLL doorbell, so as not to take a CPU from the poller.
+ * With --async-mode it polls while the adapter is active (async.c).
  */
 static void *engine_main(void *arg)
 {

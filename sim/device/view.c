@@ -116,15 +116,12 @@ static struct shared_seg *own_locked(unsigned int adapter)
 	return seg && shared_lock(seg) ? seg : NULL;
 }
 
-/*
- * An entry's sequence count: the owner makes it odd, changes the entry and
- * makes it even again (under the lock, so owners never race); a reader
- * without the lock keeps what it read only if the count was even and did
- * not move. The first read is sequentially consistent: a requester that
- * announced a copy before it (shared_copy_enter) and an owner that
- * withdraws an MR and then looks for copies (shared_copy_fence) cannot
- * both miss the other.
- */
+/* An entry's sequence count: odd while the owner changes it (under the
+ * lock); a reader without the lock keeps what it read only if the count
+ * was even and did not move. The first read is sequentially consistent:
+ * a requester that announced a copy (shared_copy_enter) and an owner that
+ * withdraws an MR, then fences (shared_copy_fence), cannot both miss the
+ * other. */
 static void seq_begin(_Atomic uint32_t *seq)
 {
 	atomic_fetch_add_explicit(seq, 1, memory_order_seq_cst);

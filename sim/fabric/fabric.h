@@ -215,20 +215,13 @@ bool fabric_send_in_place(struct fab_port *port, struct fab_link *link,
 void fabric_copy_in_place(struct fab_port *port);
 
 /*
- * Receiving. Everything below except fabric_wait() and fabric_wake() runs
- * with the lock of the port's adapter held: the lock makes one thread at
- * a time the reader of the port's sockets, be it the device thread or an
- * application thread that trapped a doorbell.
- *
- * fabric_wait: the device thread's sleep (the lock NOT held): waits up to
- * timeout_ms (-1: forever, 0: not at all) for readiness and keeps what it
- * saw for fabric_deliver(). Returns the number of readiness events.
- * fabric_deliver: acts on what fabric_wait() saw and on local packets;
- * calls the port's rx for each packet, returns how many.
- * fabric_rx_poll: reads whatever already arrived on every link without
- * waiting for readiness (the inline receive of a trapped doorbell).
- * fabric_poll: fabric_wait() + fabric_deliver() under the lock, for
- * callers that own no lock (tools, benchmarks).
+ * Receiving, with the port's adapter lock held (it makes one thread the
+ * reader of the port's sockets), but for fabric_wait() and fabric_wake().
+ * fabric_wait: the device thread's sleep, up to timeout_ms (-1: forever),
+ * keeping what it saw for fabric_deliver(), which calls the port's rx for
+ * each packet. fabric_rx_poll: reads what already arrived on every link
+ * (a trapped doorbell's inline receive). fabric_poll: wait and deliver,
+ * for callers that own no lock (tools, benchmarks).
  */
 int fabric_wait(struct fab_port *port, int timeout_ms);
 /* fabric_wait() that ignores the links: only wake-ups, new connections

@@ -174,14 +174,10 @@ static inline ssize_t fab_sys_write(int fd, const void *buf, size_t len)
 }
 
 /*
- * Whether the link's requests wait unread: a TCP link a peer connected
- * carries its requests in and our responses out (tcp.c), so while our
- * responses do not fit in the socket, its requests stay in the socket
- * (and then in the peer's, whose requesters wait for their link): a peer
- * that stops reading makes us hold one response beyond the socket
- * buffers, not one per request it sent. The peer reads its own
- * connections always, so the responses drain and the link is read again.
- * A Unix link carries both ports' requests both ways: never held.
+ * Whether the link's requests wait unread: on a TCP link a peer connected
+ * (its requests in, our responses out) while our responses do not fit the
+ * socket, so a peer that stops reading costs one response beyond the
+ * socket buffers, not one per request. A Unix link is never held.
  */
 static inline bool fab_link_held(const struct fab_link *link)
 {
