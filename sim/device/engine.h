@@ -150,13 +150,9 @@ static inline void qlist_take(struct qlist *to, struct qlist *from)
 		to->first->pprev = &to->first;
 }
 
-/*
- * A requester has at most max_rd_atomic READs and atomics outstanding, at
- * most the device's max_qp_init_rd_atom (16, device_attr.c); the responder
- * keeps the result of as many atomics (max_qp_rd_atom, 16), so a resend
- * of any atomic still outstanding finds its result: an atomic executes
- * once, however often it is resent.
- */
+/* The responder keeps the result of as many atomics as a requester may
+ * have outstanding (max_qp_rd_atom, 16): a resent atomic finds its
+ * result and executes once. */
 #define ATOMIC_RESULTS	16u
 
 struct atomic_result {

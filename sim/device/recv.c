@@ -49,16 +49,10 @@ static unsigned int ipv4_header_checksum(const uint8_t ip[ROCE_IPV4_LEN])
 }
 
 /*
- * Writes the 40-byte GRH area the receiver of a UD datagram finds first, as
- * RoCE hardware and rxe fill it from the packet's network header:
- * - RoCE v2 over IPv4: bytes 0-19 zero, the IPv4 header in bytes 20-39
- *   (total length of the IP datagram, don't fragment, TTL from the hop
- *   limit, protocol UDP, header checksum, the two addresses);
- * - RoCE v2 over IPv6: the IPv6 header (payload length from the UDP header
- *   on, next header UDP);
- * - RoCE v1: the IB GRH (payload length from the BTH on, next header 0x1b).
- * Both lengths count the BTH, DETH, ImmDt, payload, pad and ICRC the packet
- * carries (Ethernet has no VCRC). The flow label is 0, as rxe sends it.
+ * The 40-byte GRH area a UD receive starts with, as rxe fills it: RoCE v2
+ * over IPv4, 20 zero bytes and the IPv4 header; over IPv6, the IPv6
+ * header; RoCE v1, the IB GRH. Lengths count BTH, DETH, ImmDt, payload,
+ * pad and ICRC; the flow label is 0.
  */
 static void build_grh(uint8_t grh[ROCE_GRH_LEN], const struct fab_hdr *h)
 {

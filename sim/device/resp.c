@@ -34,13 +34,9 @@ static void ack_flush_one(struct eqp *e)
 		  e->qp->attr.dest_qp_num);
 }
 
-/*
- * Queues the ACK of the request at psn, which carried len bytes. ACKs are
- * coalesced until the end of the device's round, but never over more than
- * ACK_COALESCE_MAX bytes: a round that reads a long stream of large
- * messages must not leave their requester without an ACK until its timer
- * runs out.
- */
+/* Queues the ACK of the request at psn (len bytes): coalesced until the
+ * round ends, but over ACK_COALESCE_MAX bytes at most, or a long stream
+ * leaves its requester without one until its timer runs out. */
 static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
 		      uint64_t len)
 {

@@ -26,13 +26,8 @@ static int sleep_timeout_ms(struct engine *eng)
 	return (int)((d - eng->now + 999999) / 1000000);
 }
 
-/*
- * Before it sleeps, a device thread the application hands large transfers
- * to (eng->bulk_ns is recent) waits a little for the next doorbell of the
- * stream: the application posts its next WQE within a trap or two, and a
- * sleeping thread costs it a wake-up (a system call, a context switch) per
- * doorbell.
- */
+/* A device thread handed a stream of large transfers waits a little for
+ * its next doorbell before it sleeps: a wake-up per doorbell costs more. */
 static bool bulk_linger(struct engine *eng)
 {
 	uint64_t t = atomic_load_explicit(&eng->bulk_ns, memory_order_relaxed);

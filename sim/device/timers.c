@@ -29,13 +29,9 @@ uint64_t dev_ack_timeout_ns(const struct sim_qp *qp)
 	return ns;
 }
 
-/*
- * A timer armed outside the device thread's round (a doorbell's send on
- * an application thread) may be due before the thread's sleep ends, or
- * the thread sleeps with no timer at all: a kick makes it recompute its
- * sleep (it re-checks kicks after announcing it), or a request lost where
- * no packet wakes anyone would never time out.
- */
+/* A timer armed outside the device thread's round may be due before its
+ * sleep ends: a kick makes it recompute the sleep, or a request lost
+ * where no packet wakes anyone would never time out. */
 static void engine_deadline(struct engine *eng, uint64_t when)
 {
 	if (eng->next_deadline && when >= eng->next_deadline)
@@ -56,12 +52,8 @@ void dev_arm_timer(struct eqp *e, uint64_t when)
 	engine_deadline(e->eng, when);
 }
 
-/*
- * The timer restarts from the clock, not from the round's start time:
- * a round that read long responses would otherwise arm a deadline that
- * is already mostly spent, and the next request "times out" while its
- * answer is still on the way.
- */
+/* From the clock, not the round's start: a round that read long responses
+ * would arm a deadline already mostly spent. */
 void dev_restart_ack_timer(struct eqp *e)
 {
 	dev_arm_timer(e, now_ns() + dev_ack_timeout_ns(e->qp));
@@ -91,12 +83,8 @@ static void qp_timer(struct eqp *e, uint64_t now)
 	 * never answers, and ends in RETRY_EXC_ERR like one that is gone. */
 	if (!e->req.out_count)
 		return;
-	/*
-	 * A request still leaving on a link that keeps draining has not
-	 * been lost, it is long: a large message is one frame here, where
-	 * the wire would carry many packets, each restarting the timer
-	 * with its ACK. The wait goes on while the link moves.
-	 */
+	/* A request still leaving on a link that drains is long, not lost
+	 * (one frame here, many packets and ACKs on the wire). */
 	if (fabric_link_busy(e->req.link) &&
 	    fabric_link_push(e->req.link) != e->req.deadline_tx) {
 		dev_arm_timer(e, now + dev_ack_timeout_ns(qp));
