@@ -14,8 +14,8 @@
  * only through a QP that names them.
  */
 #include <sched.h>
-#include <time.h>
 
+#include "engine.h"
 #include "shared.h"
 #include "view.h"
 
@@ -305,14 +305,6 @@ int view_cq_arm_of(unsigned int adapter, uint32_t cqn)
  * destroy this long, no more. */
 #define VIEW_RAISE_WAIT_NS	1000000000ull
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 uint32_t view_cq_events_take(unsigned int adapter, uint32_t cqn)
 {
 	struct shared_seg *seg = view_own(adapter);
@@ -326,8 +318,8 @@ uint32_t view_cq_events_take(unsigned int adapter, uint32_t cqn)
 		return 0;
 	/* Its QPs are withdrawn (no requester finds the CQ any more): the
 	 * events already on their way arrive before it goes. */
-	until = mono_ns() + VIEW_RAISE_WAIT_NS;
-	while (atomic_load(&c->raising) && mono_ns() < until)
+	until = now_ns() + VIEW_RAISE_WAIT_NS;
+	while (atomic_load(&c->raising) && now_ns() < until)
 		sched_yield();
 	return atomic_exchange(&c->peer_events, 0);
 }
