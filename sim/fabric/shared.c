@@ -39,6 +39,9 @@
 #include "shared_layout.h"
 #include "sys.h"
 
+_Static_assert(sizeof(struct shared_seg) <= SHARED_AREA_OFF,
+	       "the header and copy slots end before the area");
+
 /* ---- the process's start time: a pid and a start time name a process */
 
 static uint64_t proc_start_time(pid_t pid)
@@ -180,7 +183,7 @@ struct shared_seg *shared_own(unsigned int adapter,
 	o->seg = NULL;
 	o->fd_kept = false;
 	seg_path(o->path, sizeof(o->path), pid, adapter);
-	o->size = SHM_AREA_OFF + area->len;
+	o->size = SHARED_AREA_OFF + area->len;
 	o->fd = seg_create(&seg, o->size);
 	if (o->fd < 0)
 		return NULL;
@@ -307,7 +310,7 @@ static long peer_segment_file(pid_t pid, int fd, size_t size)
 static struct shared_seg *peer_map(const char *sock_path,
 				   const struct shared_area *area)
 {
-	size_t n = strlen(sock_path), size = SHM_AREA_OFF + area->len;
+	size_t n = strlen(sock_path), size = SHARED_AREA_OFF + area->len;
 	char path[320];
 	struct shared_seg *seg;
 	pid_t pid;
@@ -372,9 +375,4 @@ struct shared_seg *shared_peer(struct fab_link *link,
 pid_t shared_pid(const struct shared_seg *seg)
 {
 	return seg->pid;
-}
-
-void *shared_area_of(struct shared_seg *seg)
-{
-	return (uint8_t *)seg + SHM_AREA_OFF;
 }

@@ -48,8 +48,13 @@ struct shared_seg *shared_own_made(unsigned int adapter);
 struct shared_seg *shared_peer(struct fab_link *link,
 			       const struct shared_area *area);
 pid_t shared_pid(const struct shared_seg *seg);
-/* The area of the layer above in seg. */
-void *shared_area_of(struct shared_seg *seg);
+/* The area of the layer above in seg: at a fixed offset past the header
+ * and the copy slots (the file is sparse). */
+#define SHARED_AREA_OFF	(512u << 10)
+static inline void *shared_area_of(struct shared_seg *seg)
+{
+	return (uint8_t *)seg + SHARED_AREA_OFF;
+}
 /* Takes the segment's lock (false: the segment cannot be used). */
 bool shared_lock(struct shared_seg *seg);
 /* The same, giving up after a short wait (false: busy or unusable): a

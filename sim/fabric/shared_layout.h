@@ -5,7 +5,7 @@
  * once: every field is plain data, the version names the layout (the
  * area's own version the layout of the layer above). The copy slots are
  * the copiers': each names the owner's memory of a copy made without the
- * lock (shared_copy.c). The area follows the header, page-aligned.
+ * lock (shared_copy.c). The area is at SHARED_AREA_OFF (shared.h).
  */
 #ifndef PVRDMA_SIM_SHARED_LAYOUT_H
 #define PVRDMA_SIM_SHARED_LAYOUT_H
@@ -50,8 +50,6 @@ struct shared_seg {
 	struct shared_copy copy[SHM_COPY_SLOTS];
 };
 
-#define SHM_AREA_OFF \
-	((sizeof(struct shared_seg) + 4095) & ~(size_t)4095)
 
 /* The slot a requester of this process copies through on a link. */
 struct peer_seg {
