@@ -2,7 +2,7 @@
 /*
  * Signals: SIGSEGV and SIGBUS stay the doorbell trap's. Every libc way
  * to set a signal's action or a thread's mask, and every call that waits
- * with a mask, keeps the application's view in doorbell.c instead of the
+ * with a mask, keeps the application's view in signals.c instead of the
  * kernel. See preload.h.
  */
 #include "preload.h"
