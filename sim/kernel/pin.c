@@ -143,10 +143,10 @@ static int range_pages(const struct sim_pin_range *r, uint64_t *start,
 	uint64_t end;
 
 	if (!r->len)
-		return EINVAL;
+		return -EINVAL;
 	if (r->addr + r->len < r->addr ||
 	    r->addr + r->len > UINT64_MAX - PAGE_MASK_LOW)
-		return EFAULT;
+		return -EFAULT;
 	*start = r->addr & ~PAGE_MASK_LOW;
 	end = (r->addr + r->len + PAGE_MASK_LOW) & ~PAGE_MASK_LOW;
 	*len = end - *start;
@@ -168,13 +168,13 @@ static bool alias_shared_page(uint64_t page, uint8_t *dst, int *err)
 		/* EINVAL: private memory, nothing to share. Anything else
 		 * (no mapping, I/O memory) cannot be pinned. */
 		if (errno != EINVAL)
-			*err = EFAULT;
+			*err = -EFAULT;
 		return false;
 	}
 	if (sim_sys_mremap(dup, SIM_PAGE_SIZE, SIM_PAGE_SIZE,
 			   MREMAP_MAYMOVE | MREMAP_FIXED, dst) == MAP_FAILED) {
 		sys_munmap(dup, SIM_PAGE_SIZE);
-		*err = ENOMEM;
+		*err = -ENOMEM;
 		return false;
 	}
 	return true;
@@ -213,13 +213,13 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	pin->len = 0;
 	pin->fd = -1;
 	if (nranges < 1 || nranges > 2)
-		return EINVAL;
+		return -EINVAL;
 	for (i = 0; i < nranges; i++) {
 		ret = range_pages(&ranges[i], &start[i], &len[i]);
 		if (ret)
 			return ret;
 		if (len[i] > SIZE_MAX - total)
-			return ENOMEM;
+			return -ENOMEM;
 		total += len[i];
 	}
 	npages = total / SIM_PAGE_SIZE;
@@ -239,13 +239,13 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	 * range the process does not have must not find them there). */
 	for (i = 0; i < nranges; i++)
 		if (sim_app_pin((void *)(uintptr_t)start[i], len[i], true))
-			return EFAULT;
+			return -EFAULT;
 
 	fd = (int)sim_sys(SYS_memfd_create, "pvrdma-ring",
 			  MFD_CLOEXEC | MFD_ALLOW_SEALING, 0);
 	if (fd >= 0 && sim_sys(SYS_ftruncate, fd, total, 0)) {
 		sim_sys(SYS_close, fd, 0, 0);
-		return ENOMEM;
+		return -ENOMEM;
 	}
 	/* Its size for good: whoever holds the file (the application finds
 	 * it in its fd table) cannot shrink it under a mapping, where a
@@ -263,7 +263,7 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 				MAP_SHARED, fd, 0);
 	shared = calloc(npages, sizeof(*shared));
 	if (view == MAP_FAILED || !shared) {
-		ret = ENOMEM;
+		ret = -ENOMEM;
 		goto err;
 	}
 
@@ -294,7 +294,7 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 		 * writable. */
 		if (sim_copy_from_user(view + off, start[i], len[i]) ||
 		    sim_copy_to_user(start[i], view + off, len[i])) {
-			ret = EFAULT;
+			ret = -EFAULT;
 			goto err_unlock;
 		}
 		/* The private pages now become the memfd's, at the same
@@ -313,7 +313,7 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 				     pg * SIM_PAGE_SIZE)) {
 				/* The pages already replaced hold what they
 				 * held: the application sees no change. */
-				ret = ENOMEM;
+				ret = -ENOMEM;
 				goto err_unlock;
 			}
 		}
@@ -381,7 +381,7 @@ int sim_mr_pin_check(uint64_t addr, uint64_t len, int access)
 	for (page = addr & ~(uint64_t)(SIM_PAGE_SIZE - 1); page < addr + len;
 	     page += SIM_PAGE_SIZE)
 		if (sim_kernel_host.is_uar((void *)(uintptr_t)page))
-			return EFAULT;
-	return sim_app_pin((void *)(uintptr_t)addr, len,
-			   access_writes(access));
+			return -EFAULT;
+	return -sim_app_pin((void *)(uintptr_t)addr, len,
+			    access_writes(access));
 }

@@ -67,21 +67,21 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	case IBV_QPT_DRIVER:
 		break;
 	default:
-		return EINVAL;
+		return -EINVAL;
 	}
 	/* An XRC target names an XRC domain; this device has none. */
 	if (a->qp_type == IBV_QPT_XRC_RECV)
-		return EINVAL;
+		return -EINVAL;
 	if (a->qp_type != IBV_QPT_XRC_SEND) {
 		if (a->is_srq) {
 			srq = uobj_get(f, UOBJ_SRQ, a->srq_handle);
 			if (!srq)
-				return EINVAL;
+				return -EINVAL;
 		}
 		if (a->recv_cq_handle != a->send_cq_handle) {
 			rcq = uobj_get(f, UOBJ_CQ, a->recv_cq_handle);
 			if (!rcq)
-				return EINVAL;
+				return -EINVAL;
 		}
 	}
 	scq = uobj_get(f, UOBJ_CQ, a->send_cq_handle);
@@ -89,34 +89,34 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 		rcq = scq;
 	pd = uobj_get(f, UOBJ_PD, a->pd_handle);
 	if (!pd || !scq)
-		return EINVAL;
+		return -EINVAL;
 	if (a->create_flags & ~UVERBS_CREATE_FLAGS_KNOWN)
-		return EINVAL;
+		return -EINVAL;
 
 	/* pvrdma_create_qp */
 	if (a->create_flags)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	if (srq && !sim_dev_max_srq(dev))
-		return EINVAL;
+		return -EINVAL;
 	ret = udata_in(c, &ucmd, sizeof(ucmd));
 	if (ret)
 		return ret;
 	/* With namespaces the provider must take the QP handle back. */
 	if (dev->cfg.namespaces && c->udata_outlen < sizeof(uresp))
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 
 	/* The device: its limits and the rings it was given. */
 	if (a->max_send_wr > sim_dev_max_qp_wr(dev) ||
 	    a->max_send_sge > SIM_MAX_SGE ||
 	    (!srq && (a->max_recv_wr > sim_dev_max_qp_wr(dev) ||
 		      a->max_recv_sge > SIM_MAX_SGE)))
-		return EINVAL;
+		return -EINVAL;
 	max_ud = dev->cfg.max_ud_qps ? dev->cfg.max_ud_qps :
 		 SIM_MAX_UD_QP_DEFAULT;
 	if (a->qp_type == IBV_QPT_UD && dev->num_ud_qps >= max_ud)
-		return ENOMEM;
+		return -ENOMEM;
 
 	sq_n = sim_roundup_pow2(a->max_send_wr ? a->max_send_wr : 1);
 	sq_sz = wqe_size(sizeof(struct pvrdma_sq_wqe_hdr), a->max_send_sge);
@@ -125,7 +125,7 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	if (ret)
 		return ret;
 	if (ucmd.sbuf_size < sq_bytes)
-		return EINVAL;
+		return -EINVAL;
 	if (!srq) {
 		rq_n = sim_roundup_pow2(a->max_recv_wr ? a->max_recv_wr : 1);
 		rq_sz = wqe_size(sizeof(struct pvrdma_rq_wqe_hdr),
@@ -135,17 +135,17 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 		if (ret)
 			return ret;
 		if (ucmd.rbuf_size < rq_bytes)
-			return EINVAL;
+			return -EINVAL;
 	}
 	if (((uint64_t)ucmd.sbuf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE +
 	    (srq ? 0 : ((uint64_t)ucmd.rbuf_size + SIM_PAGE_SIZE - 1) /
 		       SIM_PAGE_SIZE) >
 	    SIM_PAGE_DIR_MAX_PAGES)
-		return EINVAL;
+		return -EINVAL;
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
-		return ENOMEM;
+		return -ENOMEM;
 	/* The device's page directory: the send buffer's pages (ring
 	 * state, SQ WQEs) and the receive buffer's (RQ WQEs). */
 	rings[0] = (struct sim_pin_range){
@@ -195,9 +195,9 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	{
 		uint32_t next = first_handle;
 
-		ret = sim_table_alloc(&dev->qp_by_qp_handle, first_handle,
-				      SIM_MAX_QP - 1, &next, qp,
-				      &qp->qp_handle);
+		ret = -sim_table_alloc(&dev->qp_by_qp_handle, first_handle,
+				       SIM_MAX_QP - 1, &next, qp,
+				       &qp->qp_handle);
 		if (ret)
 			goto err_free;
 	}
@@ -207,11 +207,11 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 		/* An address other processes of the host may share: the
 		 * QPN says which of them this adapter is. */
 		fabric_qpn_range(dev->index, dev->cfg.ipv4, &first, &last);
-		ret = sim_table_alloc(&dev->qps, first, last,
-				      &dev->next_qpn, qp, &qp->qpn);
+		ret = -sim_table_alloc(&dev->qps, first, last,
+				       &dev->next_qpn, qp, &qp->qpn);
 	} else {
 		qp->qpn = qp->qp_handle;
-		ret = sim_table_put(&dev->qps, qp->qpn, qp);
+		ret = -sim_table_put(&dev->qps, qp->qpn, qp);
 	}
 	if (ret)
 		goto err_handle;
@@ -220,7 +220,7 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 		goto err_qpn;
 	ret = sim_device->qp_create(qp);
 	if (ret) {
-		ret = ret < 0 ? -ret : ret;
+		ret = ret > 0 ? -ret : ret;
 		goto err_uobj;
 	}
 
@@ -243,7 +243,7 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	    sim_copy_to_user(c->udata_out, &uresp,
 			     c->udata_outlen < sizeof(uresp) ?
 			     c->udata_outlen : sizeof(uresp)))
-		ret = EINVAL;
+		ret = -EINVAL;
 	if (!ret)
 		ret = uverbs_response(c, resp, sizeof(*resp));
 	if (ret) {
@@ -316,12 +316,12 @@ int uverbs_ex_create_qp(struct uverbs_call *c)
 	if (ret)
 		return ret;
 	if (cmd.comp_mask & ~IB_UVERBS_CREATE_QP_SUP_COMP_MASK)
-		return EINVAL;
+		return -EINVAL;
 	if (cmd.reserved)
-		return EINVAL;
+		return -EINVAL;
 	/* Receive work queue indirection tables: none on this device. */
 	if (cmd.comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
-		return EINVAL;
+		return -EINVAL;
 	CREATE_QP_ARGS(&a, &cmd);
 	a.create_flags = cmd.create_flags;
 	return create_qp(c, &a, &resp);
@@ -367,12 +367,12 @@ static void ah_to_dest(const struct ibv_ah_attr *ah,
 static int check_av(const struct sim_dev *dev, const struct ibv_ah_attr *ah)
 {
 	if (ah->port_num != 1)
-		return EINVAL;
+		return -EINVAL;
 	if (!ah->is_global)
-		return EINVAL;
+		return -EINVAL;
 	if (ah->grh.sgid_index >= dev->gid_count ||
 	    ah->grh.sgid_index >= SIM_GID_TABLE_LEN)
-		return EINVAL;
+		return -EINVAL;
 	return 0;
 }
 
@@ -390,55 +390,55 @@ static int modify_qp(struct uverbs_call *c,
 	int ret;
 
 	if (cmd->attr_mask & ~legal)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	qp = uobj_get(c->f, UOBJ_QP, cmd->qp_handle);
 	if (!qp)
-		return EINVAL;
+		return -EINVAL;
 	/* uverbs: ports and states must exist. */
 	if ((mask & IBV_QP_PORT) && cmd->port_num != 1)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_AV) && cmd->dest.port_num != 1)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_ALT_PATH) &&
 	    (cmd->alt_port_num != 1 || cmd->alt_dest.port_num != 1))
-		return EINVAL;
+		return -EINVAL;
 	if (((mask & IBV_QP_CUR_STATE) && cmd->cur_qp_state > IBV_QPS_ERR) ||
 	    ((mask & IBV_QP_STATE) && cmd->qp_state > IBV_QPS_ERR))
-		return EINVAL;
+		return -EINVAL;
 
 	/* pvrdma_modify_qp */
 	cur = (mask & IBV_QP_CUR_STATE) ? cmd->cur_qp_state : qp->attr.state;
 	next = (mask & IBV_QP_STATE) ? cmd->qp_state : cur;
 	if (!sim_qp_transition_ok(cur, next, qp->type, mask))
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_MIN_RNR_TIMER) && cmd->min_rnr_timer > 31)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) &&
 	    cmd->pkey_index >= sim_dev_max_pkeys())
-		return EINVAL;
+		return -EINVAL;
 
 	/* The device: values it cannot take. */
 	if ((mask & IBV_QP_PATH_MTU) &&
 	    (cmd->path_mtu < IBV_MTU_256 || cmd->path_mtu > IBV_MTU_4096))
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_TIMEOUT) && cmd->timeout > 31)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_RETRY_CNT) && cmd->retry_cnt > 7)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_RNR_RETRY) && cmd->rnr_retry > 7)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
 	    cmd->max_rd_atomic > sim_dev_max_qp_init_rd_atom())
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
 	    cmd->max_dest_rd_atomic > sim_dev_max_qp_rd_atom())
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_ACCESS_FLAGS) &&
 	    (cmd->qp_access_flags & ~QP_ACCESS_KNOWN))
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_PATH_MIG_STATE) &&
 	    cmd->path_mig_state > IBV_MIG_ARMED)
-		return EINVAL;
+		return -EINVAL;
 
 	/* Nothing is applied until everything has passed. */
 	na = qp->attr;
