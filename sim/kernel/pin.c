@@ -198,11 +198,57 @@ static int map_back(uint64_t addr, size_t len, int fd, uint8_t *view,
 	       MAP_FAILED ? -1 : 0;
 }
 
+/*
+ * One range of the ring's pages into the device's view at off, and the
+ * view's pages back at the range's address: pages of shared memory are
+ * aliased (shared[] says which), private ones copied. 0 or -errno.
+ */
+static int pin_range(uint64_t start, uint64_t len, size_t off, int fd,
+		     uint8_t *view, bool *shared)
+{
+	size_t n = len / SIM_PAGE_SIZE, k, run;
+	int ret;
+
+	/* Pages that are shared memory already are aliased. */
+	for (k = 0; k < n; k++) {
+		size_t pg = off / SIM_PAGE_SIZE + k;
+
+		shared[pg] = alias_shared_page(start + k * SIM_PAGE_SIZE,
+					       view + pg * SIM_PAGE_SIZE, &ret);
+		if (ret)
+			return ret;
+	}
+	/* ib_umem_get: every page readable and writable by the process.
+	 * Reading fills the device's copy of the private pages; writing the
+	 * same bytes back proves the mapping writable. */
+	if (sim_copy_from_user(view + off, start, len) ||
+	    sim_copy_to_user(start, view + off, len))
+		return -EFAULT;
+	/* The private pages now become the memfd's, at the same address and
+	 * with the same content. */
+	for (k = 0; k < n; k += run) {
+		size_t pg = off / SIM_PAGE_SIZE + k;
+
+		for (run = 0; k + run < n && !shared[pg + run]; run++)
+			;
+		if (!run) {
+			run = 1;	/* a shared page stays */
+			continue;
+		}
+		/* The pages already replaced hold what they held: the
+		 * application sees no change. */
+		if (map_back(start + k * SIM_PAGE_SIZE, run * SIM_PAGE_SIZE,
+			     fd, view, pg * SIM_PAGE_SIZE))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 		  unsigned int nranges)
 {
 	uint64_t start[2], len[2];
-	size_t total = 0, off, npages, k;
+	size_t total = 0, npages, k;
 	bool *shared = NULL;
 	uint8_t *view;
 	unsigned int i, r, order[2] = { 0, 1 };
@@ -271,52 +317,10 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	/* Range by range, so that a receive buffer sharing pages with the
 	 * send buffer finds them already moved and shares them too. */
 	for (r = 0; r < nranges; r++) {
-		size_t n, run;
-
 		i = order[r];
-		off = pin->off[i];
-		n = len[i] / SIM_PAGE_SIZE;
-
-		/* Pages that are shared memory already are aliased. */
-		for (k = 0; k < n; k++) {
-			size_t pg = off / SIM_PAGE_SIZE + k;
-
-			shared[pg] = alias_shared_page(start[i] +
-						       k * SIM_PAGE_SIZE,
-						       view + pg * SIM_PAGE_SIZE,
-						       &ret);
-			if (ret)
-				goto err_unlock;
-		}
-		/* ib_umem_get: every page readable and writable by the
-		 * process. Reading fills the device's copy of the private
-		 * pages; writing the same bytes back proves the mapping
-		 * writable. */
-		if (sim_copy_from_user(view + off, start[i], len[i]) ||
-		    sim_copy_to_user(start[i], view + off, len[i])) {
-			ret = -EFAULT;
+		ret = pin_range(start[i], len[i], pin->off[i], fd, view, shared);
+		if (ret)
 			goto err_unlock;
-		}
-		/* The private pages now become the memfd's, at the same
-		 * address and with the same content. */
-		for (k = 0; k < n; k += run) {
-			size_t pg = off / SIM_PAGE_SIZE + k;
-
-			for (run = 0; k + run < n && !shared[pg + run]; run++)
-				;
-			if (!run) {
-				run = 1;	/* a shared page stays */
-				continue;
-			}
-			if (map_back(start[i] + k * SIM_PAGE_SIZE,
-				     run * SIM_PAGE_SIZE, fd, view,
-				     pg * SIM_PAGE_SIZE)) {
-				/* The pages already replaced hold what they
-				 * held: the application sees no change. */
-				ret = -ENOMEM;
-				goto err_unlock;
-			}
-		}
 	}
 	pthread_mutex_unlock(&pin_lock);
 	/* A fork()ed child gets no device. */
