@@ -118,12 +118,9 @@ static int default_rundir(char *buf, size_t len)
 	return 0;
 }
 
-/*
- * On the RoCE wire a packet of the path MTU, with its IPv4, UDP and
- * transport headers, must fit the netdev's MTU (it leaves with don't
- * fragment set): the port's active MTU is the largest that does, as
- * rxe derives its own from its netdev, and never above --mtu.
- */
+/* A RoCE packet of the path MTU leaves with don't fragment: the active
+ * MTU is the largest whose packet fits the netdev's (as rxe's), at most
+ * --mtu. */
 #define ROCE_HEADROOM	(20 + 8 + 12 + 28 + 3 + 4)	/* IPv4 UDP BTH
 							 * AtomicETH pad ICRC */
 

@@ -108,16 +108,10 @@ struct sim_ucontext *sim_uar_lookup(const void *addr)
 }
 
 /*
- * A fork()ed child has no UAR page (VM_DONTCOPY in the kernel,
- * MADV_DONTFORK here): a store to where one was is the child's own fault,
- * never a doorbell of the parent's device.
- *
- * Where a parent's UAR was, the child gets an inaccessible page of its
- * own. A hole there would be the first place for the child's own UAR,
- * and a provider that lets go of the inherited context (munmap of the
- * parent's UAR address, as every provider does at close) would then
- * unmap the child's doorbells. The placeholder goes instead; a store to
- * it is the same fault as to a hole.
+ * A fork()ed child has no UAR page (VM_DONTCOPY, here MADV_DONTFORK): a
+ * store there is its own fault. It gets an inaccessible page in its place,
+ * not a hole where its own UAR could land and be unmapped by the
+ * provider's munmap of the inherited context's UAR at close.
  */
 static void uar_hold_place(uintptr_t page)
 {

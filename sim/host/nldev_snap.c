@@ -112,12 +112,8 @@ static struct sim_table *kind_table(struct sim_dev *dev, enum snap_kind k)
 	return t[k];
 }
 
-/*
- * The objects change only by uverbs commands, which mark them changed;
- * they are taken again when a reader asks (snap_take) or at the
- * publisher's next period, never once a command: a set-up of N objects
- * would take them N times.
- */
+/* Marked by commands, taken by readers (snap_take) and the publisher:
+ * once a command, a set-up of N objects would take them N times. */
 static atomic_bool objects_changed = true;
 
 void snap_objects_changed(void)

@@ -186,18 +186,11 @@ static int real_sigaction(int sig, const struct sigaction *act,
 static void *signal_watch(void *arg);
 
 /*
- * The signal watch holds app_lock in sim_signal_check(): a fork() by
- * another thread meanwhile would leave the child, which has the forking
- * thread alone, app_lock held for good, and hang its next sigaction() of
- * an owned signal. The kernel's locks are never held in a new process:
- * fork() waits for app_lock, and the child makes it anew.
- *
- * Registered in the preload's constructor, after the devices' handlers
- * (device/dev.c) and before the CM agent's: prepare handlers run in
- * reverse order, and app_lock is taken under no other lock of the sim.
- * spawn.c's handlers are registered here too, not at the first sim thread
- * (started under dev->lock): glibc runs prepare handlers under its own
- * lock, which pthread_atfork() takes.
+ * fork() waits for app_lock (the watch holds it in sim_signal_check()) and
+ * the child makes it anew: a child must not find it held for good. Taken
+ * under no other lock of the sim, so registered after the devices' fork
+ * handlers; spawn.c's are registered here too, not under dev->lock at the
+ * first sim thread, since pthread_atfork() takes glibc's fork lock.
  */
 static void signal_fork_prepare(void)
 {

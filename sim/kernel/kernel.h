@@ -63,12 +63,8 @@ void sim_kernel_init(const struct sim_kernel_host *host);
 /* The kernel layer's copy (its files only). */
 extern struct sim_kernel_host sim_kernel_host;
 
-/*
- * The kernel's convention, in every function of this layer that answers an
- * error: 0 (or a length) or a negative errno. Only the calls that stand for
- * libc's (uverbs_open, uverbs_mmap, uverbs_munmap, ucma_open) answer as
- * libc does, with errno.
- */
+/* Errors are the kernel's -errno throughout this layer, but for the calls
+ * that stand for libc's (open, mmap, munmap): those set errno. */
 
 /* ---- uverbs.c: a /dev/infiniband/uverbsN file ---- */
 struct sim_file *uverbs_open(struct sim_dev *dev, int fd);

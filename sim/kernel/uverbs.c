@@ -129,12 +129,9 @@ static int uverbs_notsupp(struct uverbs_call *c)
 	return -EOPNOTSUPP;
 }
 
-/*
- * Commands the kernel knows but this device cannot do (no driver op:
- * resize_cq, rereg_mr, memory windows, multicast, XRC, user AHs, SRQs on a
- * device without them) and unknown numbers all land here, as on the
- * kernel's "not supported" method: a plain legacy method with no sizes.
- */
+/* Commands this device has no driver op for (resize_cq, rereg_mr, MWs,
+ * multicast, XRC, user AHs, SRQs where it has none) and unknown numbers,
+ * as the kernel's "not supported" method: legacy, no sizes. */
 static const struct uverbs_method notsupp_method = {
 	uverbs_notsupp, 0, 0, false, false, false
 };
