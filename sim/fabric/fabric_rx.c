@@ -3,7 +3,7 @@
  * The fabric's receive side: reading packets from socket links (header,
  * then the payload straight where the device's receive callback puts it),
  * the in-process queue, accepting connections and HELLOs, and the waits
- * of the device thread. See fabric.c for the sending side.
+ * of the device thread. See fabric_tx.c for the sending side.
  */
 #include "link.h"
 
