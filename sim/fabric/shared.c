@@ -17,7 +17,7 @@
  * the live process it names only costs the fast path: the peer is not
  * reached through a segment.
  *
- * The device reaches these files through system calls, never through the
+ * These files are reached through system calls, never through the
  * application's interposed libc.
  */
 #include <errno.h>
@@ -197,8 +197,8 @@ struct shared_seg *shared_own(unsigned int adapter,
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
 	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	/* The owner publishes a change (a QP in error) from inside the
-	 * lock it holds around a receive. */
+	/* The owner changes what the lock guards from inside the lock
+	 * it holds already: it nests. */
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&seg->lock, &a);
 	pthread_mutexattr_destroy(&a);
