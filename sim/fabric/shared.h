@@ -43,8 +43,9 @@ struct shared_seg *shared_own(unsigned int adapter,
 struct shared_seg *shared_own_made(unsigned int adapter);
 
 /* ---- the others: the segment of the adapter at the other end of link,
- * mapped once per link and checked to belong to a live process of the
- * same layout; NULL when there is none (tried again now and then). */
+ * mapped once per link and checked to belong to a live process, with an
+ * area of the layout asked for (NULL: any); NULL when there is none
+ * (tried again now and then). */
 struct shared_seg *shared_peer(struct fab_link *link,
 			       const struct shared_area *area);
 pid_t shared_pid(const struct shared_seg *seg);
