@@ -308,6 +308,16 @@ struct sim_dev *cm_tcp_route(const struct sockaddr *dst,
 			     unsigned int *gid_index);
 int cm_tcp_listen(const struct sim_dev *dev, size_t msg_size);
 int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size);
+/* cm_gsi.c: peers over the RoCE v2 wire get IB CM MADs on QP 1.
+ * cm_gsi_start: the GSI thread, with --wire roce; cm_gsi_gid: whether gid
+ * is such a peer's; cm_gsi_connect: the socket of a new connection to
+ * it, on which the first message is the REQ or SIDR REQ, or -1. */
+int cm_gsi_start(void);
+bool cm_gsi_gid(const union ibv_gid *gid);
+int cm_gsi_connect(void);
+/* Sends as MADs, on the calling thread, what the GSI connections' agent
+ * ends hold (cm_lock held). */
+void cm_gsi_kick(void);
 /* How long such a connect may take before the REQ counts as refused. */
 #define CM_TCP_CONNECT_MS	2000
 /* Listener lookup: whether a listen id bound to lsa takes a connection to
