@@ -167,6 +167,16 @@ static bool conn_open(struct gsi_conn *c, const struct cm_msg *m)
 	return true;
 }
 
+static void note_sent(struct gsi_conn *c, uint8_t type)
+{
+	if (type == CM_MSG_RTU)
+		c->established = true;
+	else if (type == CM_MSG_DREQ)
+		c->dreq_sent = true;
+	else if (type == CM_MSG_REJ || type == CM_MSG_DREP)
+		c->finished = true;
+}
+
 /* A message from the agent on c's socket. */
 static void from_agent(struct gsi_conn *c, const struct cm_msg *m)
 {
@@ -184,6 +194,7 @@ static void from_agent(struct gsi_conn *c, const struct cm_msg *m)
 		c->tid = (uint64_t)gsi_random() << 32 | c->local_id;
 	if (!gsi_msg_to_mad(c, m, &d))
 		return;
+	note_sent(c, m->type);
 	send_mad(c, &d, m->type == CM_MSG_REQ || m->type == CM_MSG_SIDR_REQ ||
 			m->type == CM_MSG_REP || m->type == CM_MSG_DREQ);
 }
@@ -326,6 +337,12 @@ static void mad_received(const struct gsi_rx *r)
 	}
 	if (!gsi_mad_to_msg(c, &d, &m))
 		return;
+	if (d.attr_id == CM_ATTR_RTU)
+		c->established = true;
+	else if (d.attr_id == CM_ATTR_DREQ)
+		c->dreq_rcvd = true;
+	else if (d.attr_id == CM_ATTR_REJ || d.attr_id == CM_ATTR_DREP)
+		c->finished = true;
 	/* an answer, or an MRA: no more resending (the agent's timer
 	 * waits for what the MRA asks) */
 	if (d.attr_id != CM_ATTR_DREQ)
@@ -460,6 +477,26 @@ int cm_gsi_connect(void)
 }
 
 /*
+ * The process exits: its rdma_cm file closes, and the kernel's CM would
+ * end each connection as destroying its id does (cm.c's cm_destroy): what
+ * the agent already said leaves first, then what is still owed.
+ */
+static void gsi_at_exit(void)
+{
+	struct gsi_conn *c;
+	struct cm_msg m;
+
+	if (!gsi.started)
+		return;
+	cm_gsi_kick();
+	pthread_mutex_lock(&gsi.lock);
+	for (c = gsi.conns; c; c = c->next)
+		if (c->fd >= 0 && gsi_exit_msg(c, &m))
+			from_agent(c, &m);
+	pthread_mutex_unlock(&gsi.lock);
+}
+
+/*
  * fork(): the thread is not in the child; its connections are the
  * parent's. The child closes its copies and starts afresh at its first
  * rdma_cm file, as the agent does.
@@ -525,6 +562,7 @@ int cm_gsi_start(void)
 				     gsi_fork_child);
 		if (ret)
 			return -ret;
+		atexit(gsi_at_exit);
 		fork_handlers = true;
 	}
 	gsi.wake = sim_fd_own(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));

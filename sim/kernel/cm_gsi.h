@@ -43,6 +43,9 @@ struct gsi_conn {
 	bool ud;			/* SIDR */
 	bool rep_seen;			/* active: the REP came */
 	bool rep_sent;			/* passive */
+	bool established;		/* RTU sent or received */
+	bool dreq_sent, dreq_rcvd;
+	bool finished;			/* REJ or DREP, either way */
 	uint32_t local_id, remote_id;	/* comm IDs; SIDR: the request ID */
 	uint64_t sid, tid;
 	uint32_t remote_qpn;
@@ -67,6 +70,10 @@ bool gsi_req_to_msg(const struct cm_mad *mad, uint32_t peer,
  * the agent has no use for. */
 bool gsi_mad_to_msg(struct gsi_conn *c, const struct cm_mad *mad,
 		    struct cm_msg *m);
+/* What ib_cm sends for c when its process exits without destroying
+ * its id (the kernel closes the file): the agent's message in *m; false
+ * when nothing is owed. */
+bool gsi_exit_msg(const struct gsi_conn *c, struct cm_msg *m);
 /* The IPv4-mapped GID of addr (network order). */
 void gsi_mapped_gid(uint8_t gid[16], uint32_t addr);
 

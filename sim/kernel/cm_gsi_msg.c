@@ -224,3 +224,22 @@ bool gsi_mad_to_msg(struct gsi_conn *c, const struct cm_mad *d,
 		return false;
 	}
 }
+
+bool gsi_exit_msg(const struct gsi_conn *c, struct cm_msg *m)
+{
+	cm_msg_init(m, 0, NULL, 0);
+	if (c->finished || c->ud || !c->peer)
+		return false;
+	if (c->dreq_rcvd) {
+		m->type = CM_MSG_DREP;
+	} else if (c->established) {
+		if (c->dreq_sent)
+			return false;
+		m->type = CM_MSG_DREQ;
+	} else {
+		m->type = CM_MSG_REJ;
+		m->reason = c->active && !c->rep_seen ? CM_REJ_TIMEOUT :
+			    CM_REJ_CONSUMER_DEFINED;
+	}
+	return true;
+}
