@@ -7,6 +7,8 @@
 #   implementations that are not the sim's: tshark's RoCE dissector (no
 #   malformed packet) and scapy's RoCE layer (every packet a known opcode,
 #   every ICRC right; the checker shows it catches a changed packet).
+#   MH_CM_EXPECT="REQ REP ...": those IB CM MADs must be on the wire, all
+#   decoded by tshark's CM dissector (rdma_cm over RoCE).
 # roce_fuzz: random and mutated RoCE v2 datagrams (roce_fuzz.py) at the
 #   server's adapter while an RC stream runs to it, then a new RC and UD
 #   pingpong must work: the adapter dropped or answered them all as the
@@ -43,12 +45,21 @@ roce_capture() {
 	kill -INT "$tpid" 2>/dev/null
 	wait "$tpid" 2>/dev/null
 	# Warnings and errors of its experts count; its notes do not (a TTL
-	# of 1, which ibv_ud_pingpong's hop limit asks for, is a note).
-	malformed=$(tshark -r "$cap" \
+	# of 1, which ibv_ud_pingpong's hop limit asks for, is a note). Once
+	# a CM REQ named the connection, its RPC-over-RDMA heuristic takes a
+	# program's own payload for RPC and calls it malformed: not ours.
+	malformed=$(tshark -r "$cap" --disable-protocol rpcordma \
 		-Y "_ws.malformed || _ws.expert.severity >= 6291456" \
 		2>/dev/null | wc -l)
 	[ "$malformed" = 0 ] ||
 		e2e_fail "tshark: $malformed malformed RoCE packets"
+	# rdma_cm: the IB CM messages of the exchange, each decoded
+	if [ -n "${MH_CM_EXPECT:-}" ]; then
+		sh "$E2E_SRC/../interop/tshark_check.sh" "$cap" \
+			--cm "$MH_CM_EXPECT" >"$RUNDIR/tshark_cm.out" 2>&1 ||
+			{ cat "$RUNDIR/tshark_cm.out"; e2e_fail "tshark: CM MADs"; }
+		cat "$RUNDIR/tshark_cm.out"
+	fi
 	"$py" "$E2E_SRC/roce_check.py" "$cap" --self-test \
 		>"$RUNDIR/roce_check.out" 2>&1
 	rc=$?
