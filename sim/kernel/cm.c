@@ -500,7 +500,10 @@ int cm_init_qp_attr(struct cm_id *id, uint32_t qp_state,
 		cm_fill_av(id, &a->ah_attr);
 		a->path_mtu = id->mtu;
 		a->dest_qp_num = id->remote_qpn;
-		a->rq_psn = id->remote_psn;
+		/* The Starting PSN of a REQ or REP is what its sender's
+		 * receive queue expects (ib_cm's rq_psn): the peer's send
+		 * queue starts there. */
+		a->rq_psn = id->local_psn;
 		a->max_dest_rd_atomic = id->responder_resources;
 		a->min_rnr_timer = 0;
 		return 0;
@@ -508,7 +511,7 @@ int cm_init_qp_attr(struct cm_id *id, uint32_t qp_state,
 		a->qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN |
 				  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-		a->sq_psn = id->local_psn;
+		a->sq_psn = id->remote_psn;
 		a->timeout = id->ack_timeout_set ? id->ack_timeout :
 			     CM_IBOE_PACKET_LIFETIME + 1;
 		a->retry_cnt = id->retry_count;
