@@ -13,6 +13,9 @@
 #   server's adapter while an RC stream runs to it, then a new RC and UD
 #   pingpong must work: the adapter dropped or answered them all as the
 #   spec says, never crashed or hung. Its statistics show it counted them.
+# roce_fuzz_cm: GMPs only (roce_fuzz.py --gmp) at QP 1 of a server whose
+#   rdma_cm listens (rping): bad CM MADs of every kind are dropped or
+#   answered, the server lives, and then rping connects to it.
 
 # A python3 that has scapy (Debian's python3-scapy), or nothing.
 mh_scapy_python() {
@@ -110,5 +113,35 @@ roce_fuzz() {
 	[ "${E2E_SANITIZE:-0}" = 1 ] ||
 		(pingpong ibv_ud_pingpong 512) || e2e_fail "UD after the fuzzing"
 	e2e_pass "fuzzed RoCE v2 port under ib_write_bw, then RC and UD:" \
+		"$sprov server, $cprov client"
+}
+
+roce_fuzz_cm() {
+	local py spid bad
+	py=$(command -v python3)
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "--stats" \
+		rping -s -a "$ADDR_A" -V -C 20
+	spid=$bg_pid
+	# its CM agent listens (rdma_cm's listener shows nowhere), rping's
+	# listener a moment later
+	mh_wait_listen "$NS_A" 4792 "$spid" ||
+		e2e_fail "the server's CM never started"
+	sleep 1
+	ip netns exec "$NS_B" "$py" "$E2E_SRC/roce_fuzz.py" --gmp "$ADDR_B" \
+		"$ADDR_A" 3000 "$$" || e2e_fail "roce_fuzz.py failed"
+	kill -0 "$spid" 2>/dev/null || e2e_fail "the server died under fuzzing"
+	mh_run client "$NS_B" "$ADDR_B" "$cprov" "" \
+		rping -c -a "$ADDR_A" -C 20 -V -v
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	rping_rc server
+	rping_rc client
+	expect_out client "ping data: rdma-ping-19: " "20 pings"
+	bad=$(mh_stat server roce_rx_malformed)
+	e2e_log "server roce_rx_malformed ${bad:-none}"
+	[ "${bad:-0}" -gt 0 ] || e2e_fail "the server counted no bad GMP"
+	e2e_pass "fuzzed QP 1 under an rdma_cm listener, then rping:" \
 		"$sprov server, $cprov client"
 }
