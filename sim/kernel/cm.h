@@ -14,6 +14,9 @@
  *   cm_msg.h    the messages and helpers cm.c and cm_agent.c share
  *   cm_addr.c   addresses: which adapter owns an address, who on the
  *               fabric owns a destination, where its CM agent listens
+ *   cm_gsi.c    with --wire roce, peers on other hosts: the connection's
+ *               socket leads to the GSI thread, which speaks IB CM MADs
+ *               on QP 1 for it (cm_gsi.h, cm_gsi_msg.c, cm_mad.c)
  *
  * All CM state of the process is guarded by cm_lock: commands take it,
  * the agent thread (cm.c) takes it to act on what arrived. Events go to
