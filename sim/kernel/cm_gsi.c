@@ -156,8 +156,10 @@ static bool conn_open(struct gsi_conn *c, const struct cm_msg *m)
 {
 	int dev = dev_of_gid(m->src_gid);
 
+	/* rdma_cm's address header on the wire: IPv4 here */
 	if (dev < 0 || !fabric_gsi_ready((unsigned int)dev) ||
-	    memcmp(m->dst_gid, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))
+	    memcmp(m->dst_gid, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12) ||
+	    m->src.ss_family != AF_INET || m->dst.ss_family != AF_INET)
 		return false;
 	c->dev = (unsigned int)dev;
 	memcpy(&c->peer, m->dst_gid + 12, 4);
@@ -449,7 +451,16 @@ void cm_gsi_kick(void)
 
 bool cm_gsi_gid(const union ibv_gid *gid)
 {
-	return sim_global.wire == SIM_WIRE_ROCE && cm_tcp_gid(gid);
+	unsigned int d;
+
+	if (sim_global.wire != SIM_WIRE_ROCE || !cm_tcp_gid(gid))
+		return false;
+	/* An adapter whose address another process of this host owns
+	 * speaks no RoCE: its CM takes the simulation's protocol too. */
+	for (d = 0; d < sim_global.num_adapters; d++)
+		if (fabric_gsi_ready(d))
+			return true;
+	return false;
 }
 
 int cm_gsi_connect(void)
