@@ -256,6 +256,7 @@ static struct gsi_conn *find_remote(uint32_t peer, uint32_t remote_id,
 static void req_received(const struct gsi_rx *r, const struct cm_mad *d)
 {
 	struct sockaddr_storage sa;
+	union ibv_gid gid;
 	struct cm_msg m;
 	struct gsi_conn *c;
 	socklen_t len;
@@ -274,8 +275,8 @@ static void req_received(const struct gsi_rx *r, const struct cm_mad *d)
 					SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return;
-	len = cm_agent_sockaddr((const union ibv_gid *)m.dst_gid,
-				(struct sockaddr *)&sa);
+	memcpy(gid.raw, m.dst_gid, sizeof(gid.raw));	/* aligned */
+	len = cm_agent_sockaddr(&gid, (struct sockaddr *)&sa);
 	c = conn_new(fd);
 	if (!c || sim_libc.connect(fd, (struct sockaddr *)&sa, len)) {
 		if (c)
