@@ -13,6 +13,9 @@
 #   server's adapter while an RC stream runs to it, then a new RC and UD
 #   pingpong must work: the adapter dropped or answered them all as the
 #   spec says, never crashed or hung. Its statistics show it counted them.
+# cm_resend: rping's client connects before its server runs: its first
+#   REQ finds no QP 1 at the server's address and is lost, the CM sends it
+#   again (every 4.3 s, as ib_cm) and the second one connects.
 # roce_fuzz_cm: GMPs only (roce_fuzz.py --gmp) at QP 1 of a server whose
 #   rdma_cm listens (rping): bad CM MADs of every kind are dropped or
 #   answered, the server lives, and then rping connects to it.
@@ -23,6 +26,22 @@ mh_scapy_python() {
 	for py in /usr/bin/python3 python3; do
 		"$py" -c "import scapy.contrib.roce" 2>/dev/null &&
 			{ echo "$py"; return; }
+	done
+}
+
+# mh_capture_drain PID: tcpdump (the child of timeout PID) reads what the
+# kernel gave it in its own time, and an interrupt ends it without reading
+# the rest: ask for its counts (SIGUSR1) until it captured all it received.
+mh_capture_drain() {
+	local td n i
+	td=$(pgrep -P "$1" tcpdump) || return 0
+	for i in $(seq 50); do
+		kill -USR1 "$td" 2>/dev/null || return 0
+		sleep 0.2
+		# "tcpdump: N packets captured, M packets received by filter, ..."
+		n=$(sed -n 's/^tcpdump: \([0-9]*\) packets\{0,1\} captured, \([0-9]*\) packets\{0,1\} received.*/\1 \2/p' \
+			"$RUNDIR/tcpdump.log" | tail -n 1)
+		[ -n "$n" ] && [ "${n% *}" = "${n#* }" ] && return 0
 	done
 }
 
@@ -44,7 +63,7 @@ roce_capture() {
 	done
 	# the scenario's e2e_pass ends only the subshell
 	("$@") || e2e_fail "$* failed"
-	sleep 0.5
+	mh_capture_drain "$tpid"
 	kill -INT "$tpid" 2>/dev/null
 	wait "$tpid" 2>/dev/null
 	# Warnings and errors of its experts count; its notes do not (a TTL
@@ -144,4 +163,22 @@ roce_fuzz_cm() {
 	[ "${bad:-0}" -gt 0 ] || e2e_fail "the server counted no bad GMP"
 	e2e_pass "fuzzed QP 1 under an rdma_cm listener, then rping:" \
 		"$sprov server, $cprov client"
+}
+
+cm_resend() {
+	local cpid
+	mh_start client "$NS_B" "$ADDR_B" "$cprov" "" \
+		rping -c -a "$ADDR_A" -C 10 -V -v
+	cpid=$bg_pid
+	sleep 1.5
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" \
+		rping -s -a "$ADDR_A" -V -C 10
+	sim_wait "$cpid"
+	client_rc=$rc
+	sim_wait "$bg_pid"
+	server_rc=$rc
+	rping_rc server
+	rping_rc client
+	expect_out client "ping data: rdma-ping-9: " "10 pings"
+	e2e_pass "a lost REQ sent again: $sprov server, $cprov client"
 }

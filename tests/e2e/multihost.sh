@@ -522,6 +522,7 @@ fuzz_cm) fuzz_cm ;;
 roce_capture) roce_capture "$@" ;;
 roce_fuzz) roce_fuzz ;;
 roce_fuzz_cm) roce_fuzz_cm ;;
+cm_resend) cm_resend ;;
 mpi) mpi ;;
 host_netdev) host_netdev ;;
 perftest_cm) perftest_cm "$@" ;;
