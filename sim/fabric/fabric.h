@@ -251,6 +251,22 @@ struct fab_wire_counts {
 bool fabric_wire_counts(const struct fab_port *port,
 			struct fab_wire_counts *c);
 
+/*
+ * QP 1 of a port on the RoCE v2 wire (roce_gsi.c): the GMPs of the
+ * kernel's CM. The handler gets each 256-byte MAD that came to QP 1 of
+ * adapter `index` from the IPv4 address saddr (network order), under the
+ * adapter's lock: it must only queue it. fabric_gsi_send() sends one from
+ * QP 1 of adapter `index` to QP 1 at daddr, without the adapter's lock;
+ * false when the adapter speaks no RoCE or the socket refused it.
+ */
+typedef void (*fab_gsi_fn)(unsigned int index, uint32_t saddr,
+			   const uint8_t *mad, size_t len);
+void fabric_gsi_attach(fab_gsi_fn fn);
+bool fabric_gsi_send(unsigned int index, uint32_t daddr, const uint8_t *mad,
+		     size_t len);
+/* Whether adapter `index` of this process has its RoCE v2 wire open. */
+bool fabric_gsi_ready(unsigned int index);
+
 /* Sleep protocol of the device thread: announce the intent to sleep, then
  * re-check every other source of work, then fabric_wait(port, timeout) or
  * fabric_sleep_cancel(). Returns false if local packets are already

@@ -196,6 +196,8 @@ static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
 		st->rx_bad_icrc++;
 		return false;
 	}
+	if (roce_gsi_rx(port, src->sin_addr.s_addr, &p))
+		return false;	/* QP 1's: the kernel's CM (roce_gsi.c) */
 	h->magic = FAB_MAGIC;
 	if (!roce_map_rx(&p, h)) {
 		st->rx_malformed++;

@@ -55,6 +55,11 @@ bool roce_send(struct fab_port *port, struct fab_link *link,
  * port's receive callback; returns how many. */
 int roce_rx(struct fab_port *port);
 
+/* roce_gsi.c: whether p (checked, from saddr) is for QP 1; if so it
+ * went to the GSI handler or was dropped. */
+bool roce_gsi_rx(struct fab_port *port, uint32_t saddr,
+		 const struct roce_pkt *p);
+
 /* roce_map.c: one fabric packet as the RoCE packets it makes. n is the
  * packet's index, *count how many the message makes; p gets the headers,
  * *off and *len the payload bytes of this packet. */

@@ -120,9 +120,14 @@ void cm_agent_wake(void)
 
 bool cm_send_msg(int sock, const struct cm_msg *m)
 {
-	return sim_libc.sendto(sock, m, sizeof(*m),
-			       MSG_NOSIGNAL | MSG_DONTWAIT, NULL, 0) ==
-	       (ssize_t)sizeof(*m);
+	bool sent = sim_libc.sendto(sock, m, sizeof(*m),
+				    MSG_NOSIGNAL | MSG_DONTWAIT, NULL, 0) ==
+		    (ssize_t)sizeof(*m);
+
+	/* a MAD leaves now, not when the GSI thread gets to it: the
+	 * process may be about to exit */
+	cm_gsi_kick();
+	return sent;
 }
 
 void cm_msg_init(struct cm_msg *m, uint8_t type, const uint8_t *pdata,
@@ -205,12 +210,17 @@ int cm_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 		return -errno;
 	len = cm_agent_sockaddr(&id->dgid, (struct sockaddr *)&sa);
 	if (sim_libc.connect(sock, (struct sockaddr *)&sa, len)) {
-		/* No agent of this host answers for it: another host's? */
+		/* No agent of this host answers for it: another host's,
+		 * over RoCE as MADs on QP 1 (cm_gsi.c), else over TCP. */
 		sim_fd_close(sock);
-		sock = cm_tcp_gid(&id->dgid) ?
-		       cm_tcp_connect(&id->dgid, sizeof(m)) : -1;
-		if (sock >= 0)
-			return connect_later(id, sock, &m);
+		if (cm_gsi_gid(&id->dgid)) {
+			sock = cm_gsi_connect();
+		} else {
+			sock = cm_tcp_gid(&id->dgid) ?
+			       cm_tcp_connect(&id->dgid, sizeof(m)) : -1;
+			if (sock >= 0)
+				return connect_later(id, sock, &m);
+		}
 	}
 	if (sock < 0 || !cm_send_msg(sock, &m)) {
 		if (sock >= 0)
@@ -490,7 +500,10 @@ int cm_init_qp_attr(struct cm_id *id, uint32_t qp_state,
 		cm_fill_av(id, &a->ah_attr);
 		a->path_mtu = id->mtu;
 		a->dest_qp_num = id->remote_qpn;
-		a->rq_psn = id->remote_psn;
+		/* The Starting PSN of a REQ or REP is what its sender's
+		 * receive queue expects (ib_cm's rq_psn): the peer's send
+		 * queue starts there. */
+		a->rq_psn = id->local_psn;
 		a->max_dest_rd_atomic = id->responder_resources;
 		a->min_rnr_timer = 0;
 		return 0;
@@ -498,7 +511,7 @@ int cm_init_qp_attr(struct cm_id *id, uint32_t qp_state,
 		a->qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN |
 				  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-		a->sq_psn = id->local_psn;
+		a->sq_psn = id->remote_psn;
 		a->timeout = id->ack_timeout_set ? id->ack_timeout :
 			     CM_IBOE_PACKET_LIFETIME + 1;
 		a->retry_cnt = id->retry_count;

@@ -14,6 +14,9 @@
  *   cm_msg.h    the messages and helpers cm.c and cm_agent.c share
  *   cm_addr.c   addresses: which adapter owns an address, who on the
  *               fabric owns a destination, where its CM agent listens
+ *   cm_gsi.c    with --wire roce, peers on other hosts: the connection's
+ *               socket leads to the GSI thread, which speaks IB CM MADs
+ *               on QP 1 for it (cm_gsi.h, cm_gsi_msg.c, cm_mad.c)
  *
  * All CM state of the process is guarded by cm_lock: commands take it,
  * the agent thread (cm.c) takes it to act on what arrived. Events go to
@@ -307,6 +310,16 @@ struct sim_dev *cm_tcp_route(const struct sockaddr *dst,
 			     unsigned int *gid_index);
 int cm_tcp_listen(const struct sim_dev *dev, size_t msg_size);
 int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size);
+/* cm_gsi.c: peers over the RoCE v2 wire get IB CM MADs on QP 1.
+ * cm_gsi_start: the GSI thread, with --wire roce; cm_gsi_gid: whether gid
+ * is such a peer's; cm_gsi_connect: the socket of a new connection to
+ * it, on which the first message is the REQ or SIDR REQ, or -1. */
+int cm_gsi_start(void);
+bool cm_gsi_gid(const union ibv_gid *gid);
+int cm_gsi_connect(void);
+/* Sends as MADs, on the calling thread, what the GSI connections' agent
+ * ends hold (cm_lock held). */
+void cm_gsi_kick(void);
 /* How long such a connect may take before the REQ counts as refused. */
 #define CM_TCP_CONNECT_MS	2000
 /* Listener lookup: whether a listen id bound to lsa takes a connection to

@@ -661,5 +661,5 @@ int cm_agent_start(void)
 	}
 	pthread_detach(cm_agent.thread);
 	cm_agent.started = true;
-	return 0;
+	return cm_gsi_start();
 }

@@ -7,11 +7,19 @@
 #   implementations that are not the sim's: tshark's RoCE dissector (no
 #   malformed packet) and scapy's RoCE layer (every packet a known opcode,
 #   every ICRC right; the checker shows it catches a changed packet).
+#   MH_CM_EXPECT="REQ REP ...": those IB CM MADs must be on the wire, all
+#   decoded by tshark's CM dissector (rdma_cm over RoCE).
 # roce_fuzz: random and mutated RoCE v2 datagrams (roce_fuzz.py) at the
 #   server's adapter while an RC stream runs to it, then a new RC and UD
 #   pingpong must work: the adapter dropped or answered them all as the
 #   spec says, never crashed or hung. Its statistics show it counted them,
 #   those of another partition (P_Key) among them.
+# cm_resend: rping's client connects before its server runs: its first
+#   REQ finds no QP 1 at the server's address and is lost, the CM sends it
+#   again (every 4.3 s, as ib_cm) and the second one connects.
+# roce_fuzz_cm: GMPs only (roce_fuzz.py --gmp) at QP 1 of a server whose
+#   rdma_cm listens (rping): bad CM MADs of every kind are dropped or
+#   answered, the server lives, and then rping connects to it.
 
 # A python3 that has scapy (Debian's python3-scapy), or nothing.
 mh_scapy_python() {
@@ -19,6 +27,22 @@ mh_scapy_python() {
 	for py in /usr/bin/python3 python3; do
 		"$py" -c "import scapy.contrib.roce" 2>/dev/null &&
 			{ echo "$py"; return; }
+	done
+}
+
+# mh_capture_drain PID: tcpdump (the child of timeout PID) reads what the
+# kernel gave it in its own time, and an interrupt ends it without reading
+# the rest: ask for its counts (SIGUSR1) until it captured all it received.
+mh_capture_drain() {
+	local td n i
+	td=$(pgrep -P "$1" tcpdump) || return 0
+	for i in $(seq 50); do
+		kill -USR1 "$td" 2>/dev/null || return 0
+		sleep 0.2
+		# "tcpdump: N packets captured, M packets received by filter, ..."
+		n=$(sed -n 's/^tcpdump: \([0-9]*\) packets\{0,1\} captured, \([0-9]*\) packets\{0,1\} received.*/\1 \2/p' \
+			"$RUNDIR/tcpdump.log" | tail -n 1)
+		[ -n "$n" ] && [ "${n% *}" = "${n#* }" ] && return 0
 	done
 }
 
@@ -50,16 +74,25 @@ roce_capture() {
 	done
 	# the scenario's e2e_pass ends only the subshell
 	("$@") || e2e_fail "$* failed"
-	sleep 0.5
+	mh_capture_drain "$tpid"
 	kill -INT "$tpid" 2>/dev/null
 	wait "$tpid" 2>/dev/null
 	# Warnings and errors of its experts count; its notes do not (a TTL
-	# of 1, which ibv_ud_pingpong's hop limit asks for, is a note).
-	malformed=$(tshark -r "$cap" \
+	# of 1, which ibv_ud_pingpong's hop limit asks for, is a note). Once
+	# a CM REQ named the connection, its RPC-over-RDMA heuristic takes a
+	# program's own payload for RPC and calls it malformed: not ours.
+	malformed=$(tshark -r "$cap" --disable-protocol rpcordma \
 		-Y "_ws.malformed || _ws.expert.severity >= 6291456" \
 		2>/dev/null | wc -l)
 	[ "$malformed" = 0 ] ||
 		e2e_fail "tshark: $malformed malformed RoCE packets"
+	# rdma_cm: the IB CM messages of the exchange, each decoded
+	if [ -n "${MH_CM_EXPECT:-}" ]; then
+		sh "$E2E_SRC/../interop/tshark_check.sh" "$cap" \
+			--cm "$MH_CM_EXPECT" >"$RUNDIR/tshark_cm.out" 2>&1 ||
+			{ cat "$RUNDIR/tshark_cm.out"; e2e_fail "tshark: CM MADs"; }
+		cat "$RUNDIR/tshark_cm.out"
+	fi
 	"$py" "$E2E_SRC/roce_check.py" "$cap" --self-test \
 		>"$RUNDIR/roce_check.out" 2>&1
 	rc=$?
@@ -112,4 +145,63 @@ roce_fuzz() {
 		(pingpong ibv_ud_pingpong 512) || e2e_fail "UD after the fuzzing"
 	e2e_pass "fuzzed RoCE v2 port under ib_write_bw, then RC and UD:" \
 		"$sprov server, $cprov client"
+}
+
+roce_fuzz_cm() {
+	local py spid bad
+	py=$(command -v python3)
+	[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "--stats" \
+		rping -s -a "$ADDR_A" -V -C 20
+	spid=$bg_pid
+	# its CM agent listens (rdma_cm's listener shows nowhere), rping's
+	# listener a moment later
+	mh_wait_listen "$NS_A" 4792 "$spid" ||
+		e2e_fail "the server's CM never started"
+	sleep 1
+	ip netns exec "$NS_B" "$py" "$E2E_SRC/roce_fuzz.py" --gmp "$ADDR_B" \
+		"$ADDR_A" 3000 "$$" || e2e_fail "roce_fuzz.py failed"
+	kill -0 "$spid" 2>/dev/null || e2e_fail "the server died under fuzzing"
+	mh_run client "$NS_B" "$ADDR_B" "$cprov" "" \
+		rping -c -a "$ADDR_A" -C 20 -V -v
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	rping_rc server
+	rping_rc client
+	expect_out client "ping data: rdma-ping-19: " "20 pings"
+	bad=$(mh_stat server roce_rx_malformed)
+	e2e_log "server roce_rx_malformed ${bad:-none}"
+	[ "${bad:-0}" -gt 0 ] || e2e_fail "the server counted no bad GMP"
+	e2e_pass "fuzzed QP 1 under an rdma_cm listener, then rping:" \
+		"$sprov server, $cprov client"
+}
+
+cm_resend() {
+	local cpid tries=0
+	while :; do
+		mh_start client "$NS_B" "$ADDR_B" "$cprov" "" \
+			rping -c -a "$ADDR_A" -C 10 -V -v
+		cpid=$bg_pid
+		sleep 1.5
+		mh_start server "$NS_A" "$ADDR_A" "$sprov" "" \
+			rping -s -a "$ADDR_A" -V -C 10
+		sim_wait "$cpid"
+		client_rc=$rc
+		# A server slower to listen than the resend (a loaded
+		# machine) rejects it (reason 8): the REQ was sent again all
+		# the same; the pair starts again.
+		[ "$client_rc" != 0 ] && [ "$tries" -lt 3 ] &&
+		grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out" || break
+		tries=$((tries + 1))
+		e2e_log "the resent REQ came before the listener; again"
+		kill -TERM "-$bg_pid" 2>/dev/null
+		sim_wait "$bg_pid"
+	done
+	sim_wait "$bg_pid"
+	server_rc=$rc
+	rping_rc server
+	rping_rc client
+	expect_out client "ping data: rdma-ping-9: " "10 pings"
+	e2e_pass "a lost REQ sent again: $sprov server, $cprov client"
 }

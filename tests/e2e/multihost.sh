@@ -120,10 +120,12 @@ mh_wait_listen() {
 
 # mh_adapter_linked: the client's adapter has sent the server's its first
 # RC packet: over TCP, it connected; over RoCE, which keeps no connection,
-# it opened the UDP socket of its QP's source port (0xc000 and up).
+# it opened the UDP socket of its QP's source port (0xc000 and up; QP 1's,
+# 55410, sends the CM's MADs).
 mh_adapter_linked() {
 	if [ "${MH_WIRE:-sim}" = roce ]; then
-		ip netns exec "$NS_B" ss -Huan "sport >= :49152" | grep -q .
+		ip netns exec "$NS_B" ss -Huan "sport >= :49152" |
+			grep -v ":55410 " | grep -q .
 	else
 		ip netns exec "$NS_B" ss -Htn "dport = :4791" | grep -q ESTAB
 	fi
@@ -519,6 +521,8 @@ events) events "$@" ;;
 fuzz_cm) fuzz_cm ;;
 roce_capture) roce_capture "$@" ;;
 roce_fuzz) roce_fuzz ;;
+roce_fuzz_cm) roce_fuzz_cm ;;
+cm_resend) cm_resend ;;
 mpi) mpi ;;
 host_netdev) host_netdev ;;
 perftest_cm) perftest_cm "$@" ;;

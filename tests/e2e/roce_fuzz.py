@@ -2,13 +2,19 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Sends random and mutated RoCE v2 datagrams at an adapter's UDP port 4791.
 
-    roce_fuzz.py SRC_ADDR DST_ADDR COUNT SEED QPN...
+    roce_fuzz.py [--gmp] SRC_ADDR DST_ADDR COUNT SEED QPN...
 
-A third are random bytes, a third well-formed headers of every RC and UD
-opcode with random fields (destination QPN one of QPN... or random, PSNs,
-rkeys, addresses, lengths, pad counts) and a right ICRC, so that they reach
-the adapter's queue pairs; the rest are such packets truncated, grown, with
-a byte flipped or a wrong ICRC. Bounded: COUNT datagrams, to DST_ADDR only.
+A quarter are random bytes, a quarter well-formed headers of every RC and
+UD opcode with random fields (destination QPN one of QPN... or random,
+PSNs, rkeys, addresses, lengths, pad counts) and a right ICRC, so that they
+reach the adapter's queue pairs; a quarter such packets truncated, grown,
+with a byte flipped or a wrong ICRC; the rest GMPs to QP 1 with a right
+ICRC that the CM must drop or answer: IB CM MADs of every attribute (and
+unknown ones) with random communication IDs, REQs and SIDR REQs of random
+service IDs (never a port below 32768, where the tests listen) and
+address headers, wrong base or class versions, classes and methods,
+truncated MADs, wrong Q_Keys. With --gmp, only those. Bounded: COUNT
+datagrams, to DST_ADDR only.
 """
 import random
 import socket
@@ -60,10 +66,55 @@ def well_formed(rnd, qpns):
     return bth + ext + bytes(rnd.randrange(256) for _ in range(pay + pad))
 
 
+def mad(rnd):
+    """A CM MAD (256 bytes, or cut short) with random fields."""
+    attr = rnd.choice(list(range(0x10, 0x19)) + [0x01, 0x19, 0x1a,
+                                                 rnd.randrange(1 << 16)])
+    base, cls, ver, method = 1, 0x07, 2, 0x03
+    r = rnd.random()
+    if r < 0.1:
+        base = rnd.randrange(256)
+    elif r < 0.2:
+        cls = rnd.randrange(256)
+    elif r < 0.3:
+        ver = rnd.randrange(256)
+    elif r < 0.4:
+        method = rnd.randrange(256)
+    hdr = struct.pack("!BBBBHHQHHI", base, cls, ver, method, 0, 0,
+                      rnd.randrange(1 << 64), attr, 0, 0)
+    data = bytearray(rnd.randrange(256) for _ in range(232))
+    if attr in (0x10, 0x17):
+        # rdma_cm's service ID of TCP or UDP and a port nothing listens on
+        ps = rnd.choice([0x0106, 0x0111, 0x013f, rnd.randrange(1 << 16)])
+        sid = ps << 16 | rnd.randrange(32768, 65536)
+        data[8:16] = struct.pack("!Q", sid)
+        pd = 140 if attr == 0x10 else 16
+        if rnd.random() < 0.7:    # a plausible address header
+            data[pd:pd + 2] = bytes([0, rnd.choice([0x40, 0x60, 0x50])])
+    m = hdr + bytes(data)
+    if rnd.random() < 0.1:
+        m = m[:rnd.randrange(256)]
+    return m
+
+
+def gmp(rnd):
+    """UD SEND_ONLY to QP 1 from QP 1, the GSI Q_Key (or not), a MAD."""
+    m = mad(rnd)
+    pad = (-len(m)) & 3
+    qkey = 0x80010000 if rnd.random() < 0.9 else rnd.randrange(1 << 32)
+    bth = struct.pack("!BBHII", 0x64, pad << 4, 0xffff, 1,
+                      rnd.randrange(1 << 24))
+    deth = struct.pack("!II", qkey, 1)
+    return bth + deth + m + bytes(pad)
+
+
 def main():
-    src, dst, count, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
-        int(sys.argv[4])
-    qpns = [int(q, 0) for q in sys.argv[5:]] or [0x100]
+    args = sys.argv[1:]
+    gmp_only = args[:1] == ["--gmp"]
+    if gmp_only:
+        args = args[1:]
+    src, dst, count, seed = args[0], args[1], int(args[2]), int(args[3])
+    qpns = [int(q, 0) for q in args[4:]] or [0x100]
     rnd = random.Random(seed)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
@@ -71,8 +122,11 @@ def main():
     sport = s.getsockname()[1]
     sent = 0
     for i in range(count):
-        kind = i % 3
-        if kind == 0:
+        kind = 3 if gmp_only else i % 4
+        if kind == 3:
+            ib = gmp(rnd)
+            d = ib + icrc(src, dst, sport, ib)
+        elif kind == 0:
             d = bytes(rnd.randrange(256) for _ in range(rnd.randrange(1200)))
         else:
             ib = well_formed(rnd, qpns)

@@ -196,7 +196,11 @@ capture_check() {
 		>"$RUNDIR/icrc.out" 2>&1 || { FAILED=1; cat "$RUNDIR/icrc.out"; fail "ICRC check"; }
 	ilog "$(tail -1 "$RUNDIR/icrc.out")"
 	command -v tshark >/dev/null 2>&1 || { ilog "no tshark: not decoded"; return 0; }
-	sh "$INTEROP_SRC/tshark_check.sh" "$RUNDIR/wire.pcap" >"$RUNDIR/tshark.out" 2>&1 ||
+	# rdma_cm scenarios name the IB CM MADs the wire must carry
+	set -- "$RUNDIR/wire.pcap"
+	[ -n "${CM_EXPECT:-}" ] && set -- "$@" --cm "$CM_EXPECT"
+	sh "$INTEROP_SRC/tshark_check.sh" "$@" >"$RUNDIR/tshark.out" 2>&1 ||
 		{ cat "$RUNDIR/tshark.out"; fail "tshark decode"; }
-	ilog "$(tail -1 "$RUNDIR/tshark.out")"
+	ilog "$(grep '^tshark:' "$RUNDIR/tshark.out")"
+	[ -z "${CM_EXPECT:-}" ] || ilog "CM:$(grep ' CM ' "$RUNDIR/tshark.out" | tr -s ' \n' ' ')"
 }
