@@ -20,15 +20,6 @@ e2e_setup
 port=$(e2e_port)
 sip=127.1.0.1
 
-# death_rc DEATH: the exit status of a client that died so (timeout(1)
-# gives 128 + the signal).
-death_rc() {
-	case $1 in
-	kill) echo 137 ;;
-	crash) echo 139 ;;
-	exit) echo 0 ;;
-	esac
-}
 
 # rping_killed: an rping client is killed once it pings.
 rping_killed() {
@@ -68,7 +59,7 @@ sync=$RUNDIR/connected
 prog="$E2E_BIN/cm_peer_death --addr $sip --port $port --stage $stage"
 prog="$prog --death $death --sync $sync"
 run_cm_pair "$sprov" "$cprov" $sip 127.1.0.2 "$prog --server" "$prog --client"
-expect_rc "cm_peer_death client" "$client_rc" "$(death_rc "$death")"
+expect_death client "$client_rc" "$death"
 expect_out client "$death at $stage"
 expect_rc "cm_peer_death server" "$server_rc" 0
 expect_out server "passed"

@@ -502,13 +502,11 @@ perftest_cm() {
 # A client of rdma_cm on the other host ends without a word to its CM
 # (cm_peer_death.c): the server is told, over the wire, as Linux tells it.
 cm_peer_death() {
-	local stage=$1 death=$2 prog want=137
+	local stage=$1 death=$2 prog
 	prog="$E2E_BIN/cm_peer_death --addr $ADDR_A --port $PORT"
 	prog="$prog --stage $stage --death $death --sync $RUNDIR/connected"
 	mh_cm_pair "$prog --server" "$prog --client"
-	[ "$death" = exit ] && want=0
-	[ "$death" = crash ] && want=139
-	expect_rc "cm_peer_death client" "$client_rc" $want
+	expect_death client "$client_rc" "$death"
 	expect_out client "$death at $stage"
 	expect_rc "cm_peer_death server" "$server_rc" 0
 	expect_out server "passed"
