@@ -287,46 +287,50 @@ static void handle_msg(struct cm_id *id, const struct cm_msg *m)
 	}
 }
 
-/* The peer's socket closed without a word: its process is gone, and its
- * kernel would have said what destroying its id says. */
-static void handle_eof(struct cm_id *id)
+/*
+ * The peer's process is gone: its kernel would have destroyed its ids,
+ * each sending what cm_destroy() sends in the state the peer is in, as
+ * seen from ours. That message is taken as received, through the CM's
+ * own path; a state whose peer sends nothing on destroy just ends.
+ */
+void cm_peer_gone(struct cm_id *id)
 {
-	enum cm_state state = id->state;
+	bool ud = id->qp_type == IBV_QPT_UD;
+	struct cm_msg m;
 
-	cm_id_close_sock(id);
-	switch (state) {
-	case CM_REQ_SENT:
-		id->state = CM_TIMEWAIT;
-		if (id->qp_type == IBV_QPT_UD)
-			ucma_event_queue(id, RDMA_CM_EVENT_UNREACHABLE,
-					 -ETIMEDOUT);
-		else
-			ucma_event_queue(id, RDMA_CM_EVENT_REJECTED,
-					 CM_REJ_CONSUMER_DEFINED);
+	cm_msg_init(&m, 0, NULL, 0);
+	switch (id->state) {
+	case CM_REQ_SENT:	/* the peer had the REQ: its reject */
+		m.type = ud ? CM_MSG_SIDR_REP : CM_MSG_REJ;
+		m.reason = ud ? CM_SIDR_REJECT : CM_REJ_CONSUMER_DEFINED;
 		break;
-	case CM_REQ_RCVD:
-		id->state = CM_TIMEWAIT;
-		if (id->qp_type != IBV_QPT_UD)
-			ucma_event_queue(id, RDMA_CM_EVENT_REJECTED,
-					 CM_REJ_TIMEOUT);
+	case CM_REQ_RCVD:	/* the peer waited for our REP */
+		m.type = ud ? 0 : CM_MSG_REJ;
+		m.reason = CM_REJ_TIMEOUT;
 		break;
 	case CM_REP_SENT:
 	case CM_REP_RCVD:
-		id->state = CM_TIMEWAIT;
-		ucma_event_queue(id, RDMA_CM_EVENT_REJECTED,
-				 CM_REJ_CONSUMER_DEFINED);
+		m.type = CM_MSG_REJ;
+		m.reason = CM_REJ_CONSUMER_DEFINED;
 		break;
 	case CM_ESTABLISHED:
-	case CM_DREQ_SENT:
-		cm_enter_timewait(id);
-		ucma_event_queue(id, RDMA_CM_EVENT_DISCONNECTED, 0);
+		m.type = CM_MSG_DREQ;
 		break;
-	case CM_DREQ_RCVD:
-		cm_enter_timewait(id);
+	case CM_DREQ_SENT:	/* the peer had our DREQ */
+		m.type = CM_MSG_DREP;
 		break;
 	default:
 		break;
 	}
+	if (m.type)
+		handle_msg(id, &m);
+	cm_id_close_sock(id);
+	if (m.type)
+		return;
+	if (id->state == CM_REQ_RCVD)
+		id->state = CM_TIMEWAIT;	/* UD: no REP will come */
+	else if (id->state == CM_DREQ_RCVD)
+		cm_enter_timewait(id);		/* our DREP is owed to no one */
 }
 
 /* What a CM agent may send; anything else ends the connection (an agent
@@ -433,12 +437,12 @@ static void agent_fd_ready(int fd)
 		}
 		while (id->sock == fd) {
 			if (!recv_msg(fd, &m, &got)) {
-				handle_eof(id);
+				cm_peer_gone(id);
 				return;
 			}
 			if (!got) {
 				if (sock_hung_up(fd))
-					handle_eof(id);
+					cm_peer_gone(id);
 				return;
 			}
 			handle_msg(id, &m);

@@ -92,6 +92,10 @@ void cm_msg_init(struct cm_msg *m, uint8_t type, const uint8_t *pdata,
 		 uint8_t len);
 /* Ends the id's connection socket and any wait on it. */
 void cm_id_close_sock(struct cm_id *id);
+/* The peer's process is gone (its connection socket closed without a
+ * word): what its kernel would have sent as it destroyed its ids, taken
+ * as received (cm_agent.c). */
+void cm_peer_gone(struct cm_id *id);
 /* A connect that did not reach an agent: REJECTED, or UNREACHABLE for
  * SIDR; false when the event could not be queued. */
 bool cm_connect_refused(struct cm_id *id);

@@ -226,6 +226,23 @@ expect_rc() {
 	[ "$2" = "$3" ] || e2e_fail "$1 exited with $2, want $3"
 }
 
+# expect_death NAME RC DEATH: NAME ended as DEATH (kill: SIGKILL, crash:
+# SIGSEGV, exit: exit(0)); timeout(1) gives 128 + the signal. In the ASan
+# tree the sanitizer takes the SIGSEGV, reports it and exits 1.
+expect_death() {
+	case $3 in
+	kill) expect_rc "$1" "$2" 137 ;;
+	exit) expect_rc "$1" "$2" 0 ;;
+	crash)
+		if [ "${E2E_SANITIZE:-0}" = 1 ] && [ "$2" = 1 ]; then
+			expect_out "$1" "AddressSanitizer: SEGV"
+		else
+			expect_rc "$1" "$2" 139
+		fi ;;
+	*) e2e_fail "unknown death '$3'" ;;
+	esac
+}
+
 # expect_out NAME PATTERN [WHAT]: NAME.out has a line matching the ERE.
 expect_out() {
 	grep -Eq -- "$2" "$RUNDIR/$1.out" ||

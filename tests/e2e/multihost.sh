@@ -19,7 +19,9 @@
 # perftest_cm PROGRAM [ARGS...] (perftest -R: rdma_cm across the hosts) |
 # events PROGRAM [MODE] (cq_events, cq_channels: completion events) |
 # fuzz_cm (random bytes at the server's CM agent, then rping) | mpi
-# (mpi_check, one rank per host) | host_netdev (an adapter by --netdev:
+# (mpi_check, one rank per host) | rping_killed (an rping client is
+# killed: its server is told) | cm_peer_death STAGE DEATH (the same at each
+# stage of a connection, cm_peer_death.c) | host_netdev (an adapter by --netdev:
 # its netdev is the veth, whose address the interface calls list once).
 #
 # Needs root, and network namespaces that commands run in, joined by veth
@@ -499,6 +501,53 @@ perftest_cm() {
 	e2e_pass "$prog -R $* across hosts: $sprov server, $cprov client"
 }
 
+# A client of rdma_cm on the other host ends without a word to its CM
+# (cm_peer_death.c): the server is told, over the wire, as Linux tells it.
+cm_peer_death() {
+	local stage=$1 death=$2 prog
+	prog="$E2E_BIN/cm_peer_death --addr $ADDR_A --port $PORT"
+	prog="$prog --stage $stage --death $death --sync $RUNDIR/connected"
+	mh_cm_pair "$prog --server" "$prog --client"
+	expect_death client "$client_rc" "$death"
+	expect_out client "$death at $stage"
+	expect_rc "cm_peer_death server" "$server_rc" 0
+	expect_out server "passed"
+	e2e_pass "the client's $death at $stage across hosts: the server is told"
+}
+
+# An rping client on the other host is SIGKILLed while it pings: the
+# server gets DISCONNECTED and exits within the hang guard.
+rping_killed() {
+	local spid cpid i=0
+	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" \
+		rping -s -a "$ADDR_A" -C 1000000 -V
+	spid=$bg_pid
+	mh_wait_listen "$NS_A" 4792 "$spid" ||
+		e2e_fail "the server's CM agent never listened on TCP"
+	while :; do
+		sleep 0.2
+		mh_start client "$NS_B" "$ADDR_B" "$cprov" "" \
+			rping -c -a "$ADDR_A" -C 1000000 -V -v
+		cpid=$bg_pid
+		until grep -q "ping data: rdma-ping-" "$RUNDIR/client.out"; do
+			i=$((i + 1))
+			[ "$i" -lt 600 ] || e2e_fail "the client never pinged"
+			kill -0 "$cpid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$cpid" 2>/dev/null && break
+		grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out" ||
+			e2e_fail "the client ended before it was killed"
+	done
+	# The client's own process (timeout(1) leads its group).
+	pkill -KILL -g "$cpid" -x rping || e2e_fail "no rping client to kill"
+	e2e_log "client killed while it pinged"
+	sim_wait "$spid"
+	[ "$rc" != 124 ] || e2e_fail "the server waited for its killed client"
+	expect_out server "server DISCONNECT EVENT"
+	e2e_pass "rping across hosts: the server sees its killed client go"
+}
+
 host_netdev() {
 	MH_NETDEV=1 mh_run netdev "$NS_A" "$ADDR_A" "$sprov" "" \
 		"$E2E_BIN/rdmacm_cases" --mode host_netdev --addr "$ADDR_A"
@@ -517,6 +566,8 @@ read_held) read_held ;;
 fuzz) fuzz ;;
 fuzz_hello) fuzz_hello ;;
 rping) rping_hosts ;;
+rping_killed) rping_killed ;;
+cm_peer_death) cm_peer_death "$@" ;;
 events) events "$@" ;;
 fuzz_cm) fuzz_cm ;;
 roce_capture) roce_capture "$@" ;;

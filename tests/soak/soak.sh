@@ -10,6 +10,8 @@
 #     (same_host_hub, which all rounds' hub clients use) still answers;
 #   - nothing failed: a process none of whose peers was killed exited 0,
 #     and none crashed (died of SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE);
+#   - a peer's death was told: an rping server that pinged with its client
+#     is told of the client's death (DISCONNECTED) and exits within GRACE;
 #   - nothing leaked: the target holds no QP, descriptor or ring file of
 #     a client that is gone; the run directory holds no file of a process
 #     that exited, nor of one that died of a signal in an earlier round
@@ -136,8 +138,9 @@ job_body() {
 		a=127.4.$((j % 250)).$((1 + rounds % 250))
 		b=127.5.$((j % 250)).$((1 + rounds % 250))
 		if [ "$kind" = rping ]; then
-			start "$j" server "--ipv4 $a" rping -s -a "$a" \
-				-p "$port" -C "$n" -V
+			# its pings, line by line: connected_rping
+			start "$j" server "--ipv4 $a" stdbuf -oL rping -s \
+				-a "$a" -p "$port" -C "$n" -V -v
 		else
 			start "$j" server "--ipv4 $a" ucmatose -p "$port" -c 2 \
 				-C 10
@@ -208,6 +211,18 @@ live_pids() {
 	while read -r p name; do
 		alive "$p" && echo "$p"
 	done <"$work/j$1.pids"
+}
+
+# connected_rping J PID: PID is job J's rping server and exchanged pings
+# with its client (a client killed before it connected is waited for, on
+# Linux too). Its client's death then ends it: the client's kernel sends a
+# DREQ, and rping exits on DISCONNECTED.
+connected_rping() {
+	local name
+	[ "$(cat "$work/j$1.kind")" = rping ] || return 1
+	name=$(awk -v p="$2" '$1 == p { print $2 }' "$work/j$1.pids")
+	[ "$name" = server ] &&
+		grep -q "server ping data" "$work/logs/r$rounds.j$1.server.log"
 }
 
 # What a hung process was doing, for the finding.
@@ -285,9 +300,18 @@ round() {
 			if [ "${job_killed[$j]}" = 1 ] &&
 			   [ $((now - ${kill_at[$j]})) -ge $GRACE ]; then
 				for p in $(live_pids "$j"); do
-					say "round $rounds: $(describe "$p") still" \
-					    "waits for its killed peer: ended"
-					peer_waits=$((peer_waits + 1))
+					if connected_rping "$j" "$p"; then
+						finding "round $rounds:" \
+						    "$(describe "$p") pinged" \
+						    "its killed client and" \
+						    "still runs"
+					else
+						say "round $rounds:" \
+						    "$(describe "$p") still" \
+						    "waits for its killed" \
+						    "peer: ended"
+						peer_waits=$((peer_waits + 1))
+					fi
 					kill -KILL "$p"
 					killed_at[$p]=$rounds
 				done
