@@ -226,7 +226,11 @@ void fabric_copy_in_place(struct fab_port *port);
  * fabric_deliver: acts on what fabric_wait() saw and on local packets;
  * calls the port's rx for each packet, returns how many.
  * fabric_rx_poll: reads whatever already arrived on every link without
- * waiting for readiness (the inline receive of a trapped doorbell).
+ * waiting for readiness.
+ * fabric_rx_poll_hinted: the same for the inline receive of a trapped
+ * doorbell, which leaves alone the Unix links no frame was counted for
+ * (shared_frame_sent()) since a poll found them empty: an idle link costs
+ * it no system call. The device thread reads every link still.
  * fabric_poll: fabric_wait() + fabric_deliver() under the lock, for
  * callers that own no lock (tools, benchmarks).
  */
@@ -237,6 +241,7 @@ int fabric_wait(struct fab_port *port, int timeout_ms);
 int fabric_wait_quiet(struct fab_port *port, uint64_t timeout_ns);
 int fabric_deliver(struct fab_port *port);
 int fabric_rx_poll(struct fab_port *port);
+int fabric_rx_poll_hinted(struct fab_port *port);
 int fabric_poll(struct fab_port *port, int timeout_ms);
 
 /* The link holds bytes the socket did not take yet: a sender that can

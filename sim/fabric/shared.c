@@ -673,6 +673,25 @@ struct shared_seg *shared_peer(struct fab_link *link)
 	return p->seg;
 }
 
+void shared_frame_sent(struct fab_link *link)
+{
+	struct shared_seg *seg = shared_peer(link);
+
+	if (seg)
+		atomic_fetch_add_explicit(&seg->frames_in, 1,
+					  memory_order_release);
+}
+
+bool shared_frames_in(unsigned int adapter, uint64_t *count)
+{
+	const struct shared_seg *seg = own_seg_opened(adapter);
+
+	if (!seg)
+		return false;
+	*count = atomic_load_explicit(&seg->frames_in, memory_order_acquire);
+	return true;
+}
+
 pid_t shared_pid(const struct shared_seg *seg)
 {
 	return seg->pid;

@@ -152,6 +152,12 @@ void shared_counts(unsigned int adapter, uint64_t *tx, uint64_t *rx);
  * checked to belong to a live process; NULL when there is none. */
 struct shared_seg *shared_peer(struct fab_link *link);
 pid_t shared_pid(const struct shared_seg *seg);
+/* A frame went on link, a Unix link to an adapter of this host: counted
+ * in that adapter's segment, so that its traps know to read the link. */
+void shared_frame_sent(struct fab_link *link);
+/* The count of frames sent to this adapter's Unix links (false: it has
+ * no segment, nothing counts them). */
+bool shared_frames_in(unsigned int adapter, uint64_t *count);
 /* What the target's adapter sent (tx) and received (rx) in an operation
  * executed against it, for its statistics. */
 void shared_count(struct shared_seg *seg, uint64_t tx, uint64_t rx);

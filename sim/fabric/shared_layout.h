@@ -21,7 +21,7 @@
 #include "shared.h"
 
 #define SHM_MAGIC	0x4d485350u	/* "PSHM" */
-#define SHM_VERSION	7u
+#define SHM_VERSION	8u
 #define SHM_MR_SLOTS	SHARED_MR_KEYS
 #define SHM_QP_SLOTS	65536u
 #define SHM_CQ_SLOTS	65536u
@@ -102,6 +102,9 @@ struct shared_seg {
 	/* Receives it took and CQEs it wrote for them (SENDs). */
 	_Atomic uint64_t direct_recv_wqes;
 	_Atomic uint64_t direct_cqes;
+	/* Frames same-host senders wrote to this adapter's Unix links:
+	 * a trap reads those links only when it moved (fabric_rx.c). */
+	_Atomic uint64_t frames_in;
 	pthread_mutex_t lock;
 	uint8_t align[64];
 	struct shared_copy copy[SHM_COPY_SLOTS];
