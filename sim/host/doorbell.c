@@ -562,6 +562,7 @@ static void trap_handler(int sig, siginfo_t *si, void *ctx)
 			(uint32_t)value);
 	uc->uc_mcontext.gregs[REG_RIP] += st.len;
 	errno = saved_errno;
+	sim_trap_resume(uc);
 }
 
 bool sim_doorbell_trap_installed(void)
@@ -590,6 +591,7 @@ int sim_doorbell_trap_install(void)
 
 	if (atomic_load(&trap_installed))
 		return 0;
+	sim_trap_resume_init();
 	trap_action(&act);
 
 	pthread_mutex_lock(&app_lock);
