@@ -355,19 +355,19 @@ static int drain_queued(struct engine *eng)
 /*
  * One round of device work (dev->lock held): what a trap left queued, what
  * arrived on the fabric, control-path kicks, full links that drained,
- * timers. inline_rx: read every link now (an application thread, or a
- * device thread that did not wait on the links); otherwise act on what
- * fabric_wait() saw. Returns how many units of work it found.
+ * timers. rx: reads the links now (an application thread, or a device
+ * thread that did not wait on the links: engine_round()'s inline_rx);
+ * NULL: act on what fabric_wait() saw. Returns the units of work found.
  */
-int engine_round(struct engine *eng, bool inline_rx)
+static int round_run(struct engine *eng, int (*rx)(struct fab_port *))
 {
 	int work;
 
 	eng->now = now_ns();
 	work = drain_queued(eng);
 	work += fabric_deliver(eng->port);
-	if (inline_rx)
-		work += fabric_rx_poll(eng->port);
+	if (rx)
+		work += rx(eng->port);
 	if (atomic_load(&eng->kick_pending))
 		work += run_kicks(eng);
 	if (eng->waiters.first)
@@ -378,13 +378,19 @@ int engine_round(struct engine *eng, bool inline_rx)
 	return work;
 }
 
+int engine_round(struct engine *eng, bool inline_rx)
+{
+	return round_run(eng, inline_rx ? fabric_rx_poll : NULL);
+}
+
 /*
  * A POLL doorbell: the application is busy-polling an empty CQ. Upstream
  * rings one per empty poll "to give the device a chance to poll", and
  * that is what it gets: if the device is idle (the lock is free), the
  * trapping thread runs a round of device work, reading what already
  * arrived on the fabric, so the CQE the application waits for can be there
- * when the provider polls again, with no device-thread wake-up between.
+ * when the provider polls again, with no device-thread wake-up between
+ * (the Unix links only if a frame was sent on them, rx_inline()).
  * A busy device is doing that work already: the doorbell then costs only
  * the trap.
  */
@@ -396,7 +402,7 @@ static void poll_hint(struct engine *eng)
 		return;
 	if (pthread_mutex_trylock(&dev->lock))
 		return;
-	engine_round(eng, true);
+	round_run(eng, fabric_rx_poll_hinted);
 	atomic_store_explicit(&eng->last_poll_ns, eng->now,
 			      memory_order_relaxed);
 	dev_unlock(eng, dev);
