@@ -24,6 +24,10 @@
 
 #include "host.h"
 
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM	(1u << 31)
+#endif
+
 /* The device side, recorded: this test stands in for dispatch.c. */
 #define MAX_DB 16
 static struct {
@@ -319,7 +323,7 @@ static void test_undecodable_aborts(void **state)
 static uint8_t *ctx_uar;
 static uint64_t ctx_gpr[14], ctx_xmm[16], ctx_red[2], ctx_flags;
 
-static void test_context_kept(void **state)
+static void store_and_check(void)
 {
 	static const uint64_t pat = 0x0101010101010101ull;
 	unsigned int i;
@@ -414,6 +418,35 @@ static void test_context_kept(void **state)
 	sim_uar_unmap(&uctx_a, ctx_uar);
 }
 
+static void test_context_kept(void **state)
+{
+	store_and_check();
+}
+
+/* The same with the trap on an alternate signal stack; one armed with
+ * SS_AUTODISARM is armed again once the store returned. */
+static void test_context_kept_on_altstack(void **state)
+{
+	static uint8_t alt[2][64 << 10] __attribute__((aligned(64)));
+	const int flags[2] = { 0, SS_AUTODISARM };
+	stack_t ss, now;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ss.ss_sp = alt[i];
+		ss.ss_size = sizeof(alt[i]);
+		ss.ss_flags = flags[i];
+		assert_int_equal(sigaltstack(&ss, NULL), 0);
+		store_and_check();
+		assert_int_equal(sigaltstack(NULL, &now), 0);
+		assert_ptr_equal(now.ss_sp, alt[i]);
+		assert_int_equal(now.ss_size, sizeof(alt[i]));
+		assert_false(now.ss_flags & SS_DISABLE);
+	}
+	ss.ss_flags = SS_DISABLE;
+	assert_int_equal(sigaltstack(&ss, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_sent_waits_while_blocked),
 		cmocka_unit_test(test_undecodable_aborts),
 		cmocka_unit_test(test_context_kept),
+		cmocka_unit_test(test_context_kept_on_altstack),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
