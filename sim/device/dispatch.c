@@ -294,18 +294,18 @@ int dev_dbq_drain(struct engine *eng)
 	return n;
 }
 
-/* One round of device work (dev->lock held). rx: reads the links now
- * (engine_round()'s inline_rx: every link; a trap's: those sent on);
- * NULL: act on what fabric_wait() saw. Returns the units of work found. */
-static int round_run(struct engine *eng, int (*rx)(struct fab_port *))
+/* One round of device work (dev->lock held). inline_rx: read every link
+ * now, rather than act on what fabric_wait() saw. Returns the units of
+ * work found. */
+int engine_round(struct engine *eng, bool inline_rx)
 {
 	int work;
 
 	eng->now = now_ns();
 	work = dev_dbq_drain(eng);
 	work += fabric_deliver(eng->port);
-	if (rx)
-		work += rx(eng->port);
+	if (inline_rx)
+		work += fabric_rx_poll(eng->port);
 	if (atomic_load(&eng->kick_pending))
 		work += dev_run_kicks(eng);
 	if (eng->waiters.first)
@@ -316,14 +316,11 @@ static int round_run(struct engine *eng, int (*rx)(struct fab_port *))
 	return work;
 }
 
-int engine_round(struct engine *eng, bool inline_rx)
-{
-	return round_run(eng, inline_rx ? fabric_rx_poll : NULL);
-}
-
 /* A POLL doorbell (the application polls an empty CQ): the trapping
  * thread of an idle device runs a round, so the CQE awaited may be there
- * at the next poll with no device-thread wake-up between. */
+ * at the next poll with no device-thread wake-up between. It reads every
+ * link: meanwhile the device thread leaves them to these rounds
+ * (fabric_wait_quiet()), a frame no sender counted too. */
 static void poll_hint(struct engine *eng)
 {
 	struct sim_dev *dev = eng->dev;
@@ -332,7 +329,7 @@ static void poll_hint(struct engine *eng)
 		return;
 	if (pthread_mutex_trylock(&dev->lock))
 		return;
-	round_run(eng, fabric_rx_poll_hinted);
+	engine_round(eng, true);
 	atomic_store_explicit(&eng->last_poll_ns, eng->now,
 			      memory_order_relaxed);
 	dev_unlock(eng, dev);
