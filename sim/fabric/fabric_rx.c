@@ -6,6 +6,7 @@
  * of the device thread. See fabric_tx.c for the sending side.
  */
 #include "link.h"
+#include "shared.h"
 
 /* n bytes were read from the link's socket. */
 static void link_took(struct fab_link *link, size_t n)
@@ -458,10 +459,11 @@ int fabric_deliver(struct fab_port *port)
 	return count;
 }
 
-int fabric_rx_poll(struct fab_port *port)
+/* skip_unix: leave alone the Unix links with nothing read ahead. */
+static int rx_poll(struct fab_port *port, bool skip_unix)
 {
 	struct fab_link *link;
-	int count = inq_deliver(port);
+	int count = inq_deliver(port), unix_count = 0, n;
 
 	if (port->roce_fd >= 0)
 		count += roce_rx(port);
@@ -470,9 +472,45 @@ int fabric_rx_poll(struct fab_port *port)
 			continue;
 		if (link->out_head)
 			fab_link_flush(link);
-		count += link_receive(port, link, false);
+		if (skip_unix && !link->tcp && !link->ahead_len)
+			continue;
+		n = link_receive(port, link, false);
+		count += n;
+		if (!link->tcp)
+			unix_count += n;
 	}
+	if (!skip_unix)
+		port->unix_idle = !unix_count;
 	return count;
+}
+
+int fabric_rx_poll(struct fab_port *port)
+{
+	uint64_t in;
+
+	/* counted before the reads: a frame counted later is read later */
+	if (shared_frames_in(port->adapter.index, &in))
+		port->frames_seen = in;
+	else
+		port->frames_seen = ~port->frames_seen;
+	return rx_poll(port, false);
+}
+
+/*
+ * Same-host senders count each frame in the target adapter's segment
+ * after they wrote it. The count read before a poll that found the Unix
+ * links empty, and unchanged since, says they are empty still. A sender
+ * that cannot count (no segment of ours mapped) is read by the device
+ * thread, which watches every link, or at the next poll that reads all.
+ */
+int fabric_rx_poll_hinted(struct fab_port *port)
+{
+	uint64_t in;
+
+	if (port->unix_idle && shared_frames_in(port->adapter.index, &in) &&
+	    in == port->frames_seen)
+		return rx_poll(port, true);
+	return fabric_rx_poll(port);
 }
 
 bool fabric_link_busy(const struct fab_link *link)

@@ -8,6 +8,7 @@
  * in-memory queue.
  */
 #include "link.h"
+#include "shared.h"
 
 /* EPOLLOUT while the out-queue holds bytes; EPOLLIN unless the link is
  * held meanwhile (fab_link_held: level-triggered readiness of a link
@@ -46,6 +47,13 @@ static int iov_tail(struct iovec *rest, const struct iovec *iov, int n,
 	return k;
 }
 
+/* Bytes went on link: a same-host target's traps are told to read it. */
+static void link_sent(struct fab_link *link, ssize_t n)
+{
+	if (n > 0 && link->kind == LINK_SOCK && !link->tcp)
+		shared_frame_sent(link);
+}
+
 /* Writes the rest of o, as far as the socket takes it: bytes written, or
  * -errno. */
 static ssize_t out_write(struct fab_link *link, struct fab_out *o)
@@ -62,7 +70,10 @@ static ssize_t out_write(struct fab_link *link, struct fab_out *o)
 		n = sim_libc.sendmsg(link->fd, &msg,
 				     MSG_DONTWAIT | MSG_NOSIGNAL);
 	}
-	return n < 0 ? -errno : n;
+	if (n < 0)
+		return -errno;
+	link_sent(link, n);
+	return n;
 }
 
 static void out_pop(struct fab_link *link)
@@ -342,6 +353,7 @@ bool fab_link_send(struct fab_port *port, struct fab_link *link,
 		n = 0;
 	}
 	link->tx_bytes += n;
+	link_sent(link, n);
 	if ((size_t)n == total)
 		return true;
 	if (in_place)

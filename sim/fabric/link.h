@@ -133,6 +133,10 @@ struct fab_port {
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pid_t owner;			/* the process that made sock_path */
 	atomic_int sleeping;
+	/* fabric_rx_poll_hinted(): the frames counted for the Unix links
+	 * when last read, and whether that read found none. */
+	uint64_t frames_seen;
+	bool unix_idle;
 	struct fab_link self;		/* how others in this process reach us */
 	struct fab_link *links;		/* socket links */
 

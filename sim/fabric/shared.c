@@ -90,6 +90,8 @@ struct own_seg {
 };
 
 static struct own_seg own[SIM_MAX_ADAPTERS];
+/* The layout of the area of this process's segments (shared_frame_sent) */
+static _Atomic(const struct shared_area *) own_area;
 static pthread_once_t own_exit_once = PTHREAD_ONCE_INIT;
 
 static void own_at_exit(void)
@@ -183,6 +185,7 @@ struct shared_seg *shared_own(unsigned int adapter,
 	o->seg = NULL;
 	o->fd_kept = false;
 	seg_path(o->path, sizeof(o->path), pid, adapter);
+	atomic_store_explicit(&own_area, area, memory_order_release);
 	o->size = SHARED_AREA_OFF + area->len;
 	o->fd = seg_create(&seg, o->size);
 	if (o->fd < 0)
@@ -378,6 +381,29 @@ struct shared_seg *shared_peer(struct fab_link *link,
 	if (path && path[0])
 		p->seg = peer_map(path);
 	return p->seg && area_fits(p->seg, area) ? p->seg : NULL;
+}
+
+/* A sender maps its peer's segment with the layout its own has (one
+ * device, one layout, in a process). */
+void shared_frame_sent(struct fab_link *link)
+{
+	const struct shared_area *area = atomic_load_explicit(
+		&own_area, memory_order_acquire);
+	struct shared_seg *seg = area ? shared_peer(link, area) : NULL;
+
+	if (seg)
+		atomic_fetch_add_explicit(&seg->frames_in, 1,
+					  memory_order_release);
+}
+
+bool shared_frames_in(unsigned int adapter, uint64_t *count)
+{
+	const struct shared_seg *seg = shared_own_made(adapter);
+
+	if (!seg)
+		return false;
+	*count = atomic_load_explicit(&seg->frames_in, memory_order_acquire);
+	return true;
 }
 
 pid_t shared_pid(const struct shared_seg *seg)

@@ -49,6 +49,12 @@ struct shared_seg *shared_own_made(unsigned int adapter);
 struct shared_seg *shared_peer(struct fab_link *link,
 			       const struct shared_area *area);
 pid_t shared_pid(const struct shared_seg *seg);
+/* A frame went on link, a Unix link to an adapter of this host: counted
+ * in that adapter's segment, so that its traps know to read the link. */
+void shared_frame_sent(struct fab_link *link);
+/* The count of frames sent to this adapter's Unix links (false: it has
+ * no segment, nothing counts them). */
+bool shared_frames_in(unsigned int adapter, uint64_t *count);
 /* The area of the layer above in seg: at a fixed offset past the header
  * and the copy slots (the file is sparse). */
 #define SHARED_AREA_OFF	(512u << 10)

@@ -45,6 +45,9 @@ struct shared_seg {
 	uint64_t area_len;
 	uint32_t area_version;
 	uint32_t pad2;
+	/* Frames same-host senders wrote to this adapter's Unix links:
+	 * a trap reads those links only when it moved (fabric_rx.c). */
+	_Atomic uint64_t frames_in;
 	pthread_mutex_t lock;
 	uint8_t align[64];
 	struct shared_copy copy[SHM_COPY_SLOTS];

@@ -263,6 +263,7 @@ static void trap_handler(int sig, siginfo_t *si, void *ctx)
 			(uint32_t)value);
 	uc->uc_mcontext.gregs[REG_RIP] += st.len;
 	errno = saved_errno;
+	sim_trap_resume(uc);
 }
 
 int sim_doorbell_trap_install(void)
@@ -271,6 +272,7 @@ int sim_doorbell_trap_install(void)
 
 	if (sim_doorbell_trap_installed())
 		return 0;
+	sim_trap_resume_init();
 	ret = sim_signal_take(trap_handler);
 	if (!ret)
 		pthread_atfork(NULL, NULL, doorbell_forked);

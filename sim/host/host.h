@@ -8,6 +8,8 @@
 #ifndef PVRDMA_SIM_HOST_H
 #define PVRDMA_SIM_HOST_H
 
+#include <ucontext.h>
+
 #include "kernel.h"
 
 /* ---- config.c: the launcher's environment -> sim_global, sim_devs ---- */
@@ -32,6 +34,12 @@ void sim_signal_set_bus_fixup(sim_bus_fixup_fn fn);
 
 /* ---- signals.c: the program's view of the signals the trap owns ---- */
 bool sim_doorbell_trap_installed(void);
+/* ---- trap_resume.c: leaving the trap without rt_sigreturn ---- */
+void sim_trap_resume_init(void);
+/* Resumes the context uc, the frame of a UAR trap; returns if it cannot
+ * (the handler then returns through sigreturn). */
+void sim_trap_resume(ucontext_t *uc);
+
 /* sigaction(SIGSEGV, ...) of the application while the trap owns SIGSEGV:
  * records act as the action to chain to and returns the recorded one. */
 int sim_doorbell_app_sigaction(const struct sigaction *act,

@@ -5,7 +5,8 @@
  * in the page; faults elsewhere go to the application's handler, or kill
  * the process as they would without the sim, or when the thread's view
  * blocks SIGSEGV; a sent one waits while blocked; an undecodable UAR store
- * aborts.
+ * aborts; the trapping thread's registers, flags, vector registers and red
+ * zone are kept.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,6 +24,10 @@
 
 #include "host.h"
 
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM	(1u << 31)
+#endif
+
 /* The device side, recorded: this test stands in for dispatch.c. */
 #define MAX_DB 16
 static struct {
@@ -35,6 +40,9 @@ static volatile sig_atomic_t ndb;
 void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		     uint32_t value)
 {
+	/* as the device's code may: the trap must give them back */
+	asm volatile("pxor %%xmm0, %%xmm0\n\tpxor %%xmm13, %%xmm13\n\t"
+		     "pcmpeqd %%xmm7, %%xmm7" : : : "xmm0", "xmm7", "xmm13");
 	if (ndb < MAX_DB) {
 		db[ndb].uctx = uctx;
 		db[ndb].offset = offset;
@@ -305,6 +313,140 @@ static void test_undecodable_aborts(void **state)
 	assert_int_equal(child_signal(undecodable_store), SIGABRT);
 }
 
+/*
+ * What the trapping thread had is what it has after the store: every
+ * general register, the flags (DF and CF set), the vector registers
+ * (the device side here clobbers its own), and the red zone below the
+ * stack pointer. The store and the reads after it are one asm block, so
+ * that nothing of the compiler's comes between.
+ */
+static uint8_t *ctx_uar;
+static uint64_t ctx_gpr[14], ctx_xmm[16], ctx_red[2], ctx_flags;
+
+static void store_and_check(void)
+{
+	static const uint64_t pat = 0x0101010101010101ull;
+	unsigned int i;
+
+	ctx_uar = sim_uar_map(&uctx_a, NULL);
+	assert_true(ctx_uar != MAP_FAILED && ctx_uar);
+	ndb = 0;
+	asm volatile(
+		"mov ctx_uar(%%rip), %%rax\n\t"
+		"movabs $0x0101010101010101, %%rbx\n\t"
+		"lea (%%rbx,%%rbx), %%rcx\n\t"
+		"lea (%%rcx,%%rbx), %%rdx\n\t"
+		"lea (%%rdx,%%rbx), %%rsi\n\t"
+		"lea (%%rsi,%%rbx), %%rdi\n\t"
+		"lea (%%rdi,%%rbx), %%r8\n\t"
+		"lea (%%r8,%%rbx), %%r9\n\t"
+		"lea (%%r9,%%rbx), %%r10\n\t"
+		"lea (%%r10,%%rbx), %%r11\n\t"
+		"lea (%%r11,%%rbx), %%r12\n\t"
+		"lea (%%r12,%%rbx), %%r13\n\t"
+		"lea (%%r13,%%rbx), %%r14\n\t"
+		"lea (%%r14,%%rbx), %%r15\n\t"
+		"movq %%rbx, %%xmm0\n\t"  "movq %%rcx, %%xmm1\n\t"
+		"movq %%rdx, %%xmm2\n\t"  "movq %%rsi, %%xmm3\n\t"
+		"movq %%rdi, %%xmm4\n\t"  "movq %%r8, %%xmm5\n\t"
+		"movq %%r9, %%xmm6\n\t"   "movq %%r10, %%xmm7\n\t"
+		"movq %%r11, %%xmm8\n\t"  "movq %%r12, %%xmm9\n\t"
+		"movq %%r13, %%xmm10\n\t" "movq %%r14, %%xmm11\n\t"
+		"movq %%r15, %%xmm12\n\t" "movq %%rbx, %%xmm13\n\t"
+		"movq %%rcx, %%xmm14\n\t" "movq %%rdx, %%xmm15\n\t"
+		"mov %%rbx, -8(%%rsp)\n\t"
+		"mov %%rcx, -128(%%rsp)\n\t"
+		"std\n\t"
+		"stc\n\t"
+		"movl $0x80000007, 4(%%rax)\n\t"
+		"mov %%rax, ctx_gpr+104(%%rip)\n\t"
+		"mov -8(%%rsp), %%rax\n\t"
+		"mov %%rax, ctx_red+0(%%rip)\n\t"
+		"mov -128(%%rsp), %%rax\n\t"
+		"mov %%rax, ctx_red+8(%%rip)\n\t"
+		"pushfq\n\t"
+		"cld\n\t"
+		"pop ctx_flags(%%rip)\n\t"
+		"mov %%rbx, ctx_gpr+0(%%rip)\n\t"
+		"mov %%rcx, ctx_gpr+8(%%rip)\n\t"
+		"mov %%rdx, ctx_gpr+16(%%rip)\n\t"
+		"mov %%rsi, ctx_gpr+24(%%rip)\n\t"
+		"mov %%rdi, ctx_gpr+32(%%rip)\n\t"
+		"mov %%r8, ctx_gpr+40(%%rip)\n\t"
+		"mov %%r9, ctx_gpr+48(%%rip)\n\t"
+		"mov %%r10, ctx_gpr+56(%%rip)\n\t"
+		"mov %%r11, ctx_gpr+64(%%rip)\n\t"
+		"mov %%r12, ctx_gpr+72(%%rip)\n\t"
+		"mov %%r13, ctx_gpr+80(%%rip)\n\t"
+		"mov %%r14, ctx_gpr+88(%%rip)\n\t"
+		"mov %%r15, ctx_gpr+96(%%rip)\n\t"
+		"movq %%xmm0, ctx_xmm+0(%%rip)\n\t"
+		"movq %%xmm1, ctx_xmm+8(%%rip)\n\t"
+		"movq %%xmm2, ctx_xmm+16(%%rip)\n\t"
+		"movq %%xmm3, ctx_xmm+24(%%rip)\n\t"
+		"movq %%xmm4, ctx_xmm+32(%%rip)\n\t"
+		"movq %%xmm5, ctx_xmm+40(%%rip)\n\t"
+		"movq %%xmm6, ctx_xmm+48(%%rip)\n\t"
+		"movq %%xmm7, ctx_xmm+56(%%rip)\n\t"
+		"movq %%xmm8, ctx_xmm+64(%%rip)\n\t"
+		"movq %%xmm9, ctx_xmm+72(%%rip)\n\t"
+		"movq %%xmm10, ctx_xmm+80(%%rip)\n\t"
+		"movq %%xmm11, ctx_xmm+88(%%rip)\n\t"
+		"movq %%xmm12, ctx_xmm+96(%%rip)\n\t"
+		"movq %%xmm13, ctx_xmm+104(%%rip)\n\t"
+		"movq %%xmm14, ctx_xmm+112(%%rip)\n\t"
+		"movq %%xmm15, ctx_xmm+120(%%rip)\n\t"
+		/* named so that the compiler knows what the block does */
+		: "=m"(ctx_gpr), "=m"(ctx_xmm), "=m"(ctx_red), "=m"(ctx_flags)
+		: "m"(ctx_uar)
+		: "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9",
+		      "r10", "r11", "r12", "r13", "r14", "r15", "xmm0", "xmm1",
+		      "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
+		      "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",
+		      "xmm15", "cc", "memory");
+	assert_int_equal(ndb, 1);
+	expect_db(0, &uctx_a, 4, 0x80000007);
+	for (i = 0; i < 13; i++)
+		assert_int_equal(ctx_gpr[i], pat * (i + 1));
+	assert_ptr_equal((void *)(uintptr_t)ctx_gpr[13], ctx_uar);
+	for (i = 0; i < 16; i++)
+		assert_int_equal(ctx_xmm[i], pat * (i < 13 ? i + 1 : i - 12));
+	assert_int_equal(ctx_red[0], pat);
+	assert_int_equal(ctx_red[1], 2 * pat);
+	assert_true(ctx_flags & 0x400);		/* DF */
+	assert_true(ctx_flags & 0x1);		/* CF */
+	sim_uar_unmap(&uctx_a, ctx_uar);
+}
+
+static void test_context_kept(void **state)
+{
+	store_and_check();
+}
+
+/* The same with the trap on an alternate signal stack; one armed with
+ * SS_AUTODISARM is armed again once the store returned. */
+static void test_context_kept_on_altstack(void **state)
+{
+	static uint8_t alt[2][64 << 10] __attribute__((aligned(64)));
+	const int flags[2] = { 0, SS_AUTODISARM };
+	stack_t ss, now;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ss.ss_sp = alt[i];
+		ss.ss_size = sizeof(alt[i]);
+		ss.ss_flags = flags[i];
+		assert_int_equal(sigaltstack(&ss, NULL), 0);
+		store_and_check();
+		assert_int_equal(sigaltstack(NULL, &now), 0);
+		assert_ptr_equal(now.ss_sp, alt[i]);
+		assert_int_equal(now.ss_size, sizeof(alt[i]));
+		assert_false(now.ss_flags & SS_DISABLE);
+	}
+	ss.ss_flags = SS_DISABLE;
+	assert_int_equal(sigaltstack(&ss, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +458,8 @@ int main(void)
 		cmocka_unit_test(test_blocked_fault_kills),
 		cmocka_unit_test(test_sent_waits_while_blocked),
 		cmocka_unit_test(test_undecodable_aborts),
+		cmocka_unit_test(test_context_kept),
+		cmocka_unit_test(test_context_kept_on_altstack),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
