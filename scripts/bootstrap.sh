@@ -17,7 +17,7 @@ librdmacm-dev libfabric-bin
 libcmocka-dev linux-libc-dev valgrind python3
 debhelper dpkg-dev lintian rpm fakeroot man-db groff-base binutils
 openmpi-bin libopenmpi-dev ucx-utils libucx-dev libfabric-bin
-iproute2 infiniband-diags tcpdump tshark python3-scapy
+iproute2 ethtool infiniband-diags tcpdump tshark python3-scapy
 qemu-system-x86 debootstrap"
 
 cross=""

@@ -60,5 +60,7 @@ void sim_signal_set_bus_fixup(sim_bus_fixup_fn fn);
 
 /* ---- sysfs.c ---- */
 int sim_sysfs_write(void);
+/* The PCI address of adapter dev's function ("0000:0b:00.1"). */
+void sim_sysfs_pci_bdf(const struct sim_dev *dev, char bdf[16]);
 
 #endif /* PVRDMA_SIM_HOST_H */

@@ -3,7 +3,10 @@
 # How test suites (rdma-core's among them) find a RoCE adapter's address:
 # its netdev from /sys/class/infiniband/<dev>/device/net/, the netdev's
 # address from `ip -j addr show <netdev>`; then an rdma_cm connection to
-# that address. Also `ip link show` lists the netdev beside the host's.
+# that address. Also `ip link show` lists the netdev beside the host's,
+# and `ethtool -i` names its driver (vmxnet3, whose netdev a PVRDMA
+# function shares) and the PCI function sysfs gives as its device, while
+# the host's own interface keeps the host's answer.
 #
 #   netdev_discovery.sh SERVER_PROVIDER CLIENT_PROVIDER
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +24,20 @@ sim_run links "$sprov" "--ipv4 $sip" ip link show
 expect_rc "ip link show" "$rc" 0
 expect_out links '^[0-9]+: lo: ' "the host's loopback"
 expect_out links '^[0-9]+: pvrdma0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu [0-9]+ .*state UP'
+
+sim_run ethtool "$sprov" "--ipv4 $sip" sh -c \
+	'ethtool -i pvrdma0 && readlink /sys/class/net/pvrdma0/device'
+expect_rc "ethtool -i pvrdma0" "$rc" 0
+expect_out ethtool '^driver: vmxnet3$' "the vmxnet3 driver"
+expect_out ethtool '^version: [0-9.]+-k$' "an in-kernel driver's version"
+bdf=$(sed -n '$s|.*/||p' "$RUNDIR/ethtool.out")
+expect_out ethtool "^bus-info: $bdf\$" "the function of the netdev's sysfs device"
+ethtool -i lo >"$RUNDIR/lo_host.out" 2>&1
+host_rc=$?
+sim_run lo "$sprov" "--ipv4 $sip" ethtool -i lo
+expect_rc "ethtool -i lo" "$rc" "$host_rc"
+cmp -s "$RUNDIR/lo_host.out" "$RUNDIR/lo.out" ||
+	e2e_fail "ethtool -i lo: the host's answer changed under the sim"
 
 sim_run discover "$sprov" "--ipv4 $sip" sh -c \
 	'nd=$(ls /sys/class/infiniband/vmw_pvrdma0/device/net/) &&
