@@ -11,8 +11,9 @@
 # libfabric's verbs provider finds the adapter's MSG endpoint, and the RDM
 # one of verbs;ofi_rxm on the adapter's address); fi_pingpong_msg and
 # fi_pingpong_rdm (libfabric's verbs MSG and verbs;ofi_rxm RDM endpoints
-# with no FI_* variable, data checked; RxM's default CQ refused, and run
-# with FI_UNIVERSE_SIZE=64).
+# with no FI_* variable: MSG data checked, RxM's default CQ refused);
+# fi_pingpong_rdm64 (RxM with FI_UNIVERSE_SIZE=64, data checked; not in
+# ctest, see there).
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
 . "$E2E_SRC/lib.sh"
 
@@ -82,6 +83,7 @@ fi_pingpong_passes() {
 	expect_out "${1}_server" "^64k +10 +=10 " "the 64 KiB transfers"
 }
 
+
 case $scenario in
 fi_pingpong_msg)
 	fi_pingpong msg msg verbs ""
@@ -96,6 +98,14 @@ fi_pingpong_rdm)
 	[ "$server_rc" -ne 0 ] && [ "$client_rc" -ne 0 ] ||
 		e2e_fail "RxM's default CQ was not refused"
 	expect_out rdm_server "fi_enable\(\).*ret=-22 " "the CQ beyond max_cqe"
+	;;
+fi_pingpong_rdm64)
+	# Not in ctest: libfabric 1.17's RxM closes a connection's MSG
+	# endpoint before it drains the CQ they share (rxm_close_conn), and
+	# destroying the QP takes that QP's completions out of the CQ, as
+	# both providers do; a side whose last completion (of the "fin" both
+	# send after the checked transfers) goes that way waits for it
+	# forever, here as on a VM (libfabric later drains first).
 	fi_pingpong rdm64 rdm "verbs;ofi_rxm" FI_UNIVERSE_SIZE=64
 	fi_pingpong_passes rdm64
 	;;
