@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # The provider as an rdma-core provider: copies providers/pvrdma, unchanged,
-# into a copy of an rdma-core source tree beside providers/vmw_pvrdma, adds
-# it to the tree's top CMakeLists.txt and builds it there with the tree's
-# own rdma_provider(), driver.h, ccan and util (compat/ is not on that
-# include path).
+# into a copy of an rdma-core source tree beside providers/vmw_pvrdma with
+# its public header include/infiniband/pvrdmadv.h beside it (where
+# rdma-core keeps a provider's dv header), adds it to the tree's top
+# CMakeLists.txt and builds it there with the tree's own rdma_provider(),
+# driver.h, ccan and util (compat/ is not on that include path).
 #
 #   scripts/rdma-core-dropin.sh RDMA_CORE_TREE [WORK_DIR [SIM_BUILD_DIR]]
 #
@@ -46,9 +47,11 @@ rm -rf "$src" "$build"
 mkdir -p "$src"
 cp -a "$tree/." "$src/"
 
-# The drop-in: the directory as it is, one line in the top CMakeLists.txt.
+# The drop-in: the directory as it is with its public header, one line in
+# the top CMakeLists.txt.
 rm -rf "$src/providers/pvrdma"
 cp -a "$top/providers/pvrdma" "$src/providers/pvrdma"
+cp "$top/include/infiniband/pvrdmadv.h" "$src/providers/pvrdma/"
 grep -q '^add_subdirectory(providers/vmw_pvrdma)$' "$src/CMakeLists.txt" ||
 	fail "no add_subdirectory(providers/vmw_pvrdma) in $tree/CMakeLists.txt"
 sed -i 's|^add_subdirectory(providers/vmw_pvrdma)$|&\nadd_subdirectory(providers/pvrdma)|' \

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * libpvrdma: device matching, the context (UAR page, device limits, the
- * QP table that resolves CQE.qp) and the ring buffers shared with the
- * device.
+ * libpvrdma: device matching and the context: its UAR page, the device's
+ * limits, the QP table that resolves CQE.qp (qp_table.c) and the settings
+ * read from the environment. The rings shared with the device are buf.c's.
  */
 #include <errno.h>
 #include <limits.h>

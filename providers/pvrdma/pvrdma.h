@@ -2,12 +2,12 @@
 /*
  * libpvrdma: objects of the provider and the contracts between its files.
  * The device ABI as the provider uses it is pvrdma-abi.h; what pvrdmadv
- * reports and how libpvrdma.so.1 reaches the provider is pvrdma-dv.h.
+ * reports and how libpvrdma.so.1 reaches the provider is dv_internal.h.
  *
  *   main.c     device match, context (UAR, device limits)
  *   td.c       thread domains, parent domains (custom allocators)
  *   dv.c       pvrdmadv: counters and device facts (what libpvrdma.so.1
- *              reaches through the device, pvrdma-dv.h)
+ *              reaches through the device, dv_internal.h)
  *   dv_lib.c   libpvrdma.so.1, the pvrdmadv library applications link
  *   inline.c   the per-QP bounce slots that give inline sends
  *   qp_table.c CQE.qp -> QP
@@ -40,7 +40,7 @@
 #include <util/udma_barrier.h>
 
 #include "pvrdma-abi.h"
-#include "pvrdma-dv.h"
+#include "dv_internal.h"
 #include "ring.h"
 #include "lock.h"
 
@@ -51,7 +51,7 @@ struct pvrdma_device {
 	struct verbs_device vdev;
 	size_t page_size;
 	/* what libpvrdma.so.1 calls once is_pvrdma_dev() said the device
-	 * is ours (pvrdma-dv.h) */
+	 * is ours (dv_internal.h) */
 	const struct pvrdma_dv_ops *dv;
 };
 

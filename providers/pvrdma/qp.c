@@ -71,77 +71,44 @@ static void free_qp_bufs(struct pvrdma_qp *qp)
 }
 
 /* Both create_qp and create_qp_ex. */
-static struct pvrdma_qp *qp_create(struct ibv_context *context,
-				   struct ibv_qp_init_attr_ex *attr)
+/* The queues' shape: entries (a power of two), SGEs and WQE size. */
+struct qp_shape {
+	uint32_t sq_cnt, sq_sge, sq_wqe;
+	uint32_t rq_cnt, rq_sge, rq_wqe;	/* 0 with an SRQ */
+};
+
+static int qp_shape(const struct pvrdma_context *ctx,
+		    const struct ibv_qp_init_attr_ex *attr, struct qp_shape *s)
 {
-	struct pvrdma_context *ctx = to_pctx(context);
-	size_t page = to_pdev(context->device)->page_size;
+	memset(s, 0, sizeof(*s));
+	s->sq_cnt = (uint32_t)roundup_pow_of_two(
+		max_t(uint32_t, attr->cap.max_send_wr, 1));
+	s->sq_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
+	s->sq_wqe = pvrdma_sq_wqe_size(s->sq_sge);
+	if (!attr->srq) {
+		s->rq_cnt = (uint32_t)roundup_pow_of_two(
+			max_t(uint32_t, attr->cap.max_recv_wr, 1));
+		s->rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
+		s->rq_wqe = pvrdma_rq_wqe_size(s->rq_sge);
+	}
+	/* rounding up must not exceed what the device takes either */
+	if (s->sq_cnt > ctx->limits.max_qp_wr ||
+	    s->rq_cnt > ctx->limits.max_qp_wr)
+		return EINVAL;
+	return 0;
+}
+
+/* CREATE_QP to the kernel with the rings made, then the doorbells of the
+ * handle it answers. */
+static int qp_create_cmd(struct ibv_context *context, struct pvrdma_qp *qp,
+			 const struct ibv_qp_init_attr_ex *attr,
+			 const struct qp_shape *s)
+{
 	struct pvrdma_cmd_create_qp cmd = {};
 	struct pvrdma_cmd_create_qp_resp resp = {};
 	struct ibv_qp_init_attr_ex kattr;
-	uint32_t sq_cnt, sq_sge, sq_wqe, rq_cnt = 0, rq_sge = 0, rq_wqe = 0;
-	struct pvrdma_ring_state *rs;
-	struct pvrdma_pd *pd;
-	struct pvrdma_qp *qp;
-	uint8_t *uar = ctx->uar;
-	bool single;
+	uint8_t *uar = to_pctx(context)->uar;
 	int ret;
-
-	if (!attr) {
-		errno = EINVAL;
-		return NULL;
-	}
-	ret = check_create_qp(ctx, attr);
-	if (ret) {
-		errno = ret;
-		return NULL;
-	}
-	pd = to_ppd(attr->pd);
-	single = pd->td != NULL;
-
-	sq_cnt = (uint32_t)roundup_pow_of_two(
-		max_t(uint32_t, attr->cap.max_send_wr, 1));
-	sq_sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
-	sq_wqe = pvrdma_sq_wqe_size(sq_sge);
-	if (!attr->srq) {
-		rq_cnt = (uint32_t)roundup_pow_of_two(
-			max_t(uint32_t, attr->cap.max_recv_wr, 1));
-		rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
-		rq_wqe = pvrdma_rq_wqe_size(rq_sge);
-	}
-	/* rounding up must not exceed what the device takes either */
-	if (sq_cnt > ctx->limits.max_qp_wr || rq_cnt > ctx->limits.max_qp_wr) {
-		errno = EINVAL;
-		return NULL;
-	}
-
-	qp = calloc(1, sizeof(*qp));
-	if (!qp)
-		return NULL;
-	ret = pvrdma_buf_alloc(&qp->sbuf, pd, page +
-			       align((size_t)sq_cnt * sq_wqe, page),
-			       page, PVRDMADV_RES_TYPE_QP_SQ);
-	if (ret)
-		goto err_free;
-	if (!attr->srq) {
-		ret = pvrdma_buf_alloc(&qp->rbuf, pd,
-				       align((size_t)rq_cnt * rq_wqe,
-						    page),
-				       page, PVRDMADV_RES_TYPE_QP_RQ);
-		if (ret)
-			goto err_bufs;
-	}
-	rs = qp->sbuf.addr;
-	pvrdma_wq_init(&qp->sq, &rs->tx, (uint8_t *)qp->sbuf.addr + page,
-		       sq_cnt, sq_wqe, sq_sge, single);
-	if (!attr->srq)
-		pvrdma_wq_init(&qp->rq, &rs->rx, qp->rbuf.addr, rq_cnt,
-			       rq_wqe, rq_sge, single);
-	qp->srq = attr->srq ? to_psrq(attr->srq) : NULL;
-	qp->atomic_cap = ctx->limits.atomic_cap;
-	ret = pvrdma_inline_init(qp, attr->pd, attr->cap.max_inline_data);
-	if (ret)
-		goto err_locks;
 
 	cmd.drv_payload.sbuf_addr = (uintptr_t)qp->sbuf.addr;
 	cmd.drv_payload.sbuf_size = (uint32_t)qp->sbuf.size;
@@ -151,15 +118,15 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 
 	kattr = *attr;
 	kattr.comp_mask = IBV_QP_INIT_ATTR_PD;
-	kattr.cap.max_send_wr = sq_cnt;
-	kattr.cap.max_send_sge = sq_sge;
-	kattr.cap.max_recv_wr = rq_cnt;
-	kattr.cap.max_recv_sge = rq_sge;
+	kattr.cap.max_send_wr = s->sq_cnt;
+	kattr.cap.max_send_sge = s->sq_sge;
+	kattr.cap.max_recv_wr = s->rq_cnt;
+	kattr.cap.max_recv_sge = s->rq_sge;
 	kattr.cap.max_inline_data = 0;	/* the device has none: ours */
 	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, &kattr, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
-		goto err_inline;
+		return ret;
 
 	/* Namespaced devices name the QP to the device by a handle that
 	 * differs from the QPN; older ones return 0 and use the QPN. */
@@ -171,6 +138,65 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 	qp->rq.doorbell = qp->sq.doorbell;
 	qp->rq.doorbell_value = (qp->qp_handle & PVRDMA_UAR_HANDLE_MASK) |
 				PVRDMA_DB_QP_RECV;
+	return 0;
+}
+
+static struct pvrdma_qp *qp_create(struct ibv_context *context,
+				   struct ibv_qp_init_attr_ex *attr)
+{
+	struct pvrdma_context *ctx = to_pctx(context);
+	size_t page = to_pdev(context->device)->page_size;
+	struct pvrdma_ring_state *rs;
+	struct qp_shape s;
+	struct pvrdma_pd *pd;
+	struct pvrdma_qp *qp;
+	bool single;
+	int ret;
+
+	if (!attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = check_create_qp(ctx, attr);
+	if (!ret)
+		ret = qp_shape(ctx, attr, &s);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	pd = to_ppd(attr->pd);
+	single = pd->td != NULL;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	ret = pvrdma_buf_alloc(&qp->sbuf, pd, page +
+			       align((size_t)s.sq_cnt * s.sq_wqe, page),
+			       page, PVRDMADV_RES_TYPE_QP_SQ);
+	if (ret)
+		goto err_free;
+	if (!attr->srq) {
+		ret = pvrdma_buf_alloc(&qp->rbuf, pd,
+				       align((size_t)s.rq_cnt * s.rq_wqe,
+						    page),
+				       page, PVRDMADV_RES_TYPE_QP_RQ);
+		if (ret)
+			goto err_bufs;
+	}
+	rs = qp->sbuf.addr;
+	pvrdma_wq_init(&qp->sq, &rs->tx, (uint8_t *)qp->sbuf.addr + page,
+		       s.sq_cnt, s.sq_wqe, s.sq_sge, single);
+	if (!attr->srq)
+		pvrdma_wq_init(&qp->rq, &rs->rx, qp->rbuf.addr, s.rq_cnt,
+			       s.rq_wqe, s.rq_sge, single);
+	qp->srq = attr->srq ? to_psrq(attr->srq) : NULL;
+	qp->atomic_cap = ctx->limits.atomic_cap;
+	ret = pvrdma_inline_init(qp, attr->pd, attr->cap.max_inline_data);
+	if (ret)
+		goto err_locks;
+	ret = qp_create_cmd(context, qp, attr, &s);
+	if (ret)
+		goto err_inline;
 	pvrdma_qp_init_fast(qp);
 
 	ret = pvrdma_qp_table_add(ctx, qp);
@@ -180,10 +206,10 @@ static struct pvrdma_qp *qp_create(struct ibv_context *context,
 	}
 	pvrdma_track_qp(ctx, qp);
 
-	attr->cap.max_send_wr = sq_cnt;
-	attr->cap.max_send_sge = sq_sge;
-	attr->cap.max_recv_wr = rq_cnt;
-	attr->cap.max_recv_sge = rq_sge;
+	attr->cap.max_send_wr = s.sq_cnt;
+	attr->cap.max_send_sge = s.sq_sge;
+	attr->cap.max_recv_wr = s.rq_cnt;
+	attr->cap.max_recv_sge = s.rq_sge;
 	attr->cap.max_inline_data = qp->max_inline_data;
 	return qp;
 

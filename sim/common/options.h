@@ -59,25 +59,12 @@
 #define SIM_HW_MIN_SRQ		14u
 
 /*
- * Queue depth limits (max_qp_wr, max_srq_wr, max_cqe), derived as the public
- * model of this device derives them (QEMU hw/rdma/vmw, init_dev_caps): the
- * device maps a queue's ring through the first page table of the page
- * directory the driver hands it, so a ring lives in what one page table
- * maps, 512 pages of 4 KiB; the ring's first page is its ring state
- * (prod_tail / cons_head), which leaves 511 pages for entries. The entries
- * of a ring number a power of two (the kernel driver rounds every depth up),
- * so each limit is the largest power of two of entries that fits those 511
- * pages:
- *   max_qp_wr   send WQE: pvrdma_sq_wqe_hdr (80) + one pvrdma_sge (16),
- *               rounded up as the driver lays WQEs out: 128 B -> 8192
- *               (the larger of the send and receive WQE, one limit covers
- *               both queues of a QP, as QEMU takes the larger header)
- *   max_srq_wr  receive WQE: pvrdma_rq_wqe_hdr (16) + one sge: 32 B -> 32768
- *   max_cqe     pvrdma_cqe: 64 B -> 16384
- * A queue with more SGEs a WQE has larger WQEs; its ring is still checked
- * against the pages the driver can map. The limits stay options (--max-qp-wr,
- * --max-srq-wr, --max-cqe) up to what the kernel driver's whole page
- * directory (512 x 512 pages) could map.
+ * Queue depth limits, as QEMU's model derives them (init_dev_caps): a ring
+ * lives in what one page table maps, 512 pages, less its ring-state page;
+ * each limit is the largest power of two of entries that fits: a 128 B
+ * send WQE (max_qp_wr 8192), a 32 B receive WQE (max_srq_wr 32768), a 64 B
+ * CQE (max_cqe 16384). The options may raise them up to what the whole
+ * page directory (512 x 512 pages) maps.
  */
 #define SIM_PAGE_TABLE_PAGES	512u
 #define SIM_RING_ENTRY_BYTES	((SIM_PAGE_TABLE_PAGES - 1) * 4096u)

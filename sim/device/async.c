@@ -27,7 +27,7 @@ static unsigned long adapter_activity(struct sim_dev *dev)
 }
 
 /* dev->lock held; true: the thread polls on. */
-bool async_poll(struct engine *eng)
+bool dev_async_poll(struct engine *eng)
 {
 	unsigned long seen;
 	struct qlink *l;
@@ -44,7 +44,7 @@ bool async_poll(struct engine *eng)
 	fabric_rx_poll(eng->port);
 	for (l = eng->all.first; l; l = l->next)
 		if (eqp_of(l, all)->qp->attr.state == IBV_QPS_RTS)
-			sq_progress(eqp_of(l, all));
-	acks_flush(eng);
+			dev_sq_progress(eqp_of(l, all));
+	dev_acks_flush(eng);
 	return true;
 }

@@ -16,8 +16,8 @@ static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
 	struct out_wqe *o;
 	bool progress = false;
 
-	while (e->out_count && e->out_sent) {
-		o = out_at(e, 0);
+	while (e->req.out_count && e->req.out_sent) {
+		o = dev_out_at(e, 0);
 		/* a message of packets is done with its last (packets.c) */
 		if (!psn_before(o->last_psn, psn) &&
 		    !(inclusive && o->last_psn == psn))
@@ -28,30 +28,30 @@ static void ack_upto(struct eqp *e, uint32_t psn, bool inclusive)
 		 * application that posts one WR per completion (perftest's
 		 * tx_depth) must find the slot free. */
 		wr = o->wr;
-		out_pop(e);
-		complete_send(e, &wr, PVRDMA_WC_SUCCESS);
+		dev_out_pop(e);
+		dev_complete_send(e, &wr, PVRDMA_WC_SUCCESS);
 		progress = true;
 	}
 	if (progress) {
-		e->retries_left = e->qp->attr.retry_cnt;
-		e->rnr_left = e->qp->attr.rnr_retry;
-		e->deadline = 0;
-		if (e->out_sent)
-			restart_ack_timer(e);
+		e->req.retries_left = e->qp->attr.retry_cnt;
+		e->req.rnr_left = e->qp->attr.rnr_retry;
+		e->req.deadline = 0;
+		if (e->req.out_sent)
+			dev_restart_ack_timer(e);
 	}
-	if (e->out_count && !e->out_sent && out_at(e, 0)->local_err)
-		complete_local_error(e);
+	if (e->req.out_count && !e->req.out_sent && dev_out_at(e, 0)->local_err)
+		dev_complete_local_error(e);
 }
 
-void requester_fail(struct eqp *e, uint32_t status)
+void dev_requester_fail(struct eqp *e, uint32_t status)
 {
-	struct out_wqe *o = out_at(e, 0);
+	struct out_wqe *o = dev_out_at(e, 0);
 	struct sim_send_wr wr = o->wr;
 
 	in_place_settle(e);
-	out_pop(e);
-	complete_send(e, &wr, status);
-	qp_to_error(e);
+	dev_out_pop(e);
+	dev_complete_send(e, &wr, status);
+	dev_qp_to_error(e);
 }
 
 /* The response to the READ or atomic at the head of the queue. */
@@ -59,20 +59,20 @@ static void read_atomic_done(struct eqp *e, const struct fab_hdr *h,
 			     struct fab_rx *rx)
 {
 	struct sim_qp *qp = e->qp;
-	struct out_wqe *o = out_at(e, 0);
+	struct out_wqe *o = dev_out_at(e, 0);
 	struct local_iov li;
 	struct sim_send_wr wr;
 	uint64_t val = h->atomic_a;
 
-	if (map_sges(qp, o->wr.sge, o->wr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+	if (dev_map_sges(qp, o->wr.sge, o->wr.num_sge, IBV_ACCESS_LOCAL_WRITE,
 		     &li)) {
-		requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+		dev_requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
 		return;
 	}
 	if (h->type == FAB_READ_RESP) {
 		if (!fab_rx_read(rx, li.iov, li.n)) {
 			if (rx->fault)
-				requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+				dev_requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
 			return;		/* lost: the timer resends */
 		}
 		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
@@ -81,18 +81,18 @@ static void read_atomic_done(struct eqp *e, const struct fab_hdr *h,
 		struct fab_rx mem = { .mem = (void *)&val, .left = 8 };
 
 		if (!fab_rx_read(&mem, li.iov, li.n)) {
-			requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+			dev_requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
 			return;
 		}
 	}
 	wr = o->wr;
-	out_pop(e);
-	complete_send(e, &wr, PVRDMA_WC_SUCCESS);
-	e->retries_left = qp->attr.retry_cnt;
-	e->rnr_left = qp->attr.rnr_retry;
-	e->deadline = 0;
-	if (e->out_sent)
-		restart_ack_timer(e);
+	dev_out_pop(e);
+	dev_complete_send(e, &wr, PVRDMA_WC_SUCCESS);
+	e->req.retries_left = qp->attr.retry_cnt;
+	e->req.rnr_left = qp->attr.rnr_retry;
+	e->req.deadline = 0;
+	if (e->req.out_sent)
+		dev_restart_ack_timer(e);
 }
 
 static uint32_t nak_status(uint8_t code)
@@ -107,12 +107,12 @@ static uint32_t nak_status(uint8_t code)
 	}
 }
 
-void requester_rx(struct eqp *e, const struct fab_hdr *h,
+void dev_requester_rx(struct eqp *e, const struct fab_hdr *h,
 		  struct fab_rx *rx)
 {
 	struct sim_qp *qp = e->qp;
 
-	if (qp->type != IBV_QPT_RC || !e->out_count)
+	if (qp->type != IBV_QPT_RC || !e->req.out_count)
 		return;
 	if (qp->attr.state != IBV_QPS_RTS && qp->attr.state != IBV_QPS_SQD)
 		return;
@@ -124,11 +124,11 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 			pkt_acked(e, (h->psn + 1) & PSN_MASK);
 			/* the ACK of a packet inside the oldest message: it
 			 * is arriving (packets.c) */
-			if (e->out_count &&
-			    (e->out_sent || out_at(e, 0)->pkts_sent) &&
-			    pkt_psn_in(out_at(e, 0), h->psn)) {
-				e->retries_left = e->qp->attr.retry_cnt;
-				restart_ack_timer(e);
+			if (e->req.out_count &&
+			    (e->req.out_sent || dev_out_at(e, 0)->pkts_sent) &&
+			    pkt_psn_in(dev_out_at(e, 0), h->psn)) {
+				e->req.retries_left = e->qp->attr.retry_cnt;
+				dev_restart_ack_timer(e);
 			}
 			break;
 		}
@@ -137,9 +137,9 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 		 * its retry count. Also when a timeout already marked it
 		 * for resending: the first copy is the one still coming. */
 		ack_upto(e, h->psn, false);
-		if (e->out_count && out_at(e, 0)->psn == h->psn) {
-			e->retries_left = e->qp->attr.retry_cnt;
-			restart_ack_timer(e);
+		if (e->req.out_count && dev_out_at(e, 0)->psn == h->psn) {
+			e->req.retries_left = e->qp->attr.retry_cnt;
+			dev_restart_ack_timer(e);
 		}
 		break;
 	case FAB_READ_RESP:
@@ -147,44 +147,45 @@ void requester_rx(struct eqp *e, const struct fab_hdr *h,
 		ack_upto(e, h->psn, false);
 		if (h->flags & FAB_F_SEG) {
 			/* a READ asked for in parts answers before all are */
-			if (e->out_count &&
-			    (e->out_sent || out_at(e, 0)->pkts_sent))
+			if (e->req.out_count &&
+			    (e->req.out_sent || dev_out_at(e, 0)->pkts_sent))
 				pkt_read_response(e, h, rx);
 			break;
 		}
-		if (e->out_count && e->out_sent && out_at(e, 0)->psn == h->psn)
+		if (e->req.out_count && e->req.out_sent &&
+		    dev_out_at(e, 0)->psn == h->psn)
 			read_atomic_done(e, h, rx);
 		break;
 	case FAB_NAK:
 		ack_upto(e, h->psn, false);
-		if (!e->out_count ||
-		    !(e->out_sent || out_at(e, 0)->pkts_sent) ||
-		    !pkt_psn_in(out_at(e, 0), h->psn))
+		if (!e->req.out_count ||
+		    !(e->req.out_sent || dev_out_at(e, 0)->pkts_sent) ||
+		    !pkt_psn_in(dev_out_at(e, 0), h->psn))
 			break;	/* stale */
 		if (h->opcode == FAB_NAK_SEQ) {
 			pkt_acked(e, h->psn);
-			out_unsend(e);	/* go back to psn */
+			dev_out_unsend(e);	/* go back to psn */
 			pkt_rewind(e, h->psn);
 		} else if (h->opcode == FAB_NAK_RNR) {
-			if (qp->attr.rnr_retry != 7 && !e->rnr_left--) {
-				requester_fail(e,
+			if (qp->attr.rnr_retry != 7 && !e->req.rnr_left--) {
+				dev_requester_fail(e,
 					       PVRDMA_WC_RNR_RETRY_EXC_ERR);
 				return;
 			}
 			/* Nothing is in flight until the RNR timer resends:
 			 * the ACK timer restarts with the resend. */
-			out_unsend(e);
+			dev_out_unsend(e);
 			pkt_rewind(e, h->psn);
-			e->deadline = 0;
-			arm_rnr_timer(e, e->eng->now +
-				      1000ull * rnr_timer_us[h->rkey & 31]);
+			e->req.deadline = 0;
+			dev_arm_rnr_timer(e, e->eng->now +
+				      1000ull * dev_rnr_timer_us[h->rkey & 31]);
 		} else {
-			requester_fail(e, nak_status(h->opcode));
+			dev_requester_fail(e, nak_status(h->opcode));
 			return;
 		}
 		break;
 	default:
 		return;
 	}
-	sq_progress(e);
+	dev_sq_progress(e);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "direct.h"
+#include "publish.h"
 #include "engine.h"
 
 int engine_qp_create(struct sim_qp *qp)
@@ -28,32 +29,32 @@ int engine_qp_create(struct sim_qp *qp)
 		return ENOMEM;
 	e->qp = qp;
 	e->eng = eng;
-	e->out_cap = qp->sq.nelems ? qp->sq.nelems : 1;
-	e->out = calloc(e->out_cap, sizeof(*e->out));
-	if (!e->out) {
+	e->req.out_cap = qp->sq.nelems ? qp->sq.nelems : 1;
+	e->req.out = calloc(e->req.out_cap, sizeof(*e->req.out));
+	if (!e->req.out) {
 		free(e);
 		return ENOMEM;
 	}
 	qlist_push(&eng->all, &e->all);
 	qp->engine = e;
-	direct_qp_publish(qp);
+	pub_qp(qp);
 	return 0;
 }
 
 /* Forgets the transport state: nothing outstanding, nothing expected. */
 static void eqp_reset(struct eqp *e)
 {
-	e->out_head = e->out_count = e->out_sent = 0;
-	e->rd_inflight = 0;
-	e->deadline = e->rnr_until = 0;
-	e->direct_rnr_since = 0;
-	e->direct_misses = e->fabric_run = 0;
-	e->link = e->ud_link = NULL;
+	e->req.out_head = e->req.out_count = e->req.out_sent = 0;
+	e->req.rd_inflight = 0;
+	e->req.deadline = e->req.rnr_until = 0;
+	e->direct.rnr_since = 0;
+	e->direct.misses = e->direct.fabric_run = 0;
+	e->req.link = e->req.ud_link = NULL;
 	e->need_resolve = false;
-	e->nak_sent = false;
-	e->seg_busy = false;
-	memset(e->atomics, 0, sizeof(e->atomics));
-	e->atomic_next = 0;
+	e->resp.nak_sent = false;
+	e->resp.seg_busy = false;
+	memset(e->resp.atomics, 0, sizeof(e->resp.atomics));
+	e->resp.atomic_next = 0;
 	qlink_del(&e->ack);
 	qlink_del(&e->wait);
 }
@@ -64,7 +65,7 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 	enum ibv_qp_state s = qp->attr.state;
 
 	if (e)
-		direct_qp_publish(qp);	/* access flags too */
+		pub_qp(qp);	/* access flags too */
 	if (!e || s == old_state)
 		return;
 	switch (s) {
@@ -74,27 +75,27 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 	case IBV_QPS_INIT:
 		break;
 	case IBV_QPS_RTR:
-		e->epsn = qp->attr.rq_psn & PSN_MASK;
-		e->nak_sent = false;
+		e->resp.epsn = qp->attr.rq_psn & PSN_MASK;
+		e->resp.nak_sent = false;
 		e->need_resolve = true;
 		break;
 	case IBV_QPS_RTS:
 		if (old_state == IBV_QPS_RTR) {
-			e->next_psn = qp->attr.sq_psn & PSN_MASK;
-			e->win_base = e->next_psn;
-			e->retries_left = qp->attr.retry_cnt;
-			e->rnr_left = qp->attr.rnr_retry;
+			e->req.next_psn = qp->attr.sq_psn & PSN_MASK;
+			e->req.win_base = e->req.next_psn;
+			e->req.retries_left = qp->attr.retry_cnt;
+			e->req.rnr_left = qp->attr.rnr_retry;
 			e->need_resolve = true;
 		}
-		kick(e);	/* the ring may hold WQEs already */
+		dev_kick(e);	/* the ring may hold WQEs already */
 		break;
 	case IBV_QPS_SQD:
 		qp->attr.sq_draining = 1;
-		kick(e);
+		dev_kick(e);
 		break;
 	case IBV_QPS_ERR:
 		qp->attr.state = old_state;	/* let qp_to_error see it */
-		qp_to_error(e);
+		dev_qp_to_error(e);
 		break;
 	default:
 		break;
@@ -108,13 +109,13 @@ void engine_qp_destroy(struct sim_qp *qp)
 	if (!e)
 		return;
 	in_place_settle(e);
-	direct_qp_withdraw(qp);
+	pub_qp_withdraw(qp);
 	qlink_del(&e->all);
 	qlink_del(&e->kick);
 	qlink_del(&e->ack);
 	qlink_del(&e->wait);
 	qp->engine = NULL;
-	free(e->out);
+	free(e->req.out);
 	free(e);
 }
 
@@ -128,13 +129,13 @@ void engine_cq_destroy(struct sim_cq *cq)
 
 void engine_srq_modified(struct sim_srq *srq)
 {
-	direct_srq_publish(srq);
-	srq_limit_check(srq);
+	pub_srq(srq);
+	dev_srq_limit_check(srq);
 }
 
 void engine_cq_armed(struct sim_cq *cq)
 {
-	direct_cq_publish(cq);
+	pub_cq(cq);
 }
 
 /* The engine as the kernel's device (device.h). */

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "direct.h"
+#include "publish.h"
 #include "engine.h"
 
-uint8_t network_type(struct sim_dev *dev, uint8_t gid_type,
+uint8_t dev_network_type(struct sim_dev *dev, uint8_t gid_type,
 		     const uint8_t gid[16])
 {
 	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
@@ -21,15 +21,11 @@ uint8_t network_type(struct sim_dev *dev, uint8_t gid_type,
 					   PVRDMA_NETWORK_IPV4;
 }
 
-/*
- * The sl of a UD receive completion on RoCE: there is no SL on Ethernet, and
- * the ConnectX adapters that carry RoCE for vSphere hosts report the packet's
- * type there instead (bit 3: a UDP header, i.e. RoCE v2; bits 2-0: the L3
- * header, 0 GRH, 1 IPv6, 2 IPv4). Programs rely on it: UCX's ud_verbs (1.13
- * to 1.18) takes the address family of the GRH area from it, and drops
- * every IPv4 datagram of a device that reports 0.
- */
-uint8_t roce_packet_type(uint8_t network_type)
+/* The sl of a UD receive completion on RoCE carries the packet's type, as
+ * the ConnectX adapters under vSphere report it (bit 3: RoCE v2; bits 2-0:
+ * 0 GRH, 1 IPv6, 2 IPv4): UCX's ud_verbs takes the GRH's address family
+ * from it, and drops every IPv4 datagram of a device that reports 0. */
+uint8_t dev_roce_packet_type(uint8_t network_type)
 {
 	switch (network_type) {
 	case PVRDMA_NETWORK_IPV4:
@@ -41,7 +37,7 @@ uint8_t roce_packet_type(uint8_t network_type)
 	}
 }
 
-/* The CQE into the ring, then its event (see cqe_write()). */
+/* The CQE into the ring, then its event (see dev_cqe_write()). */
 static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
 			const struct pvrdma_cqe *src, bool solicited)
 {
@@ -54,13 +50,13 @@ static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
 	ring = cq->ring;
 	if (sim_ring_reserve(&ring, &slot) != SIM_RING_READY) {
 		cq->overflowed = true;
-		direct_cq_pull(cq);
-		direct_cq_publish(cq);	/* requesters write no more */
+		pub_cq_pull(cq);
+		pub_cq(cq);	/* requesters write no more */
 		sim_device_upcalls.async_event(cq->uctx, cq->user_handle,
 					       IBV_EVENT_CQ_ERR,
 					       &cq->async_events_reported);
 		if (qp->engine)
-			qp_to_error(qp->engine);
+			dev_qp_to_error(qp->engine);
 		return;
 	}
 	memcpy(slot, src, sizeof(*src));
@@ -76,17 +72,17 @@ static void cqe_produce(struct sim_qp *qp, struct sim_cq *cq,
 				  ring.elem_size] = solicited;
 	sim_ring_produce(&ring);	/* release: the CQE is complete */
 	stat_add(&dev->stats.cqes, 1);
-	direct_cq_pull(cq);		/* a requester may have taken it */
+	pub_cq_pull(cq);		/* a requester may have taken it */
 	sim_device_upcalls.comp_event(cq, solicited);
 	if (cq->shared)
-		direct_cq_publish(cq);
+		pub_cq(cq);
 }
 
 /*
  * Writes one CQE for qp into cq. A full CQ is not overwritten: the CQ is in
  * error (CQ_ERR, once) and the QP goes to the error state.
  */
-void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
+void dev_cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 	       const struct pvrdma_cqe *src, bool solicited)
 {
 	struct sim_dev *dev = qp->uctx->dev;
@@ -96,15 +92,15 @@ void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 	/* Same-host requesters write CQEs into a published CQ too
 	 * (direct_send.c): one producer at a time. */
 	if (cq->shared) {
-		direct_own_lock(dev);
+		pub_lock(dev);
 		cqe_produce(qp, cq, src, solicited);
-		direct_own_unlock(dev);
+		pub_unlock(dev);
 		return;
 	}
 	cqe_produce(qp, cq, src, solicited);
 }
 
-void cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
+void dev_cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
 	      uint32_t opcode, uint32_t status)
 {
 	memset(c, 0, sizeof(*c));
@@ -115,7 +111,7 @@ void cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
 	c->port_num = qp->attr.port_num ? qp->attr.port_num : 1;
 }
 
-void complete_send(struct eqp *e, const struct sim_send_wr *wr,
+void dev_complete_send(struct eqp *e, const struct sim_send_wr *wr,
 		   uint32_t status)
 {
 	struct sim_qp *qp = e->qp;
@@ -124,55 +120,51 @@ void complete_send(struct eqp *e, const struct sim_send_wr *wr,
 	if (status == PVRDMA_WC_SUCCESS &&
 	    !(wr->send_flags & IBV_SEND_SIGNALED) && !qp->sq_sig_all)
 		return;
-	cqe_init(&c, qp, wr->wr_id, sim_wqe_wc_opcode(wr->opcode), status);
+	dev_cqe_init(&c, qp, wr->wr_id, sim_wqe_wc_opcode(wr->opcode), status);
 	if (status == PVRDMA_WC_SUCCESS)
 		c.byte_len = wr->total_len;
-	cqe_write(qp, qp->send_cq, &c, false);
+	dev_cqe_write(qp, qp->send_cq, &c, false);
 }
 
-void complete_recv_error(struct eqp *e, uint64_t wr_id,
+void dev_complete_recv_error(struct eqp *e, uint64_t wr_id,
 			 uint32_t status)
 {
 	struct pvrdma_cqe c;
 
-	cqe_init(&c, e->qp, wr_id, PVRDMA_WC_RECV, status);
-	cqe_write(e->qp, e->qp->recv_cq, &c, true);
+	dev_cqe_init(&c, e->qp, wr_id, PVRDMA_WC_RECV, status);
+	dev_cqe_write(e->qp, e->qp->recv_cq, &c, true);
 }
 
-struct out_wqe *out_at(struct eqp *e, uint32_t i)
+struct out_wqe *dev_out_at(struct eqp *e, uint32_t i)
 {
-	return &e->out[(e->out_head + i) % e->out_cap];
+	return &e->req.out[(e->req.out_head + i) % e->req.out_cap];
 }
 
-/*
- * The oldest WQE in flight retires: only now does its SQ slot go back to
- * the producer. The device keeps a fetched RC WQE in the ring until it is
- * done with everything the WQE names, since a resend (RNR, timeout) or a
- * send waiting for the socket reads its buffers again, and a provider may
- * reuse what a slot points at (inline data bounce buffers) once cons_head
- * has passed it.
- */
-void out_pop(struct eqp *e)
+/* The oldest WQE in flight retires: only now does its slot go back to the
+ * producer, since a resend reads its buffers again and a provider may
+ * reuse what a slot points at (inline bounce buffers) once cons_head
+ * passed it. */
+void dev_out_pop(struct eqp *e)
 {
-	if (e->out_sent) {
-		e->out_sent--;
-		if (sim_wqe_is_read_or_atomic(out_at(e, 0)->wr.opcode))
-			e->rd_inflight--;
+	if (e->req.out_sent) {
+		e->req.out_sent--;
+		if (sim_wqe_is_read_or_atomic(dev_out_at(e, 0)->wr.opcode))
+			e->req.rd_inflight--;
 	}
 	sim_ring_consume(&e->qp->sq);
-	e->out_head = (e->out_head + 1) % e->out_cap;
-	e->out_count--;
+	e->req.out_head = (e->req.out_head + 1) % e->req.out_cap;
+	e->req.out_count--;
 }
 
 /* Everything in flight is to be sent again (timeout, NAK, RNR). */
-void out_unsend(struct eqp *e)
+void dev_out_unsend(struct eqp *e)
 {
-	e->out_sent = 0;
-	e->rd_inflight = 0;
+	e->req.out_sent = 0;
+	e->req.rd_inflight = 0;
 }
 
 /* Every WQE still queued completes with WR_FLUSH_ERR, in order. */
-void qp_flush(struct eqp *e)
+void dev_qp_flush(struct eqp *e)
 {
 	struct sim_qp *qp = e->qp;
 	struct sim_send_wr swr;
@@ -181,12 +173,12 @@ void qp_flush(struct eqp *e)
 	void *elem;
 
 	in_place_settle(e);
-	while (e->out_count) {
-		swr = out_at(e, 0)->wr;
-		out_pop(e);	/* slot back before the CQE shows it done */
-		complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
+	while (e->req.out_count) {
+		swr = dev_out_at(e, 0)->wr;
+		dev_out_pop(e);	/* slot back before the CQE shows it done */
+		dev_complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
 	}
-	e->deadline = 0;
+	e->req.deadline = 0;
 	/* A ring holds at most nelems WQEs: more means the indices are
 	 * being rewritten under us (the ring-state page shared with a CQ's
 	 * buffer, say), and the device stops rather than spin. */
@@ -197,7 +189,7 @@ void qp_flush(struct eqp *e)
 			sim_wqe_decode_send(&qp->sq, elem, qp->type, &swr);
 			sim_ring_consume(&qp->sq);
 			stat_add(&qp->uctx->dev->stats.send_wqes, 1);
-			complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
+			dev_complete_send(e, &swr, PVRDMA_WC_WR_FLUSH_ERR);
 		}
 	}
 	if (!qp->srq && qp->rq.state && qp->rq.nelems) {
@@ -207,7 +199,7 @@ void qp_flush(struct eqp *e)
 			sim_wqe_decode_recv(&qp->rq, elem, &rwr);
 			sim_ring_consume(&qp->rq);
 			stat_add(&qp->uctx->dev->stats.recv_wqes, 1);
-			complete_recv_error(e, rwr.wr_id,
+			dev_complete_recv_error(e, rwr.wr_id,
 					    PVRDMA_WC_WR_FLUSH_ERR);
 		}
 	}
@@ -215,15 +207,15 @@ void qp_flush(struct eqp *e)
 
 /* The device moves a QP to the error state after a completion error (no
  * async event: the error CQE tells the application). */
-void qp_to_error(struct eqp *e)
+void dev_qp_to_error(struct eqp *e)
 {
 	struct sim_qp *qp = e->qp;
 
 	if (qp->attr.state == IBV_QPS_ERR)
 		return;
 	qp->attr.state = IBV_QPS_ERR;
-	direct_qp_publish(qp);	/* same-host requesters */
-	qp_flush(e);
+	pub_qp(qp);	/* same-host requesters */
+	dev_qp_flush(e);
 	if (qp->srq)
 		sim_device_upcalls.async_event(qp->uctx, qp->user_handle,
 					       IBV_EVENT_QP_LAST_WQE_REACHED,
@@ -231,7 +223,7 @@ void qp_to_error(struct eqp *e)
 }
 
 /* A ring the driver corrupted: catastrophic for the QP. */
-void qp_fatal(struct eqp *e)
+void dev_qp_fatal(struct eqp *e)
 {
 	struct sim_qp *qp = e->qp;
 
@@ -240,5 +232,5 @@ void qp_fatal(struct eqp *e)
 	sim_device_upcalls.async_event(qp->uctx, qp->user_handle,
 				       IBV_EVENT_QP_FATAL,
 				       &qp->async_events_reported);
-	qp_to_error(e);
+	dev_qp_to_error(e);
 }

@@ -108,7 +108,6 @@ struct sim_pin {
 struct sim_dev;
 struct sim_ucontext;
 struct eqp;			/* engine.h */
-struct engine;
 
 /* A user ring as the device sees it: state page + element array. */
 struct sim_ring {
@@ -273,10 +272,7 @@ struct sim_dev {
 	unsigned int num_ud_qps;
 
 	struct sim_stats stats;
-	struct engine *engine;		/* the engine's device state */
 };
-
-extern struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
 
 extern struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
 

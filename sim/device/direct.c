@@ -4,7 +4,7 @@
  * the requester on the thread that rang the doorbell (for a stream of
  * large transfers, on its device thread: dispatch.c), the way the
  * hypervisor's device places data between two VMs of one host with a
- * memcpy: the target's published state (sim/fabric/shared.c) is checked as
+ * memcpy: the target's published views (view.h) are checked as
  * its responder would check a request (QP type and state, the QP's remote
  * access flags, the rkey's MR: PD, bounds, access), then the bytes move
  * with one process_vm_writev/readv between the two address spaces. No
@@ -41,6 +41,7 @@
 #include "fabric.h"
 #include "ring.h"
 #include "shared.h"
+#include "view.h"
 
 /* WRITEs of one system call; pieces of their local memory (the kernel's
  * UIO_MAXIOV caps both iovec arrays). */
@@ -99,7 +100,7 @@ static bool local_map(struct sim_qp *qp, const struct sim_send_wr *wr,
 }
 
 /* A responder takes requests in RTR, RTS, SQD and SQE (resp.c). */
-bool direct_target_qp_ok(const struct shared_qp_view *q, int need)
+bool direct_target_qp_ok(const struct view_qp *q, int need)
 {
 	if (q->type != IBV_QPT_RC)
 		return false;
@@ -117,10 +118,10 @@ bool direct_target_mr(struct shared_seg *seg, uint32_t pdn, uint32_t key,
 		      bool remote, uint64_t addr, uint64_t len, int need,
 		      struct iovec *iov)
 {
-	struct shared_mr_view m;
+	struct view_mr m;
 	uint64_t start, off;
 
-	if (!shared_mr_find(seg, key, &m) || m.pdn != pdn ||
+	if (!view_mr_find(seg, key, &m) || m.pdn != pdn ||
 	    (m.access & need) != need)
 		return false;
 	start = remote ? m.iova : m.addr;
@@ -178,7 +179,7 @@ static bool atomic_exec(pid_t pid, const struct sim_send_wr *wr,
 /* One atomic (the caller holds the target's lock); READs go in batches
  * with the WRITEs (write_batch). */
 static bool atomic_direct(struct sim_qp *qp, struct shared_seg *seg,
-			  const struct shared_qp_view *q,
+			  const struct view_qp *q,
 			  const struct sim_send_wr *wr, uint64_t *orig,
 			  struct iovec *local, int *n)
 {
@@ -195,14 +196,10 @@ static bool atomic_direct(struct sim_qp *qp, struct shared_seg *seg,
 	return atomic_exec(shared_pid(seg), wr, &remote, orig);
 }
 
-/*
- * Appends n pieces at add (which may be iov + len itself) to the len of
- * iov, each one that starts where the last one ends merged into it;
- * returns the new length. The kernel pins and walks the pages of every
- * remote piece on its own: a post list of small WRITEs to consecutive
- * addresses, as perftest and most streaming code post them, costs one
- * piece instead of one per WR (16 x 64 B: 1.4 instead of 7.4 us here).
- */
+/* Appends n pieces at add (may be iov + len) to iov, merging each one that
+ * starts where the last ends; returns the new length. The kernel walks
+ * every remote piece on its own: a post list of consecutive small WRITEs
+ * costs one piece, not one per WR (16 x 64 B: 1.4 instead of 7.4 us). */
 static int iov_append(struct iovec *iov, int len, const struct iovec *add,
 		      int n)
 {
@@ -223,7 +220,7 @@ static int iov_append(struct iovec *iov, int len, const struct iovec *add,
 /* Adds wr, a WRITE or a READ as the batch's first, to the batch: false
  * if it cannot go in it. */
 static bool batch_add(struct sim_qp *qp, struct shared_seg *seg,
-		      const struct shared_qp_view *q, struct write_batch *b,
+		      const struct view_qp *q, struct write_batch *b,
 		      unsigned int k, int *nl, uint64_t *total)
 {
 	const struct sim_send_wr *wr = &b->wr[k];
@@ -257,7 +254,7 @@ static bool batch_add(struct sim_qp *qp, struct shared_seg *seg,
  * none, the first takes the fabric).
  */
 static unsigned int write_batch(struct sim_qp *qp, struct shared_seg *seg,
-				const struct shared_qp_view *q,
+				const struct view_qp *q,
 				struct write_batch *b, struct shared_copy *c)
 {
 	struct sim_dev *dev = qp->uctx->dev;
@@ -323,7 +320,7 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	struct sim_dev *dev = qp->uctx->dev;
 	struct write_batch *b;
 	struct iovec local[SIM_MAX_IOV];
-	struct shared_qp_view q;
+	struct view_qp q;
 	struct shared_copy *c;
 	struct shared_seg *seg;
 	unsigned int n_done = 0, i;
@@ -345,7 +342,7 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	if (qp->type != IBV_QPT_RC || dev->index >= SIM_MAX_ADAPTERS ||
 	    !enabled())
 		return 0;
-	seg = shared_peer(link);
+	seg = view_peer(link);
 	if (!seg)
 		return 0;
 	b = &batches[dev->index];
@@ -357,13 +354,13 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 		if (!c)
 			return 0;
 		shared_copy_enter(c);
-		if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff, &q))
+		if (view_qp_find(seg, qp->attr.dest_qp_num & 0xffffff, &q))
 			n_done = write_batch(qp, seg, &q, b, c);
 		shared_copy_leave(c);
 	} else if (shared_trylock(seg)) {
 		/* Atomics, under the target's lock: two copies that must
 		 * not interleave with any other atomic. */
-		if (shared_qp_find(seg, qp->attr.dest_qp_num & 0xffffff,
+		if (view_qp_find(seg, qp->attr.dest_qp_num & 0xffffff,
 				   &q) &&
 		    atomic_direct(qp, seg, &q, wr, &orig, local, &n))
 			n_done = 1;
@@ -386,11 +383,11 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 	if (wr->opcode == PVRDMA_WR_RDMA_WRITE) {
 		atomic_fetch_add_explicit(&dev->stats.bytes_tx, bytes,
 					  memory_order_relaxed);
-		shared_count(seg, 0, bytes);
+		view_count(seg, 0, bytes);
 	} else if (wr->opcode == PVRDMA_WR_RDMA_READ) {
 		atomic_fetch_add_explicit(&dev->stats.bytes_rx, bytes,
 					  memory_order_relaxed);
-		shared_count(seg, bytes, 0);
+		view_count(seg, bytes, 0);
 	}
 	atomic_fetch_add_explicit(&dev->stats.single_copy, n_done,
 				  memory_order_relaxed);
@@ -404,7 +401,7 @@ bool direct_enabled(void)
 
 bool direct_reachable(const struct sim_qp *qp, struct fab_link *link)
 {
-	return qp->type == IBV_QPT_RC && enabled() && shared_peer(link);
+	return qp->type == IBV_QPT_RC && enabled() && view_peer(link);
 }
 
 void direct_refuse(const char *why)

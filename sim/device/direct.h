@@ -2,8 +2,8 @@
 /*
  * The requester's same-host data path (direct.c): RDMA WRITE, RDMA READ and
  * atomics executed by the requester itself against a target adapter of
- * this host, in one copy, with no thread of the target running; and what
- * a target publishes for it (publish.c).
+ * this host, in one copy, with no thread of the target running, against
+ * what the target publishes for it (view.h, publish.h).
  */
 #ifndef PVRDMA_SIM_DIRECT_H
 #define PVRDMA_SIM_DIRECT_H
@@ -14,68 +14,56 @@
 #include "device.h"
 #include "wqe.h"
 
+struct eqp;
+struct out_wqe;
+
 struct fab_link;
 struct iovec;
-struct shared_cq_view;
-struct shared_qp_view;
+struct view_cq;
+struct view_qp;
 struct shared_seg;
 
+/* What the same-host path made of a WQE the requester fetched. */
+enum direct_way {
+	DIRECT_WIRE,	/* the requester sends it */
+	DIRECT_DONE,	/* executed and completed here, *taken WQEs */
+	DIRECT_HOLD,	/* stays in the ring: fetch no further now */
+	DIRECT_STOP,	/* the QP left RTS (completed in error) */
+};
+
+/* direct_path.c: the requester's one entry point (dev->lock held): o was
+ * fetched at the ring's position e->req.out_count, o->local_err its
+ * decoding's status. */
+enum direct_way direct_offer(struct eqp *e, struct out_wqe *o,
+			     unsigned int *taken);
+
 /*
- * Executes wr, the WQE at the head of the send ring of the RC qp, against
- * the target at the other end of link (dev->lock held; the caller
- * guarantees that nothing of the QP is in flight on the fabric, so the
- * operation is ordered after all before it), and for an RDMA WRITE the
- * WRITEs posted right behind it too. Returns how many WQEs, from the head
- * of the ring on, were done: the caller consumes and completes each of
- * (*done_wrs)[0..n-1], the last with *status (not SUCCESS only for an
- * atomic whose result could not be stored locally), the others with
- * success. 0: nothing observable happened at the target, or what happened
- * is idempotent (a partial WRITE or READ), and the WR takes the fabric,
- * which gives every error its exact IB semantics (the target's responder
- * NAKs, a target that is gone runs the retry count out). *rnr_ns: not 0
- * when it was 0 because a SEND found no receive posted: the time the
- * target's RNR NAK would have the requester wait.
+ * Executes wr, at the head of the RC qp's send ring, against the target
+ * at the other end of link, and for a WRITE the WRITEs right behind it
+ * (nothing of the QP in flight on the wire). Returns how many WQEs were
+ * done, each of (*done_wrs)[0..n-1] to complete, the last with *status.
+ * 0: nothing observable happened at the target (or only what is
+ * idempotent) and the WR takes the wire, which gives every error its
+ * exact IB semantics; *rnr_ns then, for a SEND that found no receive: how
+ * long the target's RNR NAK would have the requester wait.
  */
 unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
 			    const struct sim_send_wr *wr, uint32_t *status,
 			    const struct sim_send_wr **done_wrs,
 			    uint64_t *rnr_ns);
 
-/* publish.c: the QP's responder state as same-host requesters see it
- * (created, modified, in error), and its end (dev->lock held). */
-void direct_qp_publish(const struct sim_qp *qp);
-void direct_qp_withdraw(const struct sim_qp *qp);
-/*
- * The arm of a published CQ lives in the segment, where requesters that
- * write a CQE the arm covers take it (and send a NOTIFY): the device pulls
- * it before it decides on an event or a new arm and publishes it after,
- * all under direct_own_lock(). direct_cq_publish() also publishes the
- * overflow. direct_cq_notified(): a requester took the arm, the event is
- * due whatever the CQ's arm is now (the application may have armed it
- * again since: that arm stays).
- */
-void direct_cq_pull(struct sim_cq *cq);
-void direct_cq_publish(struct sim_cq *cq);
-void direct_cq_notified(struct sim_cq *cq);
 /* direct_event.c: the CQ's channel as requesters raise its events
  * (into a view to publish); the events they raised counted in the CQ. */
-void direct_cq_chan_view(const struct sim_cq *cq, struct shared_cq_view *v);
+void direct_cq_chan_view(const struct sim_cq *cq, struct view_cq *v);
 void direct_cq_events_sync(struct sim_cq *cq);
 /* The requester took the arm of the target's CQ cqn (v: as it found it,
  * the target's lock held): it raises the event on the target's channel
  * after the lock (direct_event_raise(); false: it could not, the target's
  * device must, NOTIFY). */
 void direct_event_take(struct shared_seg *seg, uint32_t cqn,
-		       const struct shared_cq_view *v);
+		       const struct view_cq *v);
 bool direct_event_raise(struct sim_dev *dev, struct shared_seg *seg,
-			uint32_t cqn, const struct shared_cq_view *v);
-/* An SRQ's limit changed. */
-void direct_srq_publish(const struct sim_srq *srq);
-/* The adapter's own segment lock, around every take of a receive and
- * every CQE written to a published CQ (dev->lock held; nests). */
-void direct_own_lock(struct sim_dev *dev);
-void direct_own_unlock(struct sim_dev *dev);
-
+			uint32_t cqn, const struct view_cq *v);
 /* direct_send.c: a SEND, SEND_WITH_IMM or RDMA_WRITE_WITH_IMM executed by
  * the requester, as direct_execute() (which calls it) says. */
 unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
@@ -93,7 +81,7 @@ bool direct_reachable(const struct sim_qp *qp, struct fab_link *link);
  * responder would take requests on, with the remote access asked for; an
  * MR of the target by rkey (remote) or lkey; and a copy that moved all it
  * was asked to (EPERM turns the path off). */
-bool direct_target_qp_ok(const struct shared_qp_view *q, int need);
+bool direct_target_qp_ok(const struct view_qp *q, int need);
 bool direct_target_mr(struct shared_seg *seg, uint32_t pdn, uint32_t key,
 		      bool remote, uint64_t addr, uint64_t len, int need,
 		      struct iovec *iov);

@@ -35,6 +35,7 @@
 #include "engine.h"
 #include "fds.h"
 #include "shared.h"
+#include "view.h"
 #include "sys.h"
 
 /* Channel ends an adapter keeps of its peers' channels: few, they sit
@@ -60,7 +61,7 @@ static void chan_drop(struct chan_end *c)
 }
 
 /* The device end of the target's channel, as the sim's own fd here. */
-static int chan_fetch(pid_t pid, const struct shared_cq_view *v)
+static int chan_fetch(pid_t pid, const struct view_cq *v)
 {
 	struct stat st;
 	long pidfd, fd;
@@ -81,7 +82,7 @@ static int chan_fetch(pid_t pid, const struct shared_cq_view *v)
 }
 
 static int chan_get(unsigned int adapter, struct shared_seg *seg,
-		    const struct shared_cq_view *v)
+		    const struct view_cq *v)
 {
 	struct chan_end *set = chans[adapter][(v->chan_id ^ v->chan_ino) %
 					      CHAN_SETS];
@@ -114,14 +115,14 @@ static int chan_get(unsigned int adapter, struct shared_seg *seg,
 }
 
 void direct_event_take(struct shared_seg *seg, uint32_t cqn,
-		       const struct shared_cq_view *v)
+		       const struct view_cq *v)
 {
 	if (v->has_chan)
-		shared_cq_raise_begin(seg, cqn);
+		view_cq_raise_begin(seg, cqn);
 }
 
 bool direct_event_raise(struct sim_dev *dev, struct shared_seg *seg,
-			uint32_t cqn, const struct shared_cq_view *v)
+			uint32_t cqn, const struct view_cq *v)
 {
 	struct ib_uverbs_comp_event_desc desc = { .cq_handle = v->cq_handle };
 	long n;
@@ -131,7 +132,7 @@ bool direct_event_raise(struct sim_dev *dev, struct shared_seg *seg,
 		return false;
 	fd = dev->index < SIM_MAX_ADAPTERS ? chan_get(dev->index, seg, v) : -1;
 	if (fd < 0) {
-		shared_cq_raise_end(seg, cqn, false);
+		view_cq_raise_end(seg, cqn, false);
 		return false;
 	}
 	do {
@@ -140,14 +141,14 @@ bool direct_event_raise(struct sim_dev *dev, struct shared_seg *seg,
 	} while (n == -EINTR);
 	/* A reader that closed its end, or a queue full of unread events:
 	 * the target's device would have lost this event too. */
-	shared_cq_raise_end(seg, cqn, n == (long)sizeof(desc));
+	view_cq_raise_end(seg, cqn, n == (long)sizeof(desc));
 	if (n == (long)sizeof(desc))
 		atomic_fetch_add_explicit(&dev->stats.peer_events, 1,
 					  memory_order_relaxed);
 	return true;
 }
 
-void direct_cq_chan_view(const struct sim_cq *cq, struct shared_cq_view *v)
+void direct_cq_chan_view(const struct sim_cq *cq, struct view_cq *v)
 {
 	const struct sim_comp_channel *ch = cq->channel;
 
@@ -165,5 +166,5 @@ void direct_cq_events_sync(struct sim_cq *cq)
 	if (!cq->shared)
 		return;
 	cq->comp_events_reported +=
-		shared_cq_events_take(cq->uctx->dev->index, cq->cqn);
+		view_cq_events_take(cq->uctx->dev->index, cq->cqn);
 }

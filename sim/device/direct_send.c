@@ -67,6 +67,7 @@
 #include "direct.h"
 #include "engine.h"
 #include "shared.h"
+#include "view.h"
 #include "sys.h"
 
 /* Ring mappings an adapter keeps of its peers' rings. */
@@ -96,7 +97,7 @@ static bool size_sealed(long fd)
 }
 
 /* The target's ring file, mapped here (NULL: unreachable). */
-static uint8_t *ring_file(pid_t pid, const struct shared_ring_view *v)
+static uint8_t *ring_file(pid_t pid, const struct view_ring *v)
 {
 	struct stat st;
 	long pidfd, fd;
@@ -135,7 +136,7 @@ static uint8_t *ring_file(pid_t pid, const struct shared_ring_view *v)
 }
 
 static bool map_is(const struct ring_map *m, const struct shared_seg *seg,
-		   const struct shared_ring_view *v)
+		   const struct view_ring *v)
 {
 	return m->base && m->seg == seg && m->id == v->id &&
 	       m->ino == v->ino && m->len == v->map_len;
@@ -144,7 +145,7 @@ static bool map_is(const struct ring_map *m, const struct shared_seg *seg,
 /* The target ring of v as a struct sim_ring of this process, by a mapping
  * other than keep (which stays mapped); *used: the mapping. */
 static bool ring_get(unsigned int adapter, struct shared_seg *seg,
-		     const struct shared_ring_view *v, size_t min_elem,
+		     const struct view_ring *v, size_t min_elem,
 		     struct sim_ring *r, const struct ring_map *keep,
 		     const struct ring_map **used)
 {
@@ -196,7 +197,7 @@ static bool ring_get(unsigned int adapter, struct shared_seg *seg,
 /* Where the message goes in the target: the receive's SGEs (each checked
  * as the responder's map_sges checks them), or the WRITE's range. */
 static bool target_dst(struct shared_seg *seg,
-		       const struct shared_qp_view *q,
+		       const struct view_qp *q,
 		       const struct sim_send_wr *wr,
 		       const struct sim_recv_wr *rwr, struct iovec *iov,
 		       unsigned int *n)
@@ -227,8 +228,8 @@ static bool target_dst(struct shared_seg *seg,
 /* A SEND's way through the target, from its checks to its CQE. */
 struct send_plan {
 	uint32_t qpn;
-	struct shared_qp_view q;
-	struct shared_recv_view r;
+	struct view_qp q;
+	struct view_recv r;
 	struct sim_ring rq, cq;
 	struct sim_recv_wr rwr;
 	uint32_t rq_head;	/* the receive taken */
@@ -259,28 +260,29 @@ static bool plan_locked(struct sim_qp *qp, struct shared_seg *seg,
 			struct shared_copy *c, uint64_t *rnr_ns)
 {
 	bool write = wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
-	struct shared_cq_view cqv;
+	struct view_cq cqv;
 	enum sim_ring_status rs;
 	void *elem, *slot;
 	uint32_t limit;
 
 	p->qpn = qp->attr.dest_qp_num & 0xffffff;
-	if (!shared_qp_find(seg, p->qpn, &p->q) ||
+	if (!view_qp_find(seg, p->qpn, &p->q) ||
 	    !direct_target_qp_ok(&p->q, write ? IBV_ACCESS_REMOTE_WRITE : 0))
 		return false;
-	if (!shared_recv_find(seg, p->qpn, &p->r) ||
-	    !shared_cq_find(seg, p->r.cqn, &cqv) || cqv.overflowed ||
+	if (!view_recv_find(seg, p->qpn, &p->r) ||
+	    !view_cq_find(seg, p->r.cqn, &cqv) || cqv.overflowed ||
 	    !plan_rings(qp->uctx->dev->index, seg, p))
 		return false;
 	rs = sim_ring_peek(&p->rq, &elem);
 	if (rs != SIM_RING_READY) {
 		/* RNR, or a ring the target must fail */
 		if (rs == SIM_RING_NONE)
-			*rnr_ns = 1000ull * rnr_timer_us[p->q.min_rnr_timer & 31];
+			*rnr_ns = 1000ull *
+				  dev_rnr_timer_us[p->q.min_rnr_timer & 31];
 		return false;
 	}
 	if (p->r.srq) {
-		limit = shared_srq_limit(seg, p->r.srqn);
+		limit = view_srq_limit(seg, p->r.srqn);
 		if (limit && sim_ring_count(&p->rq) - 1 < (int64_t)limit)
 			return false;	/* the target raises the event */
 	}
@@ -321,36 +323,36 @@ static bool send_copy(struct shared_seg *seg, struct shared_copy *c,
 static bool commit_locked(struct sim_qp *qp, struct shared_seg *seg,
 			  const struct sim_send_wr *wr,
 			  const struct fab_hdr *h, struct send_plan *p,
-			  bool *notify, struct shared_cq_view *notify_cq)
+			  bool *notify, struct view_cq *notify_cq)
 {
 	bool write = wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
-	struct shared_recv_view r;
-	struct shared_qp_view q;
-	struct shared_cq_view cqv;
+	struct view_recv r;
+	struct view_qp q;
+	struct view_cq cqv;
 	struct pvrdma_cqe c;
 	void *slot;
 
-	if (!shared_qp_find(seg, p->qpn, &q) ||
+	if (!view_qp_find(seg, p->qpn, &q) ||
 	    !direct_target_qp_ok(&q, write ? IBV_ACCESS_REMOTE_WRITE : 0) ||
-	    !shared_recv_find(seg, p->qpn, &r) || r.rq.id != p->r.rq.id ||
-	    r.cq.id != p->r.cq.id || !shared_cq_find(seg, r.cqn, &cqv) ||
+	    !view_recv_find(seg, p->qpn, &r) || r.rq.id != p->r.rq.id ||
+	    r.cq.id != p->r.cq.id || !view_cq_find(seg, r.cqn, &cqv) ||
 	    cqv.overflowed || !plan_rings(qp->uctx->dev->index, seg, p) ||
 	    sim_ring_load(&p->rq.state->cons_head) != p->rq_head ||
 	    sim_ring_reserve(&p->cq, &slot) != SIM_RING_READY)
 		return false;
-	recv_cqe_fill(&c, p->r.qp_handle, p->r.port_num, p->rwr.wr_id, h,
+	dev_recv_cqe_fill(&c, p->r.qp_handle, p->r.port_num, p->rwr.wr_id, h,
 		      write ? PVRDMA_WC_RECV_RDMA_WITH_IMM : PVRDMA_WC_RECV,
 		      (uint32_t)wr->total_len, 0);
 	memcpy(slot, &c, sizeof(c));
 	sim_ring_consume(&p->rq);
 	sim_ring_produce(&p->cq);	/* release: the CQE is complete */
-	shared_count_recv(seg);
-	shared_count(seg, 0, wr->total_len);
+	view_count_recv(seg);
+	view_count(seg, 0, wr->total_len);
 	*notify = cqv.armed == SIM_CQ_ARM_NEXT ||
 		  (cqv.armed == SIM_CQ_ARM_SOLICITED &&
 		   (h->flags & FAB_F_SOLICITED));
 	if (*notify) {
-		shared_cq_disarm(seg, p->r.cqn);	/* one event an arm */
+		view_cq_disarm(seg, p->r.cqn);	/* one event an arm */
 		*notify_cq = cqv;
 		direct_event_take(seg, p->r.cqn, &cqv);
 	}
@@ -367,7 +369,7 @@ static bool send_message(struct sim_qp *qp, struct shared_seg *seg,
 			 struct shared_copy *c, const struct sim_send_wr *wr,
 			 const struct fab_hdr *h, const struct local_iov *li,
 			 bool *notify, uint32_t *notify_cqn,
-			 struct shared_cq_view *notify_cq, uint64_t *rnr_ns)
+			 struct view_cq *notify_cq, uint64_t *rnr_ns)
 {
 	struct send_plan p;
 	bool ok;
@@ -407,7 +409,7 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	struct engine *eng = engine_of(dev);
 	struct shared_copy *c;
 	struct shared_seg *seg;
-	struct shared_cq_view notify_cq;
+	struct view_cq notify_cq;
 	struct local_iov li;
 	struct fab_hdr h, n;
 	bool notify = false;
@@ -415,15 +417,15 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 
 	if (qp->type != IBV_QPT_RC || !eng || !direct_enabled())
 		return 0;
-	seg = shared_peer(link);
+	seg = view_peer(link);
 	if (!seg)
 		return 0;
 	/* Local memory the device cannot read fails on the fabric path. */
-	if (map_sges(qp, wr->sge, wr->num_sge, 0, &li))
+	if (dev_map_sges(qp, wr->sge, wr->num_sge, 0, &li))
 		return 0;
 	/* The message as the fabric would carry it: what the CQE says of
 	 * its sender. */
-	hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
+	dev_hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
 	h.opcode = wr->opcode;
 	h.dst_qpn = qp->attr.dest_qp_num;
 	h.imm = wr->imm_data;
@@ -438,14 +440,15 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	if (notify && !direct_event_raise(dev, seg, notify_cqn, &notify_cq)) {
 		/* The CQ by its number: the QP may be gone by the time the
 		 * target reads this, the CQ (shared by others) not. */
-		hdr_init(&n, qp, FAB_NOTIFY, qp->attr.ah_attr.grh.sgid_index);
+		dev_hdr_init(&n, qp, FAB_NOTIFY,
+			     qp->attr.ah_attr.grh.sgid_index);
 		n.dst_qpn = qp->attr.dest_qp_num;
 		n.rkey = notify_cqn;
 		n.flags = h.flags;
 		if (!fabric_send(eng->port, link, &n, NULL, 0))
 			/* No way to tell the target: give the arm back, so
 			 * that its own next CQE raises the event. */
-			shared_cq_rearm(seg, notify_cqn, SIM_CQ_ARM_NEXT);
+			view_cq_rearm(seg, notify_cqn, SIM_CQ_ARM_NEXT);
 	}
 	atomic_fetch_add_explicit(&dev->stats.bytes_tx, wr->total_len,
 				  memory_order_relaxed);

@@ -8,11 +8,10 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "direct.h"
+#include "publish.h"
 #include "engine.h"
 
 static void rx_inline(struct engine *eng);
-static int drain_queued(struct engine *eng);
 static void poll_hint(struct engine *eng);
 static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			 uint32_t offset, uint32_t value, bool late);
@@ -69,7 +68,7 @@ static bool dbq_pop(struct db_queue *q, struct sim_ucontext **uctx,
 	return true;
 }
 
-bool dbq_empty(struct db_queue *q)
+bool dev_dbq_empty(struct db_queue *q)
 {
 	unsigned long idx = q->head & (DBQ_SIZE - 1);
 
@@ -77,21 +76,12 @@ bool dbq_empty(struct db_queue *q)
 }
 
 /*
- * A send doorbell while the adapter streams large same-host transfers (a
- * batch of BULK_BYTES or more, or the trap that ran one, ended less than
- * BULK_GAP_NS ago: eng->bulk_ns; or the device thread, which ran the last
- * one, waits for the next: eng->bulk_linger): the trap leaves it queued
- * for the device thread, as a hypervisor hands a doorbell to its device
- * backend, and returns. The copy of a 64 KiB WRITE or READ costs several
- * traps; done on the trapping thread it serialises with the application's
- * posting, done by the device thread it overlaps with it, and the WQEs the
- * application posts meanwhile go in the device's next batch. A ping-pong
- * of large messages posts its next one a round trip later: its trap
- * executes it, with no wake-up in its latency. Only the trap defers,
- * never the device's own work (a round that runs sq_progress executes
- * what it finds, whoever runs it): a deferred doorbell is executed by the
- * next holder of dev->lock, so it can neither come back nor be stranded
- * (dev_unlock(), engine_main()).
+ * A send doorbell of a stream of large same-host transfers (the last
+ * batch moved BULK_BYTES or more less than BULK_GAP_NS ago, or the device
+ * thread lingers for the next) stays queued for the device thread, as a
+ * hypervisor hands a doorbell to its backend: the copy then overlaps the
+ * application's posting rather than serialise with it. The next holder of
+ * dev->lock runs it (dev_unlock(), engine_main()).
  */
 static bool bulk_handoff(struct engine *eng, uint32_t offset, uint32_t value)
 {
@@ -152,19 +142,10 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		poll_hint(eng);
 		return;
 	}
-	/*
-	 * The trapping thread executes the doorbell itself, the way a
-	 * hypervisor handles an MMIO exit on the vCPU that took it: no
-	 * hand-off to the device thread, no wake-up.
-	 *
-	 * A QP or SRQ doorbell only says "look at the ring": it is queued,
-	 * and executed by whoever holds dev->lock, this thread if it is free
-	 * (and the stream is not one bulk_handoff() gives the device thread).
-	 * A holder drains the queue before it lets the lock go and again
-	 * after (dev_unlock()); the device thread drains it every round and
-	 * is woken if it sleeps: a queued doorbell is never stranded, and a
-	 * sender never sleeps on the lock while the device is busy.
-	 */
+	/* The trapping thread runs the doorbell, as a hypervisor handles an
+	 * MMIO exit on the vCPU that took it. A QP or SRQ doorbell is queued and
+	 * run by whoever holds dev->lock (a holder drains the queue before and
+	 * after it unlocks), so a sender never sleeps on the lock. */
 	if (offset != PVRDMA_UAR_CQ_OFFSET) {
 		handoff = bulk_handoff(eng, offset, value);
 		dbq_push(&eng->dbq, uctx, offset, value);
@@ -178,9 +159,9 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 			return;
 		}
 		eng->now = now_ns();
-		drain_queued(eng);
+		dev_dbq_drain(eng);
 		rx_inline(eng);
-		acks_flush(eng);
+		dev_acks_flush(eng);
 		dev_unlock(eng, dev);
 		/* A stream's next doorbell follows this trap's return at
 		 * once, a ping-pong's a round trip later. */
@@ -189,39 +170,26 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 					      memory_order_relaxed);
 		return;
 	}
-	/*
-	 * A CQ arm must be in force when the store instruction retires: CQEs
-	 * are written under dev->lock too, so each one is either before the
-	 * arm (the consumer's poll after arming finds it) or after it (it
-	 * raises the event). So the trap waits for the lock.
-	 *
-	 * The application holds no sim lock at a doorbell, except when a
-	 * signal handler of its own rings one while the thread is inside
-	 * the sim (dev->lock is an error-checking mutex: EDEADLK). Only then
-	 * the arm is queued, and applied with the rules of a late arm
-	 * (arm_late()).
-	 */
+	/* A CQ arm is in force when the store retires: the trap waits for
+	 * dev->lock, under which CQEs are written. Only a signal handler that
+	 * rings on a thread inside the sim (EDEADLK) queues it, to be applied
+	 * late (arm_late()). */
 	if (pthread_mutex_lock(&dev->lock)) {
 		dbq_push(&eng->dbq, uctx, offset, value);
 		fabric_wake(eng->port);
 		return;
 	}
 	eng->now = now_ns();
-	drain_queued(eng);	/* older doorbells first */
+	dev_dbq_drain(eng);	/* older doorbells first */
 	doorbell_run(dev, uctx, offset, value, false);
 	rx_inline(eng);
-	acks_flush(eng);
+	dev_acks_flush(eng);
 	dev_unlock(eng, dev);
 }
 
-/*
- * An arm the device applies late (queued by a trap that could not take
- * dev->lock): CQEs may have been written since the application's last
- * empty poll, and it may be asleep waiting for their event. A CQE the
- * consumer has not taken yet therefore fires the event at once (for a
- * solicited arm, only a solicited or an error one): a spurious event is
- * harmless, a lost one hangs the application.
- */
+/* An arm applied late: a CQE the consumer has not taken yet fires the
+ * event at once (a spurious event is harmless, a lost one hangs the
+ * application). */
 static void arm_late(struct sim_cq *cq)
 {
 	struct sim_ring r = cq->ring;
@@ -257,10 +225,10 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 		if (!qp || qp->uctx != uctx || !qp->engine)
 			break;
 		if (value & SIM_UAR_QP_SEND)
-			sq_progress(qp->engine);
+			dev_sq_progress(qp->engine);
 		if ((value & SIM_UAR_QP_RECV) &&
 		    qp->attr.state == IBV_QPS_ERR)
-			qp_flush(qp->engine);
+			dev_qp_flush(qp->engine);
 		return;
 	case PVRDMA_UAR_CQ_OFFSET:
 		cq = sim_table_get(&dev->cqs, h);
@@ -268,8 +236,8 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			break;
 		/* Same-host requesters see the arm before the trap
 		 * returns (direct_send.c). */
-		direct_own_lock(dev);
-		direct_cq_pull(cq);
+		pub_lock(dev);
+		pub_cq_pull(cq);
 		if (value & SIM_UAR_CQ_ARM)
 			cq->armed = SIM_CQ_ARM_NEXT;
 		else if ((value & SIM_UAR_CQ_ARM_SOL) &&
@@ -277,8 +245,8 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			cq->armed = SIM_CQ_ARM_SOLICITED;
 		if (late && cq->armed != SIM_CQ_ARM_NONE)
 			arm_late(cq);
-		direct_cq_publish(cq);
-		direct_own_unlock(dev);
+		pub_cq(cq);
+		pub_unlock(dev);
 		return;
 	case PVRDMA_UAR_SRQ_OFFSET:
 		srq = sim_table_get(&dev->srqs, h);
@@ -287,25 +255,6 @@ static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 		return;		/* receives wait for their messages */
 	}
 	stat_add(&dev->stats.db_bad, 1);
-}
-
-/*
- * Releases dev->lock without stranding a doorbell queued by a trap that
- * found the lock taken: the trap queued, then tried the lock; we unlock,
- * then look at the queue (full fences between, Dekker style): one of the
- * two sees the other.
- */
-void dev_unlock(struct engine *eng, struct sim_dev *dev)
-{
-	for (;;) {
-		pthread_mutex_unlock(&dev->lock);
-		atomic_thread_fence(memory_order_seq_cst);
-		if (dbq_empty(&eng->dbq) || pthread_mutex_trylock(&dev->lock))
-			return;
-		eng->now = now_ns();
-		drain_queued(eng);
-		acks_flush(eng);
-	}
 }
 
 /* Doorbells popped before any of them runs: a small array, the trap may
@@ -318,17 +267,10 @@ struct db_popped {
 	uint32_t value;
 };
 
-/*
- * Doorbells queued by traps that could not run them (dev->lock held, or
- * handed to the device thread). They are popped a chunk at a time, and a
- * doorbell equal to the one popped just before it is dropped: the run of
- * that one comes after both pops, so it sees every WQE either of them
- * announced. An application that posts while the device executes its
- * previous posts (a stream handed to the device thread) queues one
- * doorbell per WQE, and one run executes them all: without this the queue
- * grew by the WQEs of each run until it was full.
- */
-static int drain_queued(struct engine *eng)
+/* Runs what traps queued, a chunk at a time; a doorbell equal to the one
+ * popped just before it is dropped (that one's run sees the WQEs of
+ * both), so a stream handed to the device thread cannot fill the queue. */
+int dev_dbq_drain(struct engine *eng)
 {
 	struct db_popped p[DRAIN_CHUNK];
 	int n = 0, k, i;
@@ -352,42 +294,31 @@ static int drain_queued(struct engine *eng)
 	return n;
 }
 
-/*
- * One round of device work (dev->lock held): what a trap left queued, what
- * arrived on the fabric, control-path kicks, full links that drained,
- * timers. inline_rx: read every link now (an application thread, or a
- * device thread that did not wait on the links); otherwise act on what
- * fabric_wait() saw. Returns how many units of work it found.
- */
+/* One round of device work (dev->lock held). inline_rx: read every link
+ * now, rather than act on what fabric_wait() saw. Returns the units of
+ * work found. */
 int engine_round(struct engine *eng, bool inline_rx)
 {
 	int work;
 
 	eng->now = now_ns();
-	work = drain_queued(eng);
+	work = dev_dbq_drain(eng);
 	work += fabric_deliver(eng->port);
 	if (inline_rx)
 		work += fabric_rx_poll(eng->port);
 	if (atomic_load(&eng->kick_pending))
-		work += run_kicks(eng);
+		work += dev_run_kicks(eng);
 	if (eng->waiters.first)
-		work += run_waiters(eng);
-	acks_flush(eng);
-	run_timers(eng);
-	acks_flush(eng);
+		work += dev_run_waiters(eng);
+	dev_acks_flush(eng);
+	dev_run_timers(eng);
+	dev_acks_flush(eng);
 	return work;
 }
 
-/*
- * A POLL doorbell: the application is busy-polling an empty CQ. Upstream
- * rings one per empty poll "to give the device a chance to poll", and
- * that is what it gets: if the device is idle (the lock is free), the
- * trapping thread runs a round of device work, reading what already
- * arrived on the fabric, so the CQE the application waits for can be there
- * when the provider polls again, with no device-thread wake-up between.
- * A busy device is doing that work already: the doorbell then costs only
- * the trap.
- */
+/* A POLL doorbell (the application polls an empty CQ): the trapping
+ * thread of an idle device runs a round, so the CQE awaited may be there
+ * at the next poll with no device-thread wake-up between. */
 static void poll_hint(struct engine *eng)
 {
 	struct sim_dev *dev = eng->dev;
@@ -402,19 +333,9 @@ static void poll_hint(struct engine *eng)
 	dev_unlock(eng, dev);
 }
 
-/*
- * Every doorbell a thread traps and runs (QP send or receive, SRQ receive,
- * CQ arm) also reads what already arrived on the adapter's links: that
- * thread holds dev->lock anyway, an idle link costs one non-blocking recv,
- * and a hypervisor handling the exit may as well look at the backend's
- * queues. Our provider rings no doorbell on an empty poll (each one is a VM
- * exit on ESXi), so without this the receive side of a streaming or
- * ping-pong application waited for the device thread to get a CPU, which
- * two spinning applications rarely leave it; with it, the receiver's own
- * receive postings and sends (and the sender's, for its ACKs) keep the
- * fabric drained. The device thread still watches the links for an
- * application that rings nothing.
- */
+/* The thread that ran a doorbell reads what arrived on the links too: our
+ * provider rings nothing on an empty poll, and beside spinning
+ * applications the device thread rarely gets a CPU. */
 static void rx_inline(struct engine *eng)
 {
 	if (eng->started && eng->port)

@@ -3,6 +3,7 @@
  * The device engine's own state, shared by its files (nothing outside
  * sim/device/ includes this). The engine is split as rxe splits its device:
  *
+ *   dev_lock.c  dev->lock: made, taken around fork(), released
  *   dispatch.c  doorbells: run on the application thread that trapped
  *               them, as a hypervisor handles an MMIO exit on the vCPU
  *               that took it (a CQ arm is in force when the store
@@ -28,12 +29,16 @@
  *   control.c   what the control path (the kernel model) asks of the
  *               device: struct sim_device_ops
  *   async.c     --async-mode: the device thread polls an active adapter
+ *   direct_path.c  the requester's one entry point to the same-host
+ *               path: one copy, wait, or the wire (direct_offer())
  *   direct.c    same-host one-sided operations in one copy (direct.h),
  *   direct_send.c  same-host SENDs: a receive of the target taken,
  *               its CQE written, by the requester
  *   direct_event.c  and its completion event raised on the target's
  *               channel, by the requester
- *   publish.c   and what a target publishes for them
+ *   view.c      the views of QPs, CQs, SRQs and MRs the adapter
+ *               publishes for same-host requesters (view.h), and
+ *   publish.c   what of its objects goes into them (publish.h)
  *   packets.c   messages as packets of the path MTU, for a link that
  *               carries them so (RoCE v2): PSNs per packet, a message
  *               placed packet by packet
@@ -83,14 +88,10 @@ struct out_wqe {
 	uint8_t local_err;		/* status to complete with, 0 = none */
 };
 
-/*
- * The engine's lists of QPs (all QPs, kicks, pending
- * ACKs, QPs waiting for a full link). A QP's membership of a list is its
- * link's pprev and nothing else: no flag beside it can disagree with the
- * list, an unlink is O(1) from wherever the QP is, and linking a QP that
- * is already on its list is a no-op (a QP once linked to itself made the
- * ACK flush spin forever with dev->lock held).
- */
+/* The engine's lists of QPs. Membership is the link's pprev and nothing
+ * else: no flag can disagree with the list, an unlink is O(1), and linking
+ * a QP already on its list is a no-op (a QP once linked to itself made
+ * the ACK flush spin with dev->lock held). */
 struct qlink {
 	struct qlink *next;
 	struct qlink **pprev;		/* NULL: on no list */
@@ -149,13 +150,9 @@ static inline void qlist_take(struct qlist *to, struct qlist *from)
 		to->first->pprev = &to->first;
 }
 
-/*
- * A requester has at most max_rd_atomic READs and atomics outstanding, at
- * most the device's max_qp_init_rd_atom (16, device_attr.c); the responder
- * keeps the result of as many atomics (max_qp_rd_atom, 16), so a resend
- * of any atomic still outstanding finds its result: an atomic executes
- * once, however often it is resent.
- */
+/* The responder keeps the result of as many atomics as a requester may
+ * have outstanding (max_qp_rd_atom, 16): a resent atomic finds its
+ * result and executes once. */
 #define ATOMIC_RESULTS	16u
 
 struct atomic_result {
@@ -164,16 +161,8 @@ struct atomic_result {
 	uint64_t orig;
 };
 
-struct eqp {
-	struct sim_qp *qp;
-	struct engine *eng;
-	struct qlink all;		/* eng->all */
-	struct qlink kick;		/* eng->kicks: control path kicked */
-	struct qlink ack;		/* eng->acks: an ACK is queued */
-	struct qlink wait;		/* eng->waiters: waits for its link */
-	bool need_resolve;
-
-	/* requester */
+/* The requester's part of a QP (req.c, comp.c, packets.c). */
+struct eqp_req {
 	struct out_wqe *out;
 	uint32_t out_cap, out_head, out_count, out_sent;
 	uint32_t next_psn;
@@ -186,19 +175,13 @@ struct eqp {
 	uint8_t ud_gid[16];		/* UD: last destination resolved */
 	uint32_t ud_qpn;		/* ... and its QPN (its slot) */
 	struct fab_link *ud_link;
-
 	uint32_t rd_inflight;		/* READs, atomics unanswered */
-	/* req.c, a same-host stream's way back to one copy: attempts in
-	 * a row that took the fabric, and WQEs put on the fabric since the
-	 * last attempt (both saturate). */
-	uint8_t direct_misses;
-	uint8_t fabric_run;
-	/* A same-host SEND at the head of the ring found no receive: when
-	 * it first did (ns; 0: it did not), and the next try is due at
-	 * rnr_until. */
-	uint64_t direct_rnr_since;
+	uint32_t rresp_next;		/* packets.c: READ response PSN due */
+	uint32_t win_base;		/* the oldest packet not acknowledged */
+};
 
-	/* responder */
+/* The responder's part (resp.c, packets.c). */
+struct eqp_resp {
 	uint32_t epsn;
 	bool nak_sent;
 	struct fab_link *ack_link;
@@ -207,10 +190,8 @@ struct eqp {
 	/* The results of the last atomics executed, for their resends. */
 	struct atomic_result atomics[ATOMIC_RESULTS];
 	uint32_t atomic_next;
-
-	/* packets.c: the SEND or WRITE arriving in packets (seg_busy, and
-	 * seg_op its opcode), and the READ response arriving (the PSN of
-	 * the packet due next) */
+	/* packets.c: the SEND or WRITE arriving in packets (seg_op its
+	 * opcode) */
 	bool seg_busy;
 	uint8_t seg_op;
 	struct sim_recv_wr seg_rwr;
@@ -218,8 +199,30 @@ struct eqp {
 	uint64_t seg_va;
 	uint32_t seg_rkey;
 	uint64_t seg_total;
-	uint32_t rresp_next;
-	uint32_t win_base;		/* the oldest packet not acknowledged */
+};
+
+/* The same-host direct path's part (req.c, direct*.c). */
+struct eqp_direct {
+	/* A stream's way back to one copy: attempts in a row that took
+	 * the fabric, WQEs put on the fabric since the last (saturating). */
+	uint8_t misses;
+	uint8_t fabric_run;
+	/* When a SEND at the head of the ring first found no receive (ns;
+	 * 0: it did not); the next try is due at req.rnr_until. */
+	uint64_t rnr_since;
+};
+
+struct eqp {
+	struct sim_qp *qp;
+	struct engine *eng;
+	struct qlink all;		/* eng->all */
+	struct qlink kick;		/* eng->kicks: control path kicked */
+	struct qlink ack;		/* eng->acks: an ACK is queued */
+	struct qlink wait;		/* eng->waiters: waits for its link */
+	bool need_resolve;
+	struct eqp_req req;
+	struct eqp_resp resp;
+	struct eqp_direct direct;
 };
 
 struct engine {
@@ -251,13 +254,13 @@ struct engine {
 	unsigned long async_seen;
 	uint64_t async_until;
 	/* publish.c: the adapter's segment lock, taken once however deeply
-	 * direct_own_lock() nests (dev->lock held) */
+	 * pub_lock() nests (dev->lock held) */
 	unsigned int own_depth;
 	bool own_locked;
 };
 
 /* thread.c: the device of each adapter, by dev->index. */
-extern struct engine engines[SIM_MAX_ADAPTERS];
+extern struct engine dev_engines[SIM_MAX_ADAPTERS];
 
 #define PSN_MASK	0xffffffu
 
@@ -294,7 +297,7 @@ static inline uint64_t now_ns(void)
 
 static inline struct engine *engine_of(struct sim_dev *dev)
 {
-	return dev->index < SIM_MAX_ADAPTERS ? &engines[dev->index] : NULL;
+	return dev->index < SIM_MAX_ADAPTERS ? &dev_engines[dev->index] : NULL;
 }
 
 /* The QP's WRs sent but not acknowledged may have their tails on the
@@ -303,7 +306,7 @@ static inline struct engine *engine_of(struct sim_dev *dev)
  * reuse their memory, the link copies what it still holds. */
 static inline void in_place_settle(struct eqp *e)
 {
-	if (e->out_sent)
+	if (e->req.out_sent)
 		fabric_copy_in_place(e->eng->port);
 }
 
@@ -328,76 +331,81 @@ struct local_iov {
 enum recv_take { RECV_NONE, RECV_OK, RECV_BAD };
 
 /* ---- dispatch.c: doorbells, their queue, rounds of device work ---- */
-bool dbq_empty(struct db_queue *q);
-void dev_unlock(struct engine *eng, struct sim_dev *dev);
+bool dev_dbq_empty(struct db_queue *q);
+/* Runs the doorbells queued while dev->lock was held (held). */
+int dev_dbq_drain(struct engine *eng);
 int engine_round(struct engine *eng, bool inline_rx);
 
+/* ---- dev_lock.c: dev->lock ---- */
+/* Releases it; a doorbell a trap queued meanwhile is run first. */
+void dev_unlock(struct engine *eng, struct sim_dev *dev);
+
 /* ---- cqe.c: completions and the error state ---- */
-uint8_t network_type(struct sim_dev *dev, uint8_t gid_type,
+uint8_t dev_network_type(struct sim_dev *dev, uint8_t gid_type,
 		     const uint8_t gid[16]);
-uint8_t roce_packet_type(uint8_t network_type);
-void cqe_write(struct sim_qp *qp, struct sim_cq *cq,
+uint8_t dev_roce_packet_type(uint8_t network_type);
+void dev_cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 	       const struct pvrdma_cqe *src, bool solicited);
-void cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
+void dev_cqe_init(struct pvrdma_cqe *c, struct sim_qp *qp, uint64_t wr_id,
 	      uint32_t opcode, uint32_t status);
-void complete_send(struct eqp *e, const struct sim_send_wr *wr,
+void dev_complete_send(struct eqp *e, const struct sim_send_wr *wr,
 		   uint32_t status);
-void complete_recv_error(struct eqp *e, uint64_t wr_id,
+void dev_complete_recv_error(struct eqp *e, uint64_t wr_id,
 			 uint32_t status);
-struct out_wqe *out_at(struct eqp *e, uint32_t i);
-void out_pop(struct eqp *e);
-void out_unsend(struct eqp *e);
-void qp_flush(struct eqp *e);
-void qp_to_error(struct eqp *e);
-void qp_fatal(struct eqp *e);
+struct out_wqe *dev_out_at(struct eqp *e, uint32_t i);
+void dev_out_pop(struct eqp *e);
+void dev_out_unsend(struct eqp *e);
+void dev_qp_flush(struct eqp *e);
+void dev_qp_to_error(struct eqp *e);
+void dev_qp_fatal(struct eqp *e);
 
 /* ---- timers.c: ACK and RNR timers, control path kicks ---- */
 /* IB min_rnr_timer encoding -> microseconds. */
-extern const uint32_t rnr_timer_us[32];
-uint64_t ack_timeout_ns(const struct sim_qp *qp);
-void arm_timer(struct eqp *e, uint64_t when);
-void restart_ack_timer(struct eqp *e);
-void arm_rnr_timer(struct eqp *e, uint64_t when);
-void run_timers(struct engine *eng);
-void kick(struct eqp *e);
-int run_kicks(struct engine *eng);
+extern const uint32_t dev_rnr_timer_us[32];
+uint64_t dev_ack_timeout_ns(const struct sim_qp *qp);
+void dev_arm_timer(struct eqp *e, uint64_t when);
+void dev_restart_ack_timer(struct eqp *e);
+void dev_arm_rnr_timer(struct eqp *e, uint64_t when);
+void dev_run_timers(struct engine *eng);
+void dev_kick(struct eqp *e);
+int dev_run_kicks(struct engine *eng);
 
 /* ---- req.c: the requester ---- */
-int run_waiters(struct engine *eng);
-uint32_t map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
+int dev_run_waiters(struct engine *eng);
+uint32_t dev_map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
 		  uint32_t num_sge, int need, struct local_iov *li);
-void hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
+void dev_hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
 	      uint8_t gid_index);
-void complete_local_error(struct eqp *e);
-void sq_progress(struct eqp *e);
+void dev_complete_local_error(struct eqp *e);
+void dev_sq_progress(struct eqp *e);
 
 /* ---- comp.c: the completer (the requester's answers) ---- */
-void requester_fail(struct eqp *e, uint32_t status);
-void requester_rx(struct eqp *e, const struct fab_hdr *h,
+void dev_requester_fail(struct eqp *e, uint32_t status);
+void dev_requester_rx(struct eqp *e, const struct fab_hdr *h,
 		  struct fab_rx *rx);
 
 /* ---- resp.c: the responder and the receive queues ---- */
-void acks_flush(struct engine *eng);
-void srq_limit_check(struct sim_srq *srq);
-enum recv_take recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr);
-void recv_consume(struct sim_qp *qp);
+void dev_acks_flush(struct engine *eng);
+void dev_srq_limit_check(struct sim_srq *srq);
+enum recv_take dev_recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr);
+void dev_recv_consume(struct sim_qp *qp);
 /* The CQE of a successful receive of the message h, for the QP of
  * qp_handle (the same-host requester writes it too, direct_send.c). */
-void recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
+void dev_recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
 		   uint8_t port_num, uint64_t wr_id, const struct fab_hdr *h,
 		   uint32_t opcode, uint32_t byte_len, uint32_t wc_flags);
-void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
+void dev_recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 		   const struct fab_hdr *h, uint32_t opcode,
 		   uint32_t byte_len, uint32_t wc_flags);
-void responder_rx(struct eqp *e, struct fab_link *from,
+void dev_responder_rx(struct eqp *e, struct fab_link *from,
 		  const struct fab_hdr *h, struct fab_rx *rx);
 
 /* resp.c, for packets.c: a queued ACK, a NAK, a failure NAKed */
-void resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
+void dev_resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
 		    uint64_t len);
-void resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
+void dev_resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
 	      uint32_t psn, uint32_t dst_qpn);
-void resp_fail(struct eqp *e, struct fab_link *from,
+void dev_resp_fail(struct eqp *e, struct fab_link *from,
 	       const struct fab_hdr *h, uint8_t code);
 
 /* ---- packets.c: messages as packets of the path MTU ---- */
@@ -429,6 +437,6 @@ void pkt_acked(struct eqp *e, uint32_t psn);
 /* ---- async.c: --async-mode ---- */
 /* One polling round of the device thread while the adapter is active;
  * false: not in async mode, or idle long enough to sleep. */
-bool async_poll(struct engine *eng);
+bool dev_async_poll(struct engine *eng);
 
 #endif /* PVRDMA_SIM_ENGINE_H */

@@ -40,12 +40,9 @@
 #include "device.h"
 #include "sys.h"
 
-/*
- * Keys are looked up by scanning the MR table; a small direct-mapped cache
- * of key -> handle per adapter makes the common case one probe. The cache
- * holds handles, not pointers, and every hit is re-validated through the
- * table, so a deregistered MR can never be returned. Callers hold dev->lock.
- */
+/* A direct-mapped cache of key -> handle per adapter (dev->lock held): a
+ * hit is re-validated through the table, so a deregistered MR is never
+ * returned. */
 #define MR_CACHE_SIZE	256u
 
 struct mr_cache_entry {
@@ -163,13 +160,10 @@ static bool mr_pieces(const struct sim_mr *mr, uint64_t va, uint64_t len,
 }
 
 /*
- * Checks that [addr, addr + len) may be accessed through key: addr is a
- * process virtual address for a local key (lkey), the MR's I/O virtual
- * address for a remote key (rkey). need_access holds the IBV_ACCESS_* bits
- * the access requires (0: local read, always allowed). On success iov holds
- * where the bytes are in this process, in *iovcnt pieces (at most the
- * *iovcnt given; 0 for len 0, which IB lets through without checking the
- * key).
+ * Checks that [addr, addr + len) may be accessed through key: a process
+ * address for an lkey, the MR's I/O address for an rkey, with the
+ * IBV_ACCESS_* bits need_access (0: local read). iov: where the bytes
+ * are, in at most *iovcnt pieces (0 for len 0: IB checks no key then).
  */
 enum sim_access_result sim_mr_map(struct sim_dev *dev, struct sim_pd *pd,
 				  uint32_t key, bool remote, uint64_t addr,
@@ -221,12 +215,8 @@ enum sim_access_result sim_mr_check(struct sim_dev *dev, struct sim_pd *pd,
 
 /* ---- pinning ---- */
 
-/*
- * The span of every MR registered so far, so that the hooks return at
- * once for the many unmaps of a program that touch no registered memory.
- * It only grows; registrations are counted so that a process with no MR
- * left pays nothing.
- */
+/* The span of every MR registered so far (it only grows), so that the
+ * many unmaps that touch no registered memory return at once. */
 static _Atomic uint64_t pinned_lo = UINT64_MAX;
 static _Atomic uint64_t pinned_hi;
 static atomic_ulong pinned_mrs;

@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "direct.h"
+#include "publish.h"
 #include "engine.h"
 
 static uint32_t mtu_bytes(enum ibv_mtu mtu)
@@ -36,7 +36,7 @@ uint8_t pkt_mtu_flags(const struct sim_qp *qp)
 
 uint32_t pkt_span(const struct eqp *e, const struct sim_send_wr *wr)
 {
-	if (!fabric_link_segments(e->link))
+	if (!fabric_link_segments(e->req.link))
 		return 1;
 	if (wr->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP ||
 	    wr->opcode == PVRDMA_WR_ATOMIC_FETCH_AND_ADD)
@@ -97,22 +97,22 @@ static bool send_first(struct eqp *e, struct fab_link *from,
 		       const struct fab_hdr *h)
 {
 	struct sim_qp *qp = e->qp;
-	enum recv_take t = recv_peek(qp, &e->seg_rwr);
+	enum recv_take t = dev_recv_peek(qp, &e->resp.seg_rwr);
 
 	if (t == RECV_BAD) {
-		qp_fatal(e);
+		dev_qp_fatal(e);
 		return false;
 	}
 	if (t == RECV_NONE) {
-		e->nak_sent = true;
-		resp_nak(e, from, FAB_NAK_RNR, h->psn, h->src_qpn);
+		e->resp.nak_sent = true;
+		dev_resp_nak(e, from, FAB_NAK_RNR, h->psn, h->src_qpn);
 		return false;
 	}
-	if (e->seg_rwr.num_sge == UINT32_MAX) {
-		recv_consume(qp);
-		complete_recv_error(e, e->seg_rwr.wr_id,
+	if (e->resp.seg_rwr.num_sge == UINT32_MAX) {
+		dev_recv_consume(qp);
+		dev_complete_recv_error(e, e->resp.seg_rwr.wr_id,
 				    PVRDMA_WC_LOC_LEN_ERR);
-		resp_fail(e, from, h, FAB_NAK_REM_OP);
+		dev_resp_fail(e, from, h, FAB_NAK_REM_OP);
 		return false;
 	}
 	return true;
@@ -126,17 +126,17 @@ static bool send_place(struct eqp *e, struct fab_link *from,
 	struct local_iov li;
 	uint32_t st = 0;
 
-	if (e->seg_off + h->len > e->seg_rwr.total_len)
+	if (e->resp.seg_off + h->len > e->resp.seg_rwr.total_len)
 		st = PVRDMA_WC_LOC_LEN_ERR;
-	else if (map_sges(qp, e->seg_rwr.sge, e->seg_rwr.num_sge,
+	else if (dev_map_sges(qp, e->resp.seg_rwr.sge, e->resp.seg_rwr.num_sge,
 			  IBV_ACCESS_LOCAL_WRITE, &li) ||
-		 (!place(rx, li.iov, li.n, e->seg_off) && rx->fault))
+		 (!place(rx, li.iov, li.n, e->resp.seg_off) && rx->fault))
 		st = PVRDMA_WC_LOC_PROT_ERR;
 	if (!st)
 		return true;
-	recv_consume(qp);
-	complete_recv_error(e, e->seg_rwr.wr_id, st);
-	resp_fail(e, from, h, st == PVRDMA_WC_LOC_LEN_ERR ?
+	dev_recv_consume(qp);
+	dev_complete_recv_error(e, e->resp.seg_rwr.wr_id, st);
+	dev_resp_fail(e, from, h, st == PVRDMA_WC_LOC_LEN_ERR ?
 		  FAB_NAK_INV_REQ : FAB_NAK_REM_OP);
 	return false;
 }
@@ -149,15 +149,16 @@ static bool write_place(struct eqp *e, struct fab_link *from,
 	struct local_iov ri;
 
 	ri.n = SIM_MAX_IOV;
-	if (e->seg_off + h->len > e->seg_total ||
+	if (e->resp.seg_off + h->len > e->resp.seg_total ||
 	    (qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) !=
 		    IBV_ACCESS_REMOTE_WRITE ||
-	    sim_mr_map(qp->uctx->dev, qp->pd, e->seg_rkey, true,
-		       e->seg_va + e->seg_off, h->len, IBV_ACCESS_REMOTE_WRITE,
+	    sim_mr_map(qp->uctx->dev, qp->pd, e->resp.seg_rkey, true,
+		       e->resp.seg_va + e->resp.seg_off, h->len,
+		       IBV_ACCESS_REMOTE_WRITE,
 		       ri.iov, &ri.n) != SIM_ACCESS_OK ||
 	    (!fab_rx_read(rx, ri.iov, ri.n) && rx->fault)) {
-		e->seg_busy = false;
-		resp_fail(e, from, h, FAB_NAK_REM_ACCESS);
+		e->resp.seg_busy = false;
+		dev_resp_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return false;
 	}
 	return true;
@@ -168,11 +169,11 @@ static void message_done(struct eqp *e, const struct fab_hdr *h)
 {
 	struct sim_qp *qp = e->qp;
 
-	recv_consume(qp);
-	recv_complete(qp, &e->seg_rwr, h,
+	dev_recv_consume(qp);
+	dev_recv_complete(qp, &e->resp.seg_rwr, h,
 		      h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM ?
 		      PVRDMA_WC_RECV_RDMA_WITH_IMM : PVRDMA_WC_RECV,
-		      (uint32_t)e->seg_off, 0);
+		      (uint32_t)e->resp.seg_off, 0);
 }
 
 static bool is_send(uint8_t op)
@@ -194,19 +195,20 @@ static void request_packet(struct eqp *e, struct fab_link *from,
 	bool send = is_send(h->opcode);
 	uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
 
-	if (first == e->seg_busy || (!first && send != is_send(e->seg_op)) ||
+	if (first == e->resp.seg_busy ||
+	    (!first && send != is_send(e->resp.seg_op)) ||
 	    h->len > mtu || (!last && h->len != mtu)) {
-		e->seg_busy = false;
-		resp_fail(e, from, h, FAB_NAK_INV_REQ);
+		e->resp.seg_busy = false;
+		dev_resp_fail(e, from, h, FAB_NAK_INV_REQ);
 		return;
 	}
 	if (first) {
-		e->seg_off = 0;
+		e->resp.seg_off = 0;
 		if (send && !send_first(e, from, h))
 			return;
-		e->seg_va = h->remote_addr;
-		e->seg_rkey = h->rkey;
-		e->seg_total = h->read_len;
+		e->resp.seg_va = h->remote_addr;
+		e->resp.seg_rkey = h->rkey;
+		e->resp.seg_total = h->read_len;
 	}
 	/* a WRITE with immediate takes its receive at its last packet */
 	if (last && h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM &&
@@ -214,18 +216,18 @@ static void request_packet(struct eqp *e, struct fab_link *from,
 		return;
 	if (send ? !send_place(e, from, h, rx) : !write_place(e, from, h, rx))
 		return;
-	e->seg_busy = true;
-	e->seg_op = h->opcode;
-	e->seg_off += h->len;
+	e->resp.seg_busy = true;
+	e->resp.seg_op = h->opcode;
+	e->resp.seg_off += h->len;
 	if (last) {
 		if (send || h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM)
 			message_done(e, h);
-		e->seg_busy = false;
+		e->resp.seg_busy = false;
 	}
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
-	e->epsn = (h->psn + 1) & PSN_MASK;
-	e->nak_sent = false;
-	resp_ack_queue(e, from, h->psn, h->len);
+	e->resp.epsn = (h->psn + 1) & PSN_MASK;
+	e->resp.nak_sent = false;
+	dev_resp_ack_queue(e, from, h->psn, h->len);
 }
 
 void pkt_request(struct eqp *e, struct fab_link *from,
@@ -234,9 +236,9 @@ void pkt_request(struct eqp *e, struct fab_link *from,
 	struct sim_dev *dev = e->qp->uctx->dev;
 
 	/* same-host requesters take receives too (direct_send.c) */
-	direct_own_lock(dev);
+	pub_lock(dev);
 	request_packet(e, from, h, rx);
-	direct_own_unlock(dev);
+	pub_unlock(dev);
 }
 
 /*
@@ -249,7 +251,7 @@ void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
 		       struct fab_rx *rx)
 {
 	struct sim_qp *qp = e->qp;
-	struct out_wqe *o = out_at(e, 0);
+	struct out_wqe *o = dev_out_at(e, 0);
 	uint32_t mtu = mtu_bytes(qp->attr.path_mtu);
 	uint64_t off = (uint64_t)((h->psn - o->psn) & PSN_MASK) * mtu;
 	struct local_iov li;
@@ -260,29 +262,29 @@ void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
 	/* a READ asked for in parts is answered in parts, each from a
 	 * first packet: at its start, or where the last part ended */
 	if ((h->flags & FAB_F_FIRST) && h->psn == o->psn)
-		e->rresp_next = o->psn;
-	if (h->psn != e->rresp_next || off + h->len > o->wr.total_len ||
+		e->req.rresp_next = o->psn;
+	if (h->psn != e->req.rresp_next || off + h->len > o->wr.total_len ||
 	    (!(h->flags & FAB_F_LAST) && h->len != mtu))
 		return;
-	if (map_sges(qp, o->wr.sge, o->wr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+	if (dev_map_sges(qp, o->wr.sge, o->wr.num_sge, IBV_ACCESS_LOCAL_WRITE,
 		     &li) || (!place(rx, li.iov, li.n, off) && rx->fault)) {
-		requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
+		dev_requester_fail(e, PVRDMA_WC_LOC_PROT_ERR);
 		return;
 	}
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
-	e->rresp_next = (h->psn + 1) & PSN_MASK;
-	pkt_acked(e, e->rresp_next);
-	e->retries_left = qp->attr.retry_cnt;
-	restart_ack_timer(e);
+	e->req.rresp_next = (h->psn + 1) & PSN_MASK;
+	pkt_acked(e, e->req.rresp_next);
+	e->req.retries_left = qp->attr.retry_cnt;
+	dev_restart_ack_timer(e);
 	if (h->psn != o->last_psn)
 		return;
 	wr = o->wr;
-	out_pop(e);
-	complete_send(e, &wr, PVRDMA_WC_SUCCESS);
-	e->rnr_left = qp->attr.rnr_retry;
-	e->deadline = 0;
-	if (e->out_sent)
-		restart_ack_timer(e);
+	dev_out_pop(e);
+	dev_complete_send(e, &wr, PVRDMA_WC_SUCCESS);
+	e->req.rnr_left = qp->attr.rnr_retry;
+	e->req.deadline = 0;
+	if (e->req.out_sent)
+		dev_restart_ack_timer(e);
 }
 
 /*
@@ -307,8 +309,8 @@ static uint32_t wqe_packets(const struct out_wqe *o)
 
 void pkt_acked(struct eqp *e, uint32_t psn)
 {
-	if (psn_before(e->win_base, psn))
-		e->win_base = psn;
+	if (psn_before(e->req.win_base, psn))
+		e->req.win_base = psn;
 }
 
 bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
@@ -319,13 +321,13 @@ bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
 	uint64_t off;
 
 	*whole = true;
-	if (!fabric_link_segments(e->link) ||
+	if (!fabric_link_segments(e->req.link) ||
 	    (sim_wqe_is_read_or_atomic(o->wr.opcode) &&
 	     o->wr.opcode != PVRDMA_WR_RDMA_READ))
 		return true;
-	base = out_at(e, 0)->psn;
-	if (psn_before(base, e->win_base))
-		base = e->win_base;
+	base = dev_out_at(e, 0)->psn;
+	if (psn_before(base, e->req.win_base))
+		base = e->req.win_base;
 	next = (o->psn + o->pkts_sent) & PSN_MASK;
 	inflight = psn_before(next, base) ? 0 : (next - base) & PSN_MASK;
 	room = window_pkts(mtu);
@@ -357,11 +359,11 @@ void pkt_rewind(struct eqp *e, uint32_t psn)
 	struct out_wqe *o;
 	uint32_t i;
 
-	for (i = 0; i < e->out_count; i++)
-		out_at(e, i)->pkts_sent = 0;
-	if (!e->out_count)
+	for (i = 0; i < e->req.out_count; i++)
+		dev_out_at(e, i)->pkts_sent = 0;
+	if (!e->req.out_count)
 		return;
-	o = out_at(e, 0);
-	if (fabric_link_segments(e->link) && pkt_psn_in(o, psn))
+	o = dev_out_at(e, 0);
+	if (fabric_link_segments(e->req.link) && pkt_psn_in(o, psn))
 		o->pkts_sent = (psn - o->psn) & PSN_MASK;
 }

@@ -2,7 +2,7 @@
 /*
  * The target's side of the same-host single copy (direct.c is the
  * requester's): what the adapter publishes of its MRs and QPs in its
- * shared segment (sim/fabric/shared.c), as the views a same-host
+ * shared segment, as the views (view.h, view.c) a same-host
  * requester checks a one-sided operation against. The segment holds plain
  * views by adapter index; the device decides here what of its objects a
  * requester may reach. Each call runs with dev->lock held (the segment's
@@ -13,25 +13,26 @@
  * ring (each where the target keeps the ring's memory file, pin.c), the
  * CQ's arm and the SRQ's limit. From then on the device takes receives
  * from those rings and writes CQEs into that CQ only under the segment
- * lock (direct_own_lock()), so that it and the requesters consume and
+ * lock (pub_lock()), so that it and the requesters consume and
  * produce the rings one at a time.
  */
 #include <assert.h>
 
 #include "direct.h"
+#include "publish.h"
 #include "engine.h"
-#include "shared.h"
+#include "view.h"
 
-static_assert(SIM_MAX_MR <= SHARED_MR_KEYS, "the segment holds every key");
+static_assert(SIM_MAX_MR <= VIEW_MR_KEYS, "the segment holds every key");
 
 void sim_dev_shared_open(struct sim_dev *dev)
 {
-	shared_open(dev->index);
+	view_own(dev->index);
 }
 
 void sim_mr_publish(struct sim_dev *dev, const struct sim_mr *mr)
 {
-	struct shared_mr_view v = {
+	struct view_mr v = {
 		.addr = mr->addr,
 		.iova = mr->iova,
 		.length = mr->length,
@@ -43,39 +44,39 @@ void sim_mr_publish(struct sim_dev *dev, const struct sim_mr *mr)
 	 * pages an MR keeps for itself (pinning) are the device's. */
 	if (mr->shadow || mr->pin_lost)
 		return;
-	shared_mr_publish(dev->index, mr->rkey, &v);
+	view_mr_publish(dev->index, mr->rkey, &v);
 }
 
 void sim_mr_withdraw(struct sim_dev *dev, const struct sim_mr *mr)
 {
-	shared_mr_withdraw(dev->index, mr->rkey);
+	view_mr_withdraw(dev->index, mr->rkey);
 	/* READ responses and request tails the links send from it. */
 	engine_copy_in_place(dev);
 }
 
-void direct_own_lock(struct sim_dev *dev)
+void pub_lock(struct sim_dev *dev)
 {
 	struct engine *eng = engine_of(dev);
 
 	/* Nested under dev->lock (a receive, then its CQE): the segment
 	 * mutex is taken once. */
 	if (eng && !eng->own_depth++)
-		eng->own_locked = shared_own_lock(dev->index);
+		eng->own_locked = view_own_lock(dev->index);
 }
 
-void direct_own_unlock(struct sim_dev *dev)
+void pub_unlock(struct sim_dev *dev)
 {
 	struct engine *eng = engine_of(dev);
 
 	if (eng && !--eng->own_depth && eng->own_locked) {
 		eng->own_locked = false;
-		shared_own_unlock(dev->index);
+		view_own_unlock(dev->index);
 	}
 }
 
 /* Where ring r is in the memory file of pin; false if it has none. */
 static bool ring_view(const struct sim_ring *r, const struct sim_pin *pin,
-		      struct shared_ring_view *v)
+		      struct view_ring *v)
 {
 	const uint8_t *state = (const uint8_t *)r->state;
 
@@ -97,9 +98,9 @@ static bool ring_view(const struct sim_ring *r, const struct sim_pin *pin,
 	return true;
 }
 
-void direct_cq_publish(struct sim_cq *cq)
+void pub_cq(struct sim_cq *cq)
 {
-	struct shared_cq_view v = {
+	struct view_cq v = {
 		.armed = (uint8_t)cq->armed,
 		.overflowed = cq->overflowed,
 	};
@@ -107,38 +108,38 @@ void direct_cq_publish(struct sim_cq *cq)
 	if (!cq->shared)
 		return;
 	direct_cq_chan_view(cq, &v);
-	shared_cq_publish(cq->uctx->dev->index, cq->cqn, &v);
+	view_cq_publish(cq->uctx->dev->index, cq->cqn, &v);
 }
 
-void direct_cq_pull(struct sim_cq *cq)
+void pub_cq_pull(struct sim_cq *cq)
 {
 	int armed;
 
 	if (!cq->shared)
 		return;
-	armed = shared_cq_arm_of(cq->uctx->dev->index, cq->cqn);
+	armed = view_cq_arm_of(cq->uctx->dev->index, cq->cqn);
 	if (armed >= 0)
 		cq->armed = armed;
 }
 
-void direct_cq_notified(struct sim_cq *cq)
+void pub_cq_notified(struct sim_cq *cq)
 {
 	struct sim_dev *dev = cq->uctx->dev;
 
-	direct_own_lock(dev);
+	pub_lock(dev);
 	cq->armed = SIM_CQ_ARM_NEXT;	/* the arm the requester took */
 	sim_device_upcalls.comp_event(cq, true);
-	direct_cq_pull(cq);
-	direct_own_unlock(dev);
+	pub_cq_pull(cq);
+	pub_unlock(dev);
 }
 
-void direct_srq_publish(const struct sim_srq *srq)
+void pub_srq(const struct sim_srq *srq)
 {
-	shared_srq_publish(srq->uctx->dev->index, srq->srqn, srq->limit);
+	view_srq_publish(srq->uctx->dev->index, srq->srqn, srq->limit);
 }
 
 /* The RC QP's receive side, if requesters can reach all of it. */
-static bool recv_view(const struct sim_qp *qp, struct shared_recv_view *v)
+static bool recv_view(const struct sim_qp *qp, struct view_recv *v)
 {
 	struct sim_cq *cq = qp->recv_cq;
 	const struct sim_srq *srq = qp->srq;
@@ -159,37 +160,37 @@ static bool recv_view(const struct sim_qp *qp, struct shared_recv_view *v)
 	 * them. From here on the CQ's arms are mirrored. */
 	if (!cq->shared) {
 		cq->shared = true;
-		direct_cq_publish(cq);
+		pub_cq(cq);
 	}
 	if (srq)
-		direct_srq_publish(srq);
+		pub_srq(srq);
 	return true;
 }
 
-void direct_qp_publish(const struct sim_qp *qp)
+void pub_qp(const struct sim_qp *qp)
 {
-	struct shared_qp_view v = {
+	struct view_qp v = {
 		.pdn = qp->pd ? qp->pd->pdn : 0,
 		.access = qp->attr.qp_access_flags,
 		.state = (uint8_t)qp->attr.state,
 		.type = (uint8_t)qp->type,
 		.min_rnr_timer = (uint8_t)(qp->attr.min_rnr_timer & 31),
 	};
-	struct shared_recv_view r = { 0 };
+	struct view_recv r = { 0 };
 	unsigned int adapter = qp->uctx->dev->index;
 
-	shared_qp_publish(adapter, qp->qpn, &v);
-	shared_recv_publish(adapter, qp->qpn,
+	view_qp_publish(adapter, qp->qpn, &v);
+	view_recv_publish(adapter, qp->qpn,
 			    recv_view(qp, &r) ? &r : NULL);
 	/* A SEND's data lands without the lock: before the receives are
 	 * flushed, none may still be on its way to them. */
 	if (v.state != IBV_QPS_RTR && v.state != IBV_QPS_RTS &&
 	    v.state != IBV_QPS_SQD && v.state != IBV_QPS_SQE)
-		shared_own_fence(adapter);
+		view_own_fence(adapter);
 }
 
-void direct_qp_withdraw(const struct sim_qp *qp)
+void pub_qp_withdraw(const struct sim_qp *qp)
 {
-	shared_qp_withdraw(qp->uctx->dev->index, qp->qpn);
-	shared_own_fence(qp->uctx->dev->index);
+	view_qp_withdraw(qp->uctx->dev->index, qp->qpn);
+	view_own_fence(qp->uctx->dev->index);
 }

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "direct.h"
+#include "publish.h"
 #include "engine.h"
 
 /*
@@ -49,23 +49,17 @@ static unsigned int ipv4_header_checksum(const uint8_t ip[ROCE_IPV4_LEN])
 }
 
 /*
- * Writes the 40-byte GRH area the receiver of a UD datagram finds first, as
- * RoCE hardware and rxe fill it from the packet's network header:
- * - RoCE v2 over IPv4: bytes 0-19 zero, the IPv4 header in bytes 20-39
- *   (total length of the IP datagram, don't fragment, TTL from the hop
- *   limit, protocol UDP, header checksum, the two addresses);
- * - RoCE v2 over IPv6: the IPv6 header (payload length from the UDP header
- *   on, next header UDP);
- * - RoCE v1: the IB GRH (payload length from the BTH on, next header 0x1b).
- * Both lengths count the BTH, DETH, ImmDt, payload, pad and ICRC the packet
- * carries (Ethernet has no VCRC). The flow label is 0, as rxe sends it.
+ * The 40-byte GRH area a UD receive starts with, as rxe fills it: RoCE v2
+ * over IPv4, 20 zero bytes and the IPv4 header; over IPv6, the IPv6
+ * header; RoCE v1, the IB GRH. Lengths count BTH, DETH, ImmDt, payload,
+ * pad and ICRC; the flow label is 0.
  */
 static void build_grh(uint8_t grh[ROCE_GRH_LEN], const struct fab_hdr *h)
 {
 	/* the payload is padded to 4 bytes on the wire */
 	uint32_t ib_len = ROCE_BTH_LEN + ROCE_DETH_LEN + ((h->len + 3) & ~3u) +
 			  ROCE_ICRC_LEN;
-	uint8_t type = network_type(NULL, h->gid_type, h->src_gid);
+	uint8_t type = dev_network_type(NULL, h->gid_type, h->src_gid);
 
 	if (h->opcode == PVRDMA_WR_SEND_WITH_IMM)
 		ib_len += ROCE_IMMDT_LEN;
@@ -143,24 +137,25 @@ static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
 		return;
 	if (h->qkey != qp->attr.qkey)
 		return;		/* Q_Key violation: silently dropped */
-	t = recv_peek(qp, &rwr);
+	t = dev_recv_peek(qp, &rwr);
 	if (t == RECV_BAD) {
-		qp_fatal(e);
+		dev_qp_fatal(e);
 		return;
 	}
 	if (t == RECV_NONE)
 		return;		/* best effort */
 	if (rwr.num_sge == UINT32_MAX ||
 	    rwr.total_len < sizeof(grh) + (uint64_t)h->len) {
-		recv_consume(qp);
-		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_LEN_ERR);
-		qp_to_error(e);
+		dev_recv_consume(qp);
+		dev_complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_LEN_ERR);
+		dev_qp_to_error(e);
 		return;
 	}
-	if (map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE, &li)) {
-		recv_consume(qp);
-		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_PROT_ERR);
-		qp_to_error(e);
+	if (dev_map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+			 &li)) {
+		dev_recv_consume(qp);
+		dev_complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_PROT_ERR);
+		dev_qp_to_error(e);
 		return;
 	}
 	build_grh(grh, h);
@@ -168,14 +163,14 @@ static void ud_rx(struct eqp *e, const struct fab_hdr *h, struct fab_rx *rx)
 	if (!fab_rx_read(&grh_rx, li.iov, li.n) || !fab_rx_read(rx, rest, n)) {
 		if (!grh_rx.fault && !rx->fault)
 			return;		/* lost */
-		recv_consume(qp);
-		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_PROT_ERR);
-		qp_to_error(e);
+		dev_recv_consume(qp);
+		dev_complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_PROT_ERR);
+		dev_qp_to_error(e);
 		return;
 	}
-	recv_consume(qp);
+	dev_recv_consume(qp);
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
-	recv_complete(qp, &rwr, h, PVRDMA_WC_RECV, h->len + sizeof(grh),
+	dev_recv_complete(qp, &rwr, h, PVRDMA_WC_RECV, h->len + sizeof(grh),
 		      PVRDMA_WC_GRH);
 }
 
@@ -202,7 +197,7 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 		 * the QP may be gone by now, the CQ not. */
 		cq = sim_table_get(&eng->dev->cqs, h->rkey);
 		if (cq)
-			direct_cq_notified(cq);
+			pub_cq_notified(cq);
 		return;
 	}
 	e = eqp_by_qpn(eng, h->dst_qpn & 0xffffff);
@@ -213,19 +208,19 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 	}
 	switch (h->type) {
 	case FAB_REQ:
-		responder_rx(e, from, h, rx);
+		dev_responder_rx(e, from, h, rx);
 		break;
 	case FAB_UD_SEND:
 		/* its SRQ may be an RC QP's too (direct_send.c) */
-		direct_own_lock(eng->dev);
+		pub_lock(eng->dev);
 		ud_rx(e, h, rx);
-		direct_own_unlock(eng->dev);
+		pub_unlock(eng->dev);
 		break;
 	case FAB_ACK:
 	case FAB_NAK:
 	case FAB_READ_RESP:
 	case FAB_ATOMIC_RESP:
-		requester_rx(e, h, rx);
+		dev_requester_rx(e, h, rx);
 		break;
 	default:
 		break;

@@ -16,7 +16,7 @@ static void link_wait(struct eqp *e)
 }
 
 /* QPs whose link drained (or died: their timers take over) send on. */
-int run_waiters(struct engine *eng)
+int dev_run_waiters(struct engine *eng)
 {
 	struct qlist todo;
 	struct qlink *l;
@@ -28,18 +28,18 @@ int run_waiters(struct engine *eng)
 	qlist_take(&todo, &eng->waiters);
 	while ((l = qlist_pop(&todo))) {
 		e = eqp_of(l, wait);
-		if (fabric_link_busy(e->link)) {
+		if (fabric_link_busy(e->req.link)) {
 			qlist_push(&eng->waiters, &e->wait);
 			continue;
 		}
-		sq_progress(e);
+		dev_sq_progress(e);
 		n++;
 	}
 	return n;
 }
 
 /* Checks the local SGEs of wr; need is the access the device needs. */
-uint32_t map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
+uint32_t dev_map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
 		  uint32_t num_sge, int need, struct local_iov *li)
 {
 	uint32_t i;
@@ -59,7 +59,7 @@ uint32_t map_sges(struct sim_qp *qp, const struct pvrdma_sge *sge,
 	return PVRDMA_WC_SUCCESS;
 }
 
-void hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
+void dev_hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
 	      uint8_t gid_index)
 {
 	struct sim_dev *dev = qp->uctx->dev;
@@ -94,11 +94,11 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o, bool *whole)
 
 	if (sim_wqe_is_read_or_atomic(wr->opcode))
 		need = IBV_ACCESS_LOCAL_WRITE;
-	st = map_sges(qp, wr->sge, wr->num_sge, need, &li);
+	st = dev_map_sges(qp, wr->sge, wr->num_sge, need, &li);
 	if (st)
 		return st;
 
-	hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
+	dev_hdr_init(&h, qp, FAB_REQ, qp->attr.ah_attr.grh.sgid_index);
 	memcpy(h.dst_gid, qp->attr.ah_attr.grh.dgid.raw, 16);
 	h.opcode = wr->opcode;
 	h.dst_qpn = qp->attr.dest_qp_num;
@@ -126,7 +126,8 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o, bool *whole)
 	 * application leaves it alone until the WR completes, which takes
 	 * the responder's ACK of all of it, or a flush, an error or the
 	 * QP's end, before which the link copies it (in_place_settle). */
-	if (!fabric_send_in_place(e->eng->port, e->link, &h, li.iov, li.n) &&
+	if (!fabric_send_in_place(e->eng->port, e->req.link, &h, li.iov,
+				  li.n) &&
 	    errno == EFAULT)
 		return PVRDMA_WC_LOC_PROT_ERR;
 	return PVRDMA_WC_SUCCESS;
@@ -151,7 +152,7 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 	 * requester fails it when the AH's PD is not the QP's. */
 	if ((wr->av.port_pd & PVRDMA_AV_PDN_MASK) != qp->pd->pdn)
 		return PVRDMA_WC_LOC_QP_OP_ERR;
-	st = map_sges(qp, wr->sge, wr->num_sge, 0, &li);
+	st = dev_map_sges(qp, wr->sge, wr->num_sge, 0, &li);
 	if (st)
 		return st;
 	if (wr->total_len > mtu_bytes(dev->cfg.mtu))
@@ -159,7 +160,7 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 	if (wr->av.gid_index >= dev->gid_count)
 		return PVRDMA_WC_LOC_QP_OP_ERR;
 
-	hdr_init(&h, qp, FAB_UD_SEND, wr->av.gid_index);
+	dev_hdr_init(&h, qp, FAB_UD_SEND, wr->av.gid_index);
 	memcpy(h.dst_gid, wr->av.dgid, 16);
 	h.opcode = wr->opcode;
 	h.dst_qpn = wr->remote_qpn;
@@ -173,14 +174,15 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 		h.flags |= FAB_F_SOLICITED;
 	h.len = wr->total_len;
 
-	if (!fabric_link_alive(e->ud_link) || memcmp(e->ud_gid, wr->av.dgid, 16) ||
-	    (e->ud_qpn ^ wr->remote_qpn) >> FAB_SLOT_SHIFT) {
-		e->ud_link = fabric_resolve(e->eng->port, wr->av.dgid,
+	if (!fabric_link_alive(e->req.ud_link) ||
+	    memcmp(e->req.ud_gid, wr->av.dgid, 16) ||
+	    (e->req.ud_qpn ^ wr->remote_qpn) >> FAB_SLOT_SHIFT) {
+		e->req.ud_link = fabric_resolve(e->eng->port, wr->av.dgid,
 					    wr->remote_qpn);
-		memcpy(e->ud_gid, wr->av.dgid, 16);
-		e->ud_qpn = wr->remote_qpn;
+		memcpy(e->req.ud_gid, wr->av.dgid, 16);
+		e->req.ud_qpn = wr->remote_qpn;
 	}
-	if (fabric_send(e->eng->port, e->ud_link, &h, li.iov, li.n))
+	if (fabric_send(e->eng->port, e->req.ud_link, &h, li.iov, li.n))
 		stat_add(&dev->stats.bytes_tx, wr->total_len);
 	else if (errno == EFAULT)
 		return PVRDMA_WC_LOC_PROT_ERR;
@@ -193,23 +195,23 @@ static void rc_resolve(struct eqp *e)
 
 	e->need_resolve = false;
 	if (!(qp->attr.ah_attr.is_global))
-		e->link = NULL;	/* RoCE routes by GID only */
+		e->req.link = NULL;	/* RoCE routes by GID only */
 	else
-		e->link = fabric_resolve(e->eng->port,
+		e->req.link = fabric_resolve(e->eng->port,
 					 qp->attr.ah_attr.grh.dgid.raw,
 					 qp->attr.dest_qp_num);
 }
 
 /* The oldest WQE failed locally: complete it, then the QP is in error. */
-void complete_local_error(struct eqp *e)
+void dev_complete_local_error(struct eqp *e)
 {
-	struct out_wqe *o = out_at(e, 0);
+	struct out_wqe *o = dev_out_at(e, 0);
 	struct sim_send_wr wr = o->wr;
 	uint32_t st = o->local_err;
 
-	out_pop(e);
-	complete_send(e, &wr, st);
-	qp_to_error(e);
+	dev_out_pop(e);
+	dev_complete_send(e, &wr, st);
+	dev_qp_to_error(e);
 }
 
 static void sq_drained_check(struct eqp *e)
@@ -217,7 +219,7 @@ static void sq_drained_check(struct eqp *e)
 	struct sim_qp *qp = e->qp;
 
 	if (qp->attr.state != IBV_QPS_SQD || !qp->attr.sq_draining ||
-	    e->out_count)
+	    e->req.out_count)
 		return;
 	qp->attr.sq_draining = 0;
 	if (qp->attr.en_sqd_async_notify)
@@ -233,197 +235,114 @@ static uint32_t rd_atomic_limit(const struct sim_qp *qp)
 	return qp->attr.max_rd_atomic ? qp->attr.max_rd_atomic : 1;
 }
 
-/* Misses in a row after which a stream stops waiting for the fabric to
- * drain, and how often it tries one copy again then. */
-#define DIRECT_MISSES_HELD	4u
-#define DIRECT_PROBE_EVERY	64u
-/*
- * A same-host SEND that finds no receive posted is tried again in one
- * copy every DIRECT_RNR_RETRY_NS (at the QP's next doorbell or device
- * round after that, at the latest on its timer) for as long as the
- * target's RNR NAK would have the requester wait (its min_rnr_timer),
- * before it takes the fabric, where the target's responder NAKs it if
- * there is still no receive. A receiver that reposts a little late then
- * costs the stream microseconds, not the whole RNR timer (perftest's is
- * 0.64 ms); to the application it is a SEND that spent longer on the
- * wire, and one that finds no receive at all still ends in the
- * responder's RNR NAKs and the QP's rnr_retry.
- */
-#define DIRECT_RNR_RETRY_NS	5000ull
-
-/* direct_execute(), counted for a stream's way back to one copy; -1:
- * no receive was posted, the WQE stays in the ring and is tried again. */
-static int direct_attempt(struct eqp *e, const struct sim_send_wr *wr,
-			  uint32_t *st, const struct sim_send_wr **done_wrs)
+/* A UD datagram leaves at once: nothing to keep. false: the QP is in
+ * error. */
+static bool ud_step(struct eqp *e, struct out_wqe *o)
 {
-	uint64_t rnr_ns;
-	unsigned int n = direct_execute(e->qp, e->link, wr, st, done_wrs,
-					&rnr_ns);
-	uint64_t now = e->eng->now;
+	uint32_t st = o->local_err;
 
-	e->fabric_run = 0;
-	if (n) {
-		e->direct_misses = 0;
-		e->direct_rnr_since = 0;
-		return (int)n;
+	sim_ring_consume(&e->qp->sq);
+	if (!st)
+		st = ud_send(e, &o->wr);
+	dev_complete_send(e, &o->wr, st);
+	if (st) {
+		dev_qp_to_error(e);
+		return false;
 	}
-	if (rnr_ns) {
-		if (!e->direct_rnr_since)
-			e->direct_rnr_since = now;
-		if (now - e->direct_rnr_since < rnr_ns) {
-			arm_rnr_timer(e, now + DIRECT_RNR_RETRY_NS);
-			return -1;
-		}
-	}
-	e->direct_rnr_since = 0;
-	if (e->direct_misses < UINT8_MAX)
-		e->direct_misses++;
-	return 0;
+	return true;
 }
 
-/* Fetches what the SQ ring holds and sends what may be sent. */
-void sq_progress(struct eqp *e)
+/* An RC WQE to send: its PSNs, and it is in flight (o stays in the ring
+ * until it is acknowledged, dev_out_pop). */
+static void rc_enqueue(struct eqp *e, struct out_wqe *o)
+{
+	o->psn = e->req.next_psn;
+	o->pkts_sent = 0;
+	o->last_psn = (o->psn + pkt_span(e, &o->wr) - 1) & PSN_MASK;
+	e->req.next_psn = (o->last_psn + 1) & PSN_MASK;
+	e->req.out_count++;
+}
+
+/* The fetch step: the WQEs the ring holds now (one posted meanwhile brings
+ * its own doorbell; chasing it would keep the device on one QP), past
+ * those in flight; the same-host path may execute one at once. false: the
+ * QP left RTS. */
+static bool sq_fetch(struct eqp *e)
 {
 	struct sim_qp *qp = e->qp;
 	struct sim_dev *dev = qp->uctx->dev;
-	enum ibv_qp_state state = qp->attr.state;
+	unsigned int taken = 0, n;
 	enum sim_ring_status rs;
-	const struct sim_send_wr *direct_wrs;
-	unsigned int ndirect, i, taken = 0;
-	uint64_t moved;
-	int64_t ready;
-	int tried;
 	struct out_wqe *o;
+	int64_t ready;
 	void *elem;
-	uint32_t st;
-	bool whole;
 
-	if (state == IBV_QPS_ERR) {
-		qp_flush(e);
-		return;
-	}
-	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
-		return;		/* WQEs wait in the ring */
-	if (!qp->sq.state || !qp->sq.nelems)
-		return;
-	if (e->need_resolve)
-		rc_resolve(e);
-
-	/*
-	 * Only what the ring holds now: a WQE posted while this runs comes
-	 * with a doorbell of its own, run after it. Chasing them would keep
-	 * the device on one QP, and its doorbells piling up in the queue, for
-	 * as long as the application posts as fast as the device executes.
-	 */
 	ready = sim_ring_count(&qp->sq);
-	while (state == IBV_QPS_RTS && e->out_count < e->out_cap &&
-	       (ready < 0 || e->out_count + taken < ready)) {
-		/*
-		 * A same-host stream that met the fabric (its target had no
-		 * receive posted yet, or its lock stayed busy) returns to one
-		 * copy once what it put there is acknowledged: the WQEs
-		 * behind wait in the ring meanwhile, as per-QP order wants,
-		 * rather than follow it onto the fabric for as long as the
-		 * stream never lets the QP drain. A target that keeps
-		 * refusing gets the fabric in full flight, and one more
-		 * attempt every DIRECT_PROBE_EVERY WQEs.
-		 */
-		if (e->out_count && (e->direct_misses < DIRECT_MISSES_HELD ||
-				     e->fabric_run >= DIRECT_PROBE_EVERY) &&
-		    direct_reachable(qp, e->link))
-			break;
-		/* The head SEND waits for its target's receive a little
-		 * (direct_attempt): until the try is due, nothing moves. */
-		if (e->direct_rnr_since && !e->out_count) {
-			if (e->eng->now < e->rnr_until)
-				break;
-			e->rnr_until = 0;
-		}
-		/* past the WQEs in flight, which stay in the ring (out_pop) */
-		rs = sim_ring_peek_at(&qp->sq, e->out_count, &elem);
+	while (e->req.out_count < e->req.out_cap &&
+	       (ready < 0 || e->req.out_count + taken < ready)) {
+		rs = sim_ring_peek_at(&qp->sq, e->req.out_count, &elem);
 		if (rs == SIM_RING_INVALID) {
-			qp_fatal(e);
-			return;
+			dev_qp_fatal(e);
+			return false;
 		}
 		if (rs != SIM_RING_READY)
 			break;
-		o = out_at(e, e->out_count);
+		o = dev_out_at(e, e->req.out_count);
 		memset(o, 0, offsetof(struct out_wqe, wr.sge));
-		st = sim_wqe_decode_send(&qp->sq, elem, qp->type, &o->wr);
+		o->local_err = sim_wqe_decode_send(&qp->sq, elem, qp->type,
+						   &o->wr);
 		stat_add(&dev->stats.send_wqes, 1);
-		o->local_err = st;
 		if (qp->type == IBV_QPT_UD) {
-			/* a datagram leaves at once: nothing to keep */
-			sim_ring_consume(&qp->sq);
+			if (!ud_step(e, o))
+				return false;
 			taken++;
-			if (!st)
-				st = ud_send(e, &o->wr);
-			complete_send(e, &o->wr, st);
-			if (st) {
-				qp_to_error(e);
-				return;
-			}
 			continue;
 		}
-		/* Same-host target: executed here, in one copy, once nothing
-		 * of the QP is in flight on the fabric (per-QP order). */
-		if (!st && !e->out_count && !e->rnr_until &&
-		    (tried = direct_attempt(e, &o->wr, &st, &direct_wrs))) {
-			if (tried < 0) {
-				/* no receive yet: fetched again later */
-				atomic_fetch_sub(&dev->stats.send_wqes, 1);
-				break;
-			}
-			ndirect = (unsigned int)tried;
-			taken += ndirect;
-			for (i = 0, moved = 0; i < ndirect; i++)
-				moved += direct_wrs[i].total_len;
-			atomic_store_explicit(&e->eng->bulk_ns,
-					      moved >= BULK_BYTES ?
-					      now_ns() : 0,
-					      memory_order_relaxed);
-			for (i = 0; i < ndirect; i++) {
-				sim_ring_consume(&qp->sq);
-				complete_send(e, &direct_wrs[i],
-					      i + 1 < ndirect ? 0 : st);
-				/* in error (a CQ overflow): flushed */
-				if (qp->attr.state != IBV_QPS_RTS)
-					return;
-			}
-			if (st) {
-				qp_to_error(e);
-				return;
-			}
+		switch (direct_offer(e, o, &n)) {
+		case DIRECT_DONE:
+			taken += n;
 			continue;
+		case DIRECT_HOLD:
+			return true;
+		case DIRECT_STOP:
+			return false;
+		case DIRECT_WIRE:
+			break;
 		}
-		if (e->fabric_run < UINT8_MAX)
-			e->fabric_run++;
-		o->psn = e->next_psn;
-		o->pkts_sent = 0;
-		o->last_psn = (o->psn + pkt_span(e, &o->wr) - 1) & PSN_MASK;
-		e->next_psn = (o->last_psn + 1) & PSN_MASK;
-		e->out_count++;
+		rc_enqueue(e, o);
 	}
+	return true;
+}
 
-	while (e->out_sent < e->out_count && e->eng->now >= e->rnr_until) {
-		o = out_at(e, e->out_sent);
-		if (fabric_link_busy(e->link)) {
+/* The transmit step: what is in flight and not sent yet goes out, as far
+ * as the link, fences, the responder's resources and the window let it. */
+static void sq_transmit(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+	struct out_wqe *o;
+	uint32_t st;
+	bool whole;
+
+	while (e->req.out_sent < e->req.out_count &&
+	       e->eng->now >= e->req.rnr_until) {
+		o = dev_out_at(e, e->req.out_sent);
+		if (fabric_link_busy(e->req.link)) {
 			/* The socket is full: wait for it to drain rather
 			 * than copy the payload (the WQE stays unsent). */
 			link_wait(e);
 			break;
 		}
 		if (!o->local_err && (o->wr.send_flags & IBV_SEND_FENCE) &&
-		    e->out_sent)
+		    e->req.out_sent)
 			break;	/* fence: earlier reads/atomics finish first */
 		if (!o->local_err &&
 		    sim_wqe_is_read_or_atomic(o->wr.opcode) &&
-		    e->rd_inflight >= rd_atomic_limit(qp))
+		    e->req.rd_inflight >= rd_atomic_limit(qp))
 			break;	/* the responder's resources are taken */
 		if (o->local_err) {
-			if (e->out_sent)
+			if (e->req.out_sent)
 				break;	/* completes once it is the oldest */
-			complete_local_error(e);
+			dev_complete_local_error(e);
 			return;
 		}
 		st = rc_transmit(e, o, &whole);
@@ -435,15 +354,36 @@ void sq_progress(struct eqp *e)
 		}
 		if (!whole) {
 			/* the rest as ACKs open the window */
-			if (!e->deadline)
-				restart_ack_timer(e);
+			if (!e->req.deadline)
+				dev_restart_ack_timer(e);
 			break;
 		}
-		e->out_sent++;
+		e->req.out_sent++;
 		if (sim_wqe_is_read_or_atomic(o->wr.opcode))
-			e->rd_inflight++;
-		if (!e->deadline)
-			restart_ack_timer(e);
+			e->req.rd_inflight++;
+		if (!e->req.deadline)
+			dev_restart_ack_timer(e);
 	}
 	sq_drained_check(e);
+}
+
+/* Fetches what the SQ ring holds and sends what may be sent. */
+void dev_sq_progress(struct eqp *e)
+{
+	struct sim_qp *qp = e->qp;
+	enum ibv_qp_state state = qp->attr.state;
+
+	if (state == IBV_QPS_ERR) {
+		dev_qp_flush(e);
+		return;
+	}
+	if (state != IBV_QPS_RTS && state != IBV_QPS_SQD)
+		return;		/* WQEs wait in the ring */
+	if (!qp->sq.state || !qp->sq.nelems)
+		return;
+	if (e->need_resolve)
+		rc_resolve(e);
+	if (state == IBV_QPS_RTS && !sq_fetch(e))
+		return;
+	sq_transmit(e);
 }

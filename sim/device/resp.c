@@ -7,16 +7,15 @@
 #include <errno.h>
 #include <string.h>
 
-#include "direct.h"
+#include "publish.h"
 #include "engine.h"
-#include "shared.h"
 
 static void send_ctrl(struct eqp *e, struct fab_link *to, uint8_t type,
 		      uint8_t code, uint32_t psn, uint32_t dst_qpn)
 {
 	struct fab_hdr h;
 
-	hdr_init(&h, e->qp, type, e->qp->attr.ah_attr.grh.sgid_index);
+	dev_hdr_init(&h, e->qp, type, e->qp->attr.ah_attr.grh.sgid_index);
 	h.opcode = code;
 	h.psn = psn;
 	h.dst_qpn = dst_qpn;
@@ -31,39 +30,35 @@ static void ack_flush_one(struct eqp *e)
 	if (!qlink_linked(&e->ack))
 		return;
 	qlink_del(&e->ack);
-	send_ctrl(e, e->ack_link, FAB_ACK, 0, e->ack_psn,
+	send_ctrl(e, e->resp.ack_link, FAB_ACK, 0, e->resp.ack_psn,
 		  e->qp->attr.dest_qp_num);
 }
 
-/*
- * Queues the ACK of the request at psn, which carried len bytes. ACKs are
- * coalesced until the end of the device's round, but never over more than
- * ACK_COALESCE_MAX bytes: a round that reads a long stream of large
- * messages must not leave their requester without an ACK until its timer
- * runs out.
- */
+/* Queues the ACK of the request at psn (len bytes): coalesced until the
+ * round ends, but over ACK_COALESCE_MAX bytes at most, or a long stream
+ * leaves its requester without one until its timer runs out. */
 static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
 		      uint64_t len)
 {
-	if (qlink_linked(&e->ack) && e->ack_link != to)
+	if (qlink_linked(&e->ack) && e->resp.ack_link != to)
 		ack_flush_one(e);
 	if (!qlink_linked(&e->ack))
-		e->ack_bytes = 0;
-	e->ack_link = to;
-	e->ack_psn = psn;
-	e->ack_bytes += len;
+		e->resp.ack_bytes = 0;
+	e->resp.ack_link = to;
+	e->resp.ack_psn = psn;
+	e->resp.ack_bytes += len;
 	qlist_push(&e->eng->acks, &e->ack);
-	if (e->ack_bytes >= ACK_COALESCE_MAX)
+	if (e->resp.ack_bytes >= ACK_COALESCE_MAX)
 		ack_flush_one(e);
 }
 
-void resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
+void dev_resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
 		    uint64_t len)
 {
 	ack_queue(e, to, psn, len);
 }
 
-void acks_flush(struct engine *eng)
+void dev_acks_flush(struct engine *eng)
 {
 	while (eng->acks.first)
 		ack_flush_one(eqp_of(eng->acks.first, ack));
@@ -83,7 +78,7 @@ static struct sim_ring recv_ring(struct sim_qp *qp)
 	return qp->srq ? qp->srq->ring : qp->rq;
 }
 
-void srq_limit_check(struct sim_srq *srq)
+void dev_srq_limit_check(struct sim_srq *srq)
 {
 	struct sim_ring r = srq->ring;
 	int64_t n;
@@ -93,7 +88,7 @@ void srq_limit_check(struct sim_srq *srq)
 	n = sim_ring_count(&r);
 	if (n >= 0 && n < srq->limit) {
 		srq->limit = 0;	/* fires once, then disarmed */
-		direct_srq_publish(srq);
+		pub_srq(srq);
 		sim_device_upcalls.async_event(srq->uctx, srq->user_handle,
 					       IBV_EVENT_SRQ_LIMIT_REACHED,
 					       &srq->async_events_reported);
@@ -101,7 +96,7 @@ void srq_limit_check(struct sim_srq *srq)
 }
 
 /* Peeks the next receive WQE (not consumed until recv_consume). */
-enum recv_take recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr)
+enum recv_take dev_recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr)
 {
 	struct sim_ring r = recv_ring(qp);
 	enum sim_ring_status rs;
@@ -119,17 +114,17 @@ enum recv_take recv_peek(struct sim_qp *qp, struct sim_recv_wr *rwr)
 	return RECV_OK;
 }
 
-void recv_consume(struct sim_qp *qp)
+void dev_recv_consume(struct sim_qp *qp)
 {
 	struct sim_ring r = recv_ring(qp);
 
 	sim_ring_consume(&r);
 	stat_add(&qp->uctx->dev->stats.recv_wqes, 1);
 	if (qp->srq)
-		srq_limit_check(qp->srq);
+		dev_srq_limit_check(qp->srq);
 }
 
-void recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
+void dev_recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
 		   uint8_t port_num, uint64_t wr_id, const struct fab_hdr *h,
 		   uint32_t opcode, uint32_t byte_len, uint32_t wc_flags)
 {
@@ -149,32 +144,26 @@ void recv_cqe_fill(struct pvrdma_cqe *c, uint32_t qp_handle,
 	else
 		c->imm_data = 0;
 	memcpy(c->smac, h->smac, 6);
-	c->network_hdr_type = network_type(NULL, h->gid_type, h->src_gid);
+	c->network_hdr_type = dev_network_type(NULL, h->gid_type, h->src_gid);
 	if (wc_flags & PVRDMA_WC_GRH)
-		c->sl = roce_packet_type(c->network_hdr_type);
+		c->sl = dev_roce_packet_type(c->network_hdr_type);
 }
 
-void recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
+void dev_recv_complete(struct sim_qp *qp, const struct sim_recv_wr *rwr,
 		   const struct fab_hdr *h, uint32_t opcode,
 		   uint32_t byte_len, uint32_t wc_flags)
 {
 	struct pvrdma_cqe c;
 
-	recv_cqe_fill(&c, qp->qp_handle,
+	dev_recv_cqe_fill(&c, qp->qp_handle,
 		      qp->attr.port_num ? qp->attr.port_num : 1, rwr->wr_id,
 		      h, opcode, byte_len, wc_flags);
-	cqe_write(qp, qp->recv_cq, &c, h->flags & FAB_F_SOLICITED);
+	dev_cqe_write(qp, qp->recv_cq, &c, h->flags & FAB_F_SOLICITED);
 }
 
-/*
- * Reads the payload of request h into iov. On the wire a long message is
- * many packets and the responder's ACKs of the middle ones keep the
- * requester's timer from running out while the rest arrives; here it is
- * one frame, so a payload that comes over a socket is read a MiB at a
- * time and each MiB but the last is answered with a partial ACK. Without
- * them a message slower to cross than the QP's timeout is resent whole,
- * again and again.
- */
+/* Reads the payload of request h into iov, a MiB at a time from a socket,
+ * each MiB but the last answered with a partial ACK: the requester's
+ * timer would otherwise resend a message slower than its timeout. */
 static bool payload_read(struct eqp *e, struct fab_link *from,
 			 const struct fab_hdr *h, struct fab_rx *rx,
 			 const struct iovec *iov, int n)
@@ -226,16 +215,16 @@ static void responder_fail(struct eqp *e, struct fab_link *from,
 			   const struct fab_hdr *h, uint8_t code)
 {
 	nak(e, from, code, h->psn, h->src_qpn);
-	qp_to_error(e);
+	dev_qp_to_error(e);
 }
 
-void resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
+void dev_resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
 	      uint32_t psn, uint32_t dst_qpn)
 {
 	nak(e, to, code, psn, dst_qpn);
 }
 
-void resp_fail(struct eqp *e, struct fab_link *from,
+void dev_resp_fail(struct eqp *e, struct fab_link *from,
 	       const struct fab_hdr *h, uint8_t code)
 {
 	responder_fail(e, from, h, code);
@@ -248,44 +237,44 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 	struct sim_qp *qp = e->qp;
 	struct sim_recv_wr rwr;
 	struct local_iov li;
-	enum recv_take t = recv_peek(qp, &rwr);
+	enum recv_take t = dev_recv_peek(qp, &rwr);
 	bool is_write = h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
 
 	if (t == RECV_BAD) {
-		qp_fatal(e);
+		dev_qp_fatal(e);
 		return;
 	}
 	if (t == RECV_NONE) {
-		e->nak_sent = true;
+		e->resp.nak_sent = true;
 		nak(e, from, FAB_NAK_RNR, h->psn, h->src_qpn);
 		return;
 	}
 	if (rwr.num_sge == UINT32_MAX) {
-		recv_consume(qp);
-		complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_LEN_ERR);
+		dev_recv_consume(qp);
+		dev_complete_recv_error(e, rwr.wr_id, PVRDMA_WC_LOC_LEN_ERR);
 		responder_fail(e, from, h, FAB_NAK_REM_OP);
 		return;
 	}
 	if (!is_write) {
-		if (map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE,
+		if (dev_map_sges(qp, rwr.sge, rwr.num_sge, IBV_ACCESS_LOCAL_WRITE,
 			     &li)) {
-			recv_consume(qp);
-			complete_recv_error(e, rwr.wr_id,
+			dev_recv_consume(qp);
+			dev_complete_recv_error(e, rwr.wr_id,
 					    PVRDMA_WC_LOC_PROT_ERR);
 			responder_fail(e, from, h, FAB_NAK_REM_OP);
 			return;
 		}
 		if (h->len > rwr.total_len) {
-			recv_consume(qp);
-			complete_recv_error(e, rwr.wr_id,
+			dev_recv_consume(qp);
+			dev_complete_recv_error(e, rwr.wr_id,
 					    PVRDMA_WC_LOC_LEN_ERR);
 			responder_fail(e, from, h, FAB_NAK_INV_REQ);
 			return;
 		}
 		if (!payload_read(e, from, h, rx, li.iov, li.n)) {
 			if (rx->fault) {
-				recv_consume(qp);
-				complete_recv_error(e, rwr.wr_id,
+				dev_recv_consume(qp);
+				dev_complete_recv_error(e, rwr.wr_id,
 						    PVRDMA_WC_LOC_PROT_ERR);
 				responder_fail(e, from, h, FAB_NAK_REM_OP);
 			}
@@ -297,12 +286,12 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 			responder_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return;
 	}
-	recv_consume(qp);
-	recv_complete(qp, &rwr, h, is_write ? PVRDMA_WC_RECV_RDMA_WITH_IMM :
+	dev_recv_consume(qp);
+	dev_recv_complete(qp, &rwr, h, is_write ? PVRDMA_WC_RECV_RDMA_WITH_IMM :
 			  PVRDMA_WC_RECV, h->len, 0);
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
-	e->epsn = (h->psn + 1) & PSN_MASK;
-	e->nak_sent = false;
+	e->resp.epsn = (h->psn + 1) & PSN_MASK;
+	e->resp.nak_sent = false;
 	ack_queue(e, from, h->psn, h->len);
 }
 
@@ -332,7 +321,7 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 		return;
 	}
 	ack_flush_one(e);
-	hdr_init(&r, e->qp, FAB_READ_RESP,
+	dev_hdr_init(&r, e->qp, FAB_READ_RESP,
 		 e->qp->attr.ah_attr.grh.sgid_index);
 	r.dst_qpn = h->src_qpn;
 	r.psn = h->psn;
@@ -347,9 +336,9 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 		return;
 	}
 	stat_add(&e->qp->uctx->dev->stats.bytes_tx, h->read_len);
-	if (h->psn == e->epsn) {
-		e->epsn = (h->psn + pkt_read_span(e, from, h)) & PSN_MASK;
-		e->nak_sent = false;
+	if (h->psn == e->resp.epsn) {
+		e->resp.epsn = (h->psn + pkt_read_span(e, from, h)) & PSN_MASK;
+		e->resp.nak_sent = false;
 	}
 }
 
@@ -359,8 +348,8 @@ static const struct atomic_result *atomic_result_of(const struct eqp *e,
 	unsigned int i;
 
 	for (i = 0; i < ATOMIC_RESULTS; i++)
-		if (e->atomics[i].valid && e->atomics[i].psn == psn)
-			return &e->atomics[i];
+		if (e->resp.atomics[i].valid && e->resp.atomics[i].psn == psn)
+			return &e->resp.atomics[i];
 	return NULL;
 }
 
@@ -375,7 +364,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 		responder_fail(e, from, h, FAB_NAK_INV_REQ);
 		return;
 	}
-	if (h->psn != e->epsn) {
+	if (h->psn != e->resp.epsn) {
 		/* A resend of an atomic executed already: its result. */
 		const struct atomic_result *res = atomic_result_of(e, h->psn);
 
@@ -398,7 +387,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			return;
 		}
 		/* atomic with the same-host requesters' atomics too */
-		direct_own_lock(e->qp->uctx->dev);
+		pub_lock(e->qp->uctx->dev);
 		if (h->opcode == PVRDMA_WR_ATOMIC_CMP_AND_SWP) {
 			orig = h->atomic_a;
 			__atomic_compare_exchange_n(p, &orig, h->atomic_b,
@@ -408,16 +397,17 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 			orig = __atomic_fetch_add(p, h->atomic_a,
 						  __ATOMIC_SEQ_CST);
 		}
-		direct_own_unlock(e->qp->uctx->dev);
-		e->atomics[e->atomic_next] = (struct atomic_result){
+		pub_unlock(e->qp->uctx->dev);
+		e->resp.atomics[e->resp.atomic_next] = (struct atomic_result){
 			.valid = true, .psn = h->psn, .orig = orig,
 		};
-		e->atomic_next = (e->atomic_next + 1) % ATOMIC_RESULTS;
-		e->epsn = (h->psn + 1) & PSN_MASK;
-		e->nak_sent = false;
+		e->resp.atomic_next =
+			(e->resp.atomic_next + 1) % ATOMIC_RESULTS;
+		e->resp.epsn = (h->psn + 1) & PSN_MASK;
+		e->resp.nak_sent = false;
 	}
 	ack_flush_one(e);
-	hdr_init(&r, e->qp, FAB_ATOMIC_RESP,
+	dev_hdr_init(&r, e->qp, FAB_ATOMIC_RESP,
 		 e->qp->attr.ah_attr.grh.sgid_index);
 	r.dst_qpn = h->src_qpn;
 	r.psn = h->psn;
@@ -425,7 +415,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 	fabric_send(e->eng->port, from, &r, NULL, 0);
 }
 
-void responder_rx(struct eqp *e, struct fab_link *from,
+void dev_responder_rx(struct eqp *e, struct fab_link *from,
 		  const struct fab_hdr *h, struct fab_rx *rx)
 {
 	struct sim_qp *qp = e->qp;
@@ -441,19 +431,19 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 	    st != IBV_QPS_SQE)
 		return;
 
-	if (h->psn != e->epsn) {
-		if (psn_before(h->psn, e->epsn)) {
+	if (h->psn != e->resp.epsn) {
+		if (psn_before(h->psn, e->resp.epsn)) {
 			/* a resend of what was executed: answer again */
 			if (h->opcode == PVRDMA_WR_RDMA_READ)
 				rc_read(e, from, h);
 			else if (sim_wqe_is_read_or_atomic(h->opcode))
 				rc_atomic(e, from, h);
 			else
-				ack_queue(e, from, (e->epsn - 1) & PSN_MASK,
-					  0);
-		} else if (!e->nak_sent) {
-			e->nak_sent = true;
-			nak(e, from, FAB_NAK_SEQ, e->epsn, h->src_qpn);
+				ack_queue(e, from,
+					  (e->resp.epsn - 1) & PSN_MASK, 0);
+		} else if (!e->resp.nak_sent) {
+			e->resp.nak_sent = true;
+			nak(e, from, FAB_NAK_SEQ, e->resp.epsn, h->src_qpn);
 		}
 		return;
 	}
@@ -467,9 +457,9 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 	case PVRDMA_WR_SEND:
 	case PVRDMA_WR_SEND_WITH_IMM:
 		/* same-host requesters take receives too (direct_send.c) */
-		direct_own_lock(qp->uctx->dev);
+		pub_lock(qp->uctx->dev);
 		rc_recv_message(e, from, h, rx, NULL);
-		direct_own_unlock(qp->uctx->dev);
+		pub_unlock(qp->uctx->dev);
 		break;
 	case PVRDMA_WR_RDMA_WRITE:
 	case PVRDMA_WR_RDMA_WRITE_WITH_IMM:
@@ -478,9 +468,9 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 			return;
 		}
 		if (h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM) {
-			direct_own_lock(qp->uctx->dev);
+			pub_lock(qp->uctx->dev);
 			rc_recv_message(e, from, h, rx, &ri);
-			direct_own_unlock(qp->uctx->dev);
+			pub_unlock(qp->uctx->dev);
 			return;
 		}
 		if (!payload_read(e, from, h, rx, ri.iov, ri.n)) {
@@ -490,8 +480,8 @@ void responder_rx(struct eqp *e, struct fab_link *from,
 			return;
 		}
 		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
-		e->epsn = (h->psn + 1) & PSN_MASK;
-		e->nak_sent = false;
+		e->resp.epsn = (h->psn + 1) & PSN_MASK;
+		e->resp.nak_sent = false;
 		ack_queue(e, from, h->psn, h->len);
 		break;
 	case PVRDMA_WR_RDMA_READ:

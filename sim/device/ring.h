@@ -88,14 +88,10 @@ static inline void *sim_ring_elem(const struct sim_ring *r, uint32_t idx)
 	return r->elems + (size_t)sim_ring_slot(idx, r->nelems) * r->elem_size;
 }
 
-/*
- * Consumer side (the device reading WQEs): the element skip places past
- * cons_head, if the producer published it. A device that keeps WQEs it
- * already fetched (in flight, not yet retired) looks past them this way
- * and leaves cons_head where it is, so the producer cannot reuse their
- * slots. The element may be read only after this returned SIM_RING_READY
- * (acquire on prod_tail).
- */
+/* Consumer side: the element skip places past cons_head, if published. A
+ * device that keeps the WQEs it fetched looks past them, leaving
+ * cons_head, so the producer cannot reuse their slots. Read the element
+ * only after SIM_RING_READY (acquire on prod_tail). */
 static inline enum sim_ring_status sim_ring_peek_at(const struct sim_ring *r,
 						    uint32_t skip, void **elem)
 {

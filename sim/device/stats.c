@@ -12,7 +12,7 @@
 #include "device.h"
 #include "engine.h"
 #include "libc.h"
-#include "shared.h"
+#include "view.h"
 
 #define STAT(name) { #name, offsetof(struct sim_stats, name) }
 
@@ -69,8 +69,8 @@ void sim_stats_print(int fd)
 		/* Bytes of operations same-host requesters executed against
 		 * this adapter crossed it all the same; the receives their
 		 * SENDs took and the CQEs they wrote are its too. */
-		shared_counts(dev->index, &direct_tx, &direct_rx);
-		shared_recv_counts(dev->index, &direct_recvs, &direct_cqes);
+		view_counts(dev->index, &direct_tx, &direct_rx);
+		view_recv_counts(dev->index, &direct_recvs, &direct_cqes);
 		for (f = 0; f < sizeof(stat_fields) / sizeof(stat_fields[0]);
 		     f++) {
 			atomic_ulong *c = (atomic_ulong *)((char *)&dev->stats +

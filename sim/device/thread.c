@@ -13,7 +13,7 @@
 #include "engine.h"
 #include "spawn.h"
 
-struct engine engines[SIM_MAX_ADAPTERS];
+struct engine dev_engines[SIM_MAX_ADAPTERS];
 
 static int sleep_timeout_ms(struct engine *eng)
 {
@@ -26,13 +26,8 @@ static int sleep_timeout_ms(struct engine *eng)
 	return (int)((d - eng->now + 999999) / 1000000);
 }
 
-/*
- * Before it sleeps, a device thread the application hands large transfers
- * to (eng->bulk_ns is recent) waits a little for the next doorbell of the
- * stream: the application posts its next WQE within a trap or two, and a
- * sleeping thread costs it a wake-up (a system call, a context switch) per
- * doorbell.
- */
+/* A device thread handed a stream of large transfers waits a little for
+ * its next doorbell before it sleeps: a wake-up per doorbell costs more. */
 static bool bulk_linger(struct engine *eng)
 {
 	uint64_t t = atomic_load_explicit(&eng->bulk_ns, memory_order_relaxed);
@@ -42,31 +37,21 @@ static bool bulk_linger(struct engine *eng)
 		return false;
 	atomic_store(&eng->bulk_linger, true);
 	until = now_ns() + BULK_LINGER_NS;
-	while (dbq_empty(&eng->dbq) && now_ns() < until)
+	while (dev_dbq_empty(&eng->dbq) && now_ns() < until)
 		sched_yield();
 	/* Waiting no more, whatever came: a flag left set would hand every
 	 * later doorbell of the adapter to this thread, asleep or not. */
 	atomic_store(&eng->bulk_linger, false);
-	return !dbq_empty(&eng->dbq);
+	return !dev_dbq_empty(&eng->dbq);
 }
 
 /*
- * The device thread: receives (packets, EPOLLOUT of full links), timers,
- * kicks of the control path. Doorbells run on the threads that ring them,
- * except those a busy device queued and the send doorbells of a stream of
- * large same-host transfers, which the trap hands to it (dispatch.c).
- *
- * While the application polls its CQ (POLL doorbells keep coming), its own
- * traps do the receive work, and a device thread woken by every packet
- * would only take a CPU from it and contend for dev->lock (two cores, two
- * pollers). The device thread then sleeps "quietly" (wake-ups and new
- * connections only) until POLLING_NS after the last POLL doorbell, reads
- * the links itself, and if no POLL doorbell came meanwhile, the application
- * stopped polling (it waits for an event, or spins on memory as
- * ib_write_lat does): it sleeps in epoll on everything again.
- *
- * With --async-mode it does not sleep while the adapter is active: it
- * polls the links and send rings each round (async.c).
+ * The device thread: receives, EPOLLOUT of full links, timers, kicks, and
+ * the doorbells traps queued or handed to it (dispatch.c). While the
+ * application polls its CQ its own traps do the receive work: the thread
+ * then sleeps quietly (wake-ups and connections only) until POLLING_NS
+ * after the last POLL doorbell, so as not to take a CPU from the poller.
+ * With --async-mode it polls while the adapter is active (async.c).
  */
 static void *engine_main(void *arg)
 {
@@ -89,7 +74,7 @@ static void *engine_main(void *arg)
 			if (!fabric_sleep_prepare(eng->port)) {
 				timeout = 0;
 				quiet_ns = 0;
-			} else if (!dbq_empty(&eng->dbq) ||
+			} else if (!dev_dbq_empty(&eng->dbq) ||
 				   atomic_load(&eng->kick_pending)) {
 				fabric_sleep_cancel(eng->port);
 				timeout = 0;
@@ -105,7 +90,7 @@ static void *engine_main(void *arg)
 		if (engine_round(eng, quiet_ns != 0)) {
 			timeout = 0;
 			quiet_ns = 0;
-		} else if (async_poll(eng)) {
+		} else if (dev_async_poll(eng)) {
 			timeout = 0;
 			quiet_ns = 0;
 			dev_unlock(eng, dev);
@@ -142,8 +127,8 @@ static void engines_at_exit(void)
 	unsigned int i;
 
 	for (i = 0; i < SIM_MAX_ADAPTERS; i++)
-		if (engines[i].started)
-			fabric_close(engines[i].port);
+		if (dev_engines[i].started)
+			fabric_close(dev_engines[i].port);
 }
 
 void engine_copy_in_place(struct sim_dev *dev)
@@ -170,7 +155,6 @@ void engine_forget(struct sim_dev *dev)
 		eqp_of(l, all)->qp->engine = NULL;
 	/* The parent's thread, queues and QP lists are not the child's. */
 	memset(eng, 0, sizeof(*eng));
-	dev->engine = NULL;
 }
 
 /* Starts the device of an adapter (idempotent; dev->lock held or not
@@ -187,7 +171,6 @@ int engine_start(struct sim_dev *dev)
 		return 0;
 	eng->dev = dev;
 	atomic_store(&eng->dev_set, true);
-	dev->engine = eng;
 	eng->port = fabric_open(&(struct fab_adapter){
 		.index = dev->index, .gid = dev->gid,
 		.gid_count = &dev->gid_count, .lock = &dev->lock,

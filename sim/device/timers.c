@@ -6,7 +6,7 @@
 #include "engine.h"
 
 /* IB min_rnr_timer encoding -> microseconds. */
-const uint32_t rnr_timer_us[32] = {
+const uint32_t dev_rnr_timer_us[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
 	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
@@ -15,7 +15,7 @@ const uint32_t rnr_timer_us[32] = {
 /* Local ACK timeout: 4.096 us * 2^timeout, at least 1 ms (the sim's
  * scheduling granularity), at most 8 s; 0 (infinite) waits 8 s per try
  * so that a vanished peer never hangs a QP forever. */
-uint64_t ack_timeout_ns(const struct sim_qp *qp)
+uint64_t dev_ack_timeout_ns(const struct sim_qp *qp)
 {
 	uint64_t ns;
 
@@ -29,13 +29,9 @@ uint64_t ack_timeout_ns(const struct sim_qp *qp)
 	return ns;
 }
 
-/*
- * A timer armed outside the device thread's round (a doorbell's send on
- * an application thread) may be due before the thread's sleep ends, or
- * the thread sleeps with no timer at all: a kick makes it recompute its
- * sleep (it re-checks kicks after announcing it), or a request lost where
- * no packet wakes anyone would never time out.
- */
+/* A timer armed outside the device thread's round may be due before its
+ * sleep ends: a kick makes it recompute the sleep, or a request lost
+ * where no packet wakes anyone would never time out. */
 static void engine_deadline(struct engine *eng, uint64_t when)
 {
 	if (eng->next_deadline && when >= eng->next_deadline)
@@ -49,29 +45,25 @@ static void engine_deadline(struct engine *eng, uint64_t when)
 }
 
 /* The local ACK timer of the oldest unacknowledged request. */
-void arm_timer(struct eqp *e, uint64_t when)
+void dev_arm_timer(struct eqp *e, uint64_t when)
 {
-	e->deadline = when;
-	e->deadline_tx = fabric_link_tx_bytes(e->link);
+	e->req.deadline = when;
+	e->req.deadline_tx = fabric_link_tx_bytes(e->req.link);
 	engine_deadline(e->eng, when);
 }
 
-/*
- * The timer restarts from the clock, not from the round's start time:
- * a round that read long responses would otherwise arm a deadline that
- * is already mostly spent, and the next request "times out" while its
- * answer is still on the way.
- */
-void restart_ack_timer(struct eqp *e)
+/* From the clock, not the round's start: a round that read long responses
+ * would arm a deadline already mostly spent. */
+void dev_restart_ack_timer(struct eqp *e)
 {
-	arm_timer(e, now_ns() + ack_timeout_ns(e->qp));
+	dev_arm_timer(e, now_ns() + dev_ack_timeout_ns(e->qp));
 }
 
 /* The RNR timer: a separate deadline, so that waiting out an RNR NAK
  * never counts as an ACK timeout (that would spend the retry count). */
-void arm_rnr_timer(struct eqp *e, uint64_t when)
+void dev_arm_rnr_timer(struct eqp *e, uint64_t when)
 {
-	e->rnr_until = when;
+	e->req.rnr_until = when;
 	engine_deadline(e->eng, when);
 }
 
@@ -79,48 +71,44 @@ static void qp_timer(struct eqp *e, uint64_t now)
 {
 	struct sim_qp *qp = e->qp;
 
-	if (e->rnr_until && now >= e->rnr_until) {
-		e->rnr_until = 0;
-		sq_progress(e);
+	if (e->req.rnr_until && now >= e->req.rnr_until) {
+		e->req.rnr_until = 0;
+		dev_sq_progress(e);
 	}
-	if (!e->deadline || now < e->deadline)
+	if (!e->req.deadline || now < e->req.deadline)
 		return;
-	e->deadline = 0;
+	e->req.deadline = 0;
 	/* Requests waiting for a link the peer stopped reading count as
 	 * sent and lost: a peer that never drains its link is a peer that
 	 * never answers, and ends in RETRY_EXC_ERR like one that is gone. */
-	if (!e->out_count)
+	if (!e->req.out_count)
 		return;
-	/*
-	 * A request still leaving on a link that keeps draining has not
-	 * been lost, it is long: a large message is one frame here, where
-	 * the wire would carry many packets, each restarting the timer
-	 * with its ACK. The wait goes on while the link moves.
-	 */
-	if (fabric_link_busy(e->link) &&
-	    fabric_link_push(e->link) != e->deadline_tx) {
-		arm_timer(e, now + ack_timeout_ns(qp));
+	/* A request still leaving on a link that drains is long, not lost
+	 * (one frame here, many packets and ACKs on the wire). */
+	if (fabric_link_busy(e->req.link) &&
+	    fabric_link_push(e->req.link) != e->req.deadline_tx) {
+		dev_arm_timer(e, now + dev_ack_timeout_ns(qp));
 		return;
 	}
 	/* retry_cnt 7 is seven retries, not "infinite": only rnr_retry has
 	 * an infinite encoding. A peer that is gone ends in RETRY_EXC_ERR. */
-	if (!e->retries_left--) {
-		requester_fail(e, PVRDMA_WC_RETRY_EXC_ERR);
+	if (!e->req.retries_left--) {
+		dev_requester_fail(e, PVRDMA_WC_RETRY_EXC_ERR);
 		return;
 	}
 	/* Resend from the oldest unacknowledged request; look the peer up
 	 * again, it may have come back. */
-	stat_add(&qp->uctx->dev->stats.retransmits, e->out_sent);
-	out_unsend(e);
-	pkt_rewind(e, e->win_base);
-	if (!fabric_link_alive(e->link))
+	stat_add(&qp->uctx->dev->stats.retransmits, e->req.out_sent);
+	dev_out_unsend(e);
+	pkt_rewind(e, e->req.win_base);
+	if (!fabric_link_alive(e->req.link))
 		e->need_resolve = true;
-	sq_progress(e);
-	if (!e->deadline && e->out_count)
-		arm_timer(e, now + ack_timeout_ns(qp));
+	dev_sq_progress(e);
+	if (!e->req.deadline && e->req.out_count)
+		dev_arm_timer(e, now + dev_ack_timeout_ns(qp));
 }
 
-void run_timers(struct engine *eng)
+void dev_run_timers(struct engine *eng)
 {
 	struct qlink *l, *next;
 	struct eqp *e;
@@ -136,16 +124,16 @@ void run_timers(struct engine *eng)
 		uint64_t d;
 
 		e = eqp_of(l, all);
-		d = e->deadline;
+		d = e->req.deadline;
 
-		if (e->rnr_until && (!d || e->rnr_until < d))
-			d = e->rnr_until;
+		if (e->req.rnr_until && (!d || e->req.rnr_until < d))
+			d = e->req.rnr_until;
 		if (d && (!eng->next_deadline || d < eng->next_deadline))
 			eng->next_deadline = d;
 	}
 }
 
-void kick(struct eqp *e)
+void dev_kick(struct eqp *e)
 {
 	struct engine *eng = e->eng;
 
@@ -154,14 +142,14 @@ void kick(struct eqp *e)
 	fabric_wake(eng->port);
 }
 
-int run_kicks(struct engine *eng)
+int dev_run_kicks(struct engine *eng)
 {
 	struct qlink *l;
 	int n = 0;
 
 	atomic_store(&eng->kick_pending, false);
 	while ((l = qlist_pop(&eng->kicks))) {
-		sq_progress(eqp_of(l, kick));
+		dev_sq_progress(eqp_of(l, kick));
 		n++;
 	}
 	return n;

@@ -50,13 +50,9 @@ struct sim_recv_wr {
  * fits in one ring element. */
 uint32_t sim_wqe_max_sge(const struct sim_ring *ring, size_t hdr_size);
 
-/*
- * Decode the send WQE at elem (an element of sq) for a QP of the given
- * type. Returns PVRDMA_WC_SUCCESS, or the status the WQE completes with:
- * LOC_LEN_ERR for a bad SGE count or length, LOC_QP_OP_ERR for an opcode or
- * flag this QP type cannot execute. wr is filled as far as it could be
- * decoded (wr_id always).
- */
+/* Decodes the send WQE at elem for a QP of type: PVRDMA_WC_SUCCESS, or the
+ * status it completes with (LOC_LEN_ERR: SGE count or length;
+ * LOC_QP_OP_ERR: opcode or flag); wr as far as decoded (wr_id always). */
 enum pvrdma_wc_status sim_wqe_decode_send(const struct sim_ring *sq,
 					  const void *elem,
 					  enum ibv_qp_type type,

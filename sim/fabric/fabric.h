@@ -29,7 +29,7 @@
 
 #define FAB_MAGIC	0x50565244u	/* "PVRD" */
 /* The longest message a REQ or READ_RESP carries: the device's maximum
- * (2^31, device/wqe.h), which a peer on another host must keep to. */
+ * (2^31), which a peer on another host must keep to. */
 #define FAB_MAX_MSG_SIZE	(1ull << 31)
 
 enum fab_type {
@@ -42,14 +42,14 @@ enum fab_type {
 	FAB_HELLO,		/* first on a link: the connecting port's
 				 * socket path, so the accepting side sends
 				 * back over the same link (fabric only) */
-	FAB_NOTIFY,		/* same host: a requester wrote a CQE into
-				 * the armed receive CQ of QP dst_qpn; its
-				 * completion event is due (solicited in
-				 * flags) */
+	FAB_NOTIFY,		/* same host: a completion event of QP
+				 * dst_qpn's adapter is due, which a
+				 * requester's receive there armed
+				 * (solicited in flags) */
 };
 
 enum fab_nak {
-	FAB_NAK_RNR = 1,	/* no receive WQE; rkey = responder's timer */
+	FAB_NAK_RNR = 1,	/* no receive posted; rkey = its timer */
 	FAB_NAK_SEQ,		/* out of sequence; resend from psn */
 	FAB_NAK_REM_ACCESS,	/* rkey, bounds or access rights */
 	FAB_NAK_INV_REQ,	/* message too long, misaligned atomic... */
@@ -210,25 +210,18 @@ bool fabric_send_in_place(struct fab_port *port, struct fab_link *link,
 			  int iovcnt);
 /* Copies what the port's links still hold in place: before the device
  * lets the application have such memory back without the packet having
- * left (a WR completed by a flush or an error, a QP destroyed, an MR
- * deregistered). */
+ * left (a request completed by a flush or an error, a QP destroyed,
+ * memory deregistered). */
 void fabric_copy_in_place(struct fab_port *port);
 
 /*
- * Receiving. Everything below except fabric_wait() and fabric_wake() runs
- * with the lock of the port's adapter held: the lock makes one thread at
- * a time the reader of the port's sockets, be it the device thread or an
- * application thread that trapped a doorbell.
- *
- * fabric_wait: the device thread's sleep (the lock NOT held): waits up to
- * timeout_ms (-1: forever, 0: not at all) for readiness and keeps what it
- * saw for fabric_deliver(). Returns the number of readiness events.
- * fabric_deliver: acts on what fabric_wait() saw and on local packets;
- * calls the port's rx for each packet, returns how many.
- * fabric_rx_poll: reads whatever already arrived on every link without
- * waiting for readiness (the inline receive of a trapped doorbell).
- * fabric_poll: fabric_wait() + fabric_deliver() under the lock, for
- * callers that own no lock (tools, benchmarks).
+ * Receiving, with the port's adapter lock held (it makes one thread the
+ * reader of the port's sockets), but for fabric_wait() and fabric_wake().
+ * fabric_wait: the device thread's sleep, up to timeout_ms (-1: forever),
+ * keeping what it saw for fabric_deliver(), which calls the port's rx for
+ * each packet. fabric_rx_poll: reads what already arrived on every link
+ * (a trapped doorbell's inline receive). fabric_poll: wait and deliver,
+ * for callers that own no lock (tools, benchmarks).
  */
 int fabric_wait(struct fab_port *port, int timeout_ms);
 /* fabric_wait() that ignores the links: only wake-ups, new connections

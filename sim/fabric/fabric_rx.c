@@ -200,15 +200,11 @@ static void link_hello_rx(struct fab_link *link, struct fab_rx *rx)
 }
 
 /*
- * Whether the payload of a TCP frame is all in the socket (frames up to
- * FAB_TCP_WHOLE). If not, the socket's low-water mark is raised to it, so
- * the device sleeps until it is (or the link breaks) instead of waiting
- * inside the payload with dev->lock held while the network is down. With
- * hup (epoll saw the peer close or the link fail), a frame that is not
- * whole never will be: the link is dead (false, with link->dead). The
- * socket is asked (FIONREAD) only when what it was known to hold does not
- * cover the frame: a stream of frames costs one ask per burst, not one
- * per frame.
+ * Whether a TCP frame's payload is all in the socket (up to FAB_TCP_WHOLE).
+ * If not, SO_RCVLOWAT is raised to it, so the device sleeps rather than
+ * wait inside the payload with dev->lock held; with hup, it never will be
+ * and the link is dead. FIONREAD only when what the socket was known to
+ * hold does not cover the frame: one ask per burst.
  */
 static bool frame_arrived(struct fab_link *link, const struct fab_hdr *hdr,
 			  bool hup)
@@ -360,7 +356,7 @@ static void port_accept(struct fab_port *port, int listen_fd, bool tcp)
 	}
 }
 
-/* Frees the dead links the engine never saw (connections dropped before
+/* Frees the dead links the adapter never saw (connections dropped before
  * or at their HELLO): a stream of bad connections must not grow the list
  * every receive walks. Runs where no pointer to a link is held. */
 static void links_prune(struct fab_port *port)

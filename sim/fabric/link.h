@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The fabric's ports and links, shared by fabric.c (ports, the registry,
- * links, resolving and sending) and fabric_rx.c (receiving and waiting).
+ * The fabric's ports and links, shared by fabric.c (ports, links,
+ * resolving), registry.c (the GID registry), fabric_tx.c (sending) and
+ * fabric_rx.c (receiving and waiting).
  * Private to the fabric layer: fabric.h is its interface.
  */
 #ifndef PVRDMA_SIM_FABRIC_LINK_H
@@ -77,10 +78,10 @@ struct fab_link {
 	bool want_out;			/* EPOLLOUT armed */
 	bool tcp;			/* to another host (tcp.c) */
 	bool outgoing;			/* we connected it */
-	bool verified;			/* frames may reach the engine: we
+	bool verified;			/* frames may reach the adapter: we
 					 * connected, or the peer's HELLO
 					 * named the address it came from */
-	bool exposed;			/* the engine may hold a pointer */
+	bool exposed;			/* the adapter may hold a pointer */
 	uint32_t lowat;			/* SO_RCVLOWAT raised for a frame */
 	uint32_t peer_ipv4;		/* TCP, accepted: where it came from */
 	uint64_t hello_by_ns;		/* ... and when its HELLO is due */
@@ -173,14 +174,10 @@ static inline ssize_t fab_sys_write(int fd, const void *buf, size_t len)
 }
 
 /*
- * Whether the link's requests wait unread: a TCP link a peer connected
- * carries its requests in and our responses out (tcp.c), so while our
- * responses do not fit in the socket, its requests stay in the socket
- * (and then in the peer's, whose requesters wait for their link): a peer
- * that stops reading makes us hold one response beyond the socket
- * buffers, not one per request it sent. The peer reads its own
- * connections always, so the responses drain and the link is read again.
- * A Unix link carries both ports' requests both ways: never held.
+ * Whether the link's requests wait unread: on a TCP link a peer connected
+ * (its requests in, our responses out) while our responses do not fit the
+ * socket, so a peer that stops reading costs one response beyond the
+ * socket buffers, not one per request. A Unix link is never held.
  */
 static inline bool fab_link_held(const struct fab_link *link)
 {
@@ -206,6 +203,27 @@ struct fab_link *fab_link_new(struct fab_port *port, int fd,
 void fab_link_kill(struct fab_link *link);
 /* Sends what the out-queue holds, as far as the socket takes it. */
 void fab_link_flush(struct fab_link *link);
+/* fabric_tx.c: sends a packet on link (in_place: its payload stays in
+ * the caller's memory while queued). */
+bool fab_link_send(struct fab_port *port, struct fab_link *link,
+		   const struct fab_hdr *hdr, const struct iovec *iov,
+		   int iovcnt, bool in_place);
+
+/* The GID registry of the run directory (registry.c). */
+bool fab_gid_is_zero(const uint8_t gid[16]);
+/* gid/<hex>, or gid/<hex>.<slot> for a slot of a shared address. */
+void fab_registry_path(char *buf, size_t len, const uint8_t gid[16],
+		       unsigned int slot);
+/* The slot under which the port files gid. */
+unsigned int fab_port_gid_slot(const struct fab_port *port,
+			       const uint8_t gid[16]);
+/* Each GID of the port published, taken over from a dead process;
+ * withdrawn. */
+void fab_registry_publish(struct fab_port *port);
+void fab_registry_withdraw(struct fab_port *port);
+/* The socket and segment files, and registry entries, of processes that
+ * are gone. */
+void fab_prune_dead_files(void);
 
 /* Address slots (slot.c): processes of a host sharing an address. */
 uint16_t fab_tcp_port(void);

@@ -101,7 +101,7 @@ enum roce_nak {
 #define ROCE_AETH_NO_CREDITS	0x1f
 
 /* Decoded headers of one packet, host order except imm (the ImmDt and
- * IETH are kept in network order, as the WQE and CQE carry them). */
+ * IETH are kept in network order, as the work rings carry them). */
 struct roce_pkt {
 	uint8_t opcode;
 	bool se;		/* solicited event */

@@ -1,19 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * The segment of same-host shared device state (see shared.h for the
- * model): the owner's side, which creates it lazily at its first published
- * object and removes it at exit, and a requester's side, which maps a
- * peer's segment once per link and checks that it belongs to the live
- * process it names.
- *
- * A table entry is valid while its key (MR) or valid flag (QP) is set; the
- * owner changes entries only under the segment lock, so a requester holding
- * the lock sees whole entries. MRs sit at their key (keys are 1..65536), QPs
- * at their QPN modulo the table size; a QP whose slot another live QP holds
- * is simply not published (its requesters use the socket fabric). A QP's
- * receive side is valid with its QP; CQs and SRQs sit at their number
- * modulo their table's size (numbers are below it), reached only through
- * a QP that names them.
+ * The same-host segment (see shared.h for the model): the owner's side,
+ * which makes it at its first use and removes it at exit, and the side of
+ * the others, which map a peer's segment once per link and check that it
+ * belongs to the live process it names.
  *
  * The segment is a sealed memory file (F_SEAL_SHRINK | F_SEAL_GROW) that
  * its owner keeps open as one of the sim's own descriptors; the run
@@ -24,8 +14,8 @@
  * file in the run directory could be truncated by any program of the
  * user, and the requester would fault inside the sim), and a descriptor
  * file that is damaged, stale or names anything but a sealed segment of
- * the live process it names only costs the fast path: the requester
- * uses the socket fabric.
+ * the live process it names only costs the fast path: the peer is not
+ * reached through a segment.
  *
  * The device reaches these files through system calls, never through the
  * application's interposed libc.
@@ -48,6 +38,9 @@
 #include "shared.h"
 #include "shared_layout.h"
 #include "sys.h"
+
+_Static_assert(sizeof(struct shared_seg) <= SHARED_AREA_OFF,
+	       "the header and copy slots end before the area");
 
 /* ---- the process's start time: a pid and a start time name a process */
 
@@ -89,6 +82,7 @@ static void seg_path(char *buf, size_t len, pid_t pid, unsigned int index)
 
 struct own_seg {
 	struct shared_seg *seg;
+	size_t size;			/* mapped */
 	pid_t pid;			/* the process that made it */
 	int fd;				/* the sim's, while fd_kept */
 	bool fd_kept;
@@ -112,9 +106,9 @@ static void own_exit_register(void)
 	atexit(own_at_exit);
 }
 
-/* A new segment's memory file, sealed at its size, mapped at *seg; the
+/* A new segment's memory file, sealed at size, mapped at *seg; the
  * sim's descriptor of it, or -1. */
-static int seg_create(struct shared_seg **seg)
+static int seg_create(struct shared_seg **seg, size_t size)
 {
 	long fd = sim_sys(SYS_memfd_create, "pvrdma-segment",
 			  MFD_CLOEXEC | MFD_ALLOW_SEALING, 0);
@@ -122,12 +116,12 @@ static int seg_create(struct shared_seg **seg)
 
 	if (fd < 0)
 		return -1;
-	if (sim_sys(SYS_ftruncate, fd, sizeof(struct shared_seg), 0) ||
+	if (sim_sys(SYS_ftruncate, fd, size, 0) ||
 	    sim_sys(SYS_fcntl, fd, F_ADD_SEALS,
 		    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		goto err;
-	view = sim_sys_mmap(NULL, sizeof(**seg), PROT_READ | PROT_WRITE,
-			    MAP_SHARED, (int)fd, 0);
+	view = sim_sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    (int)fd, 0);
 	if (view == MAP_FAILED)
 		goto err;
 	fd = sim_fd_own((int)fd);
@@ -168,7 +162,8 @@ static bool seg_describe(const struct own_seg *o)
 /* The segment of the adapter in this process, made at its first use (the
  * adapter's lock held). A forked child makes its own: its parent's is not
  * its, and the child lets go of the parent's mapping and descriptor. */
-static struct shared_seg *own_seg(unsigned int adapter)
+struct shared_seg *shared_own(unsigned int adapter,
+			      const struct shared_area *area)
 {
 	struct own_seg *o;
 	struct shared_seg *seg = NULL;
@@ -181,19 +176,22 @@ static struct shared_seg *own_seg(unsigned int adapter)
 	if (o->pid == pid)
 		return o->seg;
 	if (o->seg)
-		sim_sys_munmap(o->seg, sizeof(*o->seg));
+		sim_sys_munmap(o->seg, o->size);
 	if (o->fd_kept)
 		sim_fd_close(o->fd);
 	o->pid = pid;
 	o->seg = NULL;
 	o->fd_kept = false;
 	seg_path(o->path, sizeof(o->path), pid, adapter);
-	o->fd = seg_create(&seg);
+	o->size = SHARED_AREA_OFF + area->len;
+	o->fd = seg_create(&seg, o->size);
 	if (o->fd < 0)
 		return NULL;
 	o->fd_kept = true;
 	o->seg = seg;
 	seg->version = SHM_VERSION;
+	seg->area_len = area->len;
+	seg->area_version = area->version;
 	seg->pid = pid;
 	seg->start_time = proc_start_time(pid);
 	pthread_mutexattr_init(&a);
@@ -206,33 +204,26 @@ static struct shared_seg *own_seg(unsigned int adapter)
 	pthread_mutexattr_destroy(&a);
 	atomic_store_explicit(&seg->magic, SHM_MAGIC, memory_order_release);
 	pthread_once(&own_exit_once, own_exit_register);
-	/* Not found, its requesters use the socket fabric. */
+	/* Not found, its peers do without it. */
 	if (!seg_describe(o))
 		fprintf(stderr, "pvrdma-sim: cannot publish %s: %s\n",
 			o->path, strerror(errno));
 	return seg;
 }
 
-/* The adapter's own segment if this process opened it (statistics must
- * not create one). */
-static const struct shared_seg *own_seg_opened(unsigned int adapter)
+struct shared_seg *shared_own_made(unsigned int adapter)
 {
 	if (adapter >= SIM_MAX_ADAPTERS || own[adapter].pid != sim_self_pid())
 		return NULL;
 	return own[adapter].seg;
 }
 
-void shared_open(unsigned int adapter)
-{
-	own_seg(adapter);
-}
-
 bool shared_lock(struct shared_seg *seg)
 {
 	int r = pthread_mutex_lock(&seg->lock);
 
-	/* A process died holding it: its update was one entry, written
-	 * before any copy, so the tables are whole. */
+	/* A process died holding it: what it guards is the layer above's
+	 * to keep whole (each update one entry). */
 	if (r == EOWNERDEAD)
 		r = pthread_mutex_consistent(&seg->lock);
 	return r == 0;
@@ -267,302 +258,6 @@ void shared_unlock(struct shared_seg *seg)
 	pthread_mutex_unlock(&seg->lock);
 }
 
-/* The adapter's own segment, locked; NULL when it has none. */
-static struct shared_seg *own_locked(unsigned int adapter)
-{
-	struct shared_seg *seg = own_seg(adapter);
-
-	return seg && shared_lock(seg) ? seg : NULL;
-}
-
-/*
- * An entry's sequence count: the owner makes it odd, changes the entry and
- * makes it even again (under the lock, so owners never race); a reader
- * without the lock keeps what it read only if the count was even and did
- * not move. The first read is sequentially consistent: a requester that
- * announced a copy before it (shared_copy_enter) and an owner that
- * withdraws an MR and then looks for copies (shared_copy_fence) cannot
- * both miss the other.
- */
-static void seq_begin(_Atomic uint32_t *seq)
-{
-	atomic_fetch_add_explicit(seq, 1, memory_order_seq_cst);
-}
-
-static void seq_end(_Atomic uint32_t *seq)
-{
-	atomic_fetch_add_explicit(seq, 1, memory_order_release);
-}
-
-static uint32_t seq_read_begin(_Atomic uint32_t *seq)
-{
-	return atomic_load_explicit(seq, memory_order_seq_cst);
-}
-
-static bool seq_read_ok(_Atomic uint32_t *seq, uint32_t begin)
-{
-	atomic_thread_fence(memory_order_acquire);
-	return !(begin & 1) &&
-	       atomic_load_explicit(seq, memory_order_relaxed) == begin;
-}
-
-static struct shm_mr *mr_slot(struct shared_seg *seg, uint32_t key)
-{
-	return &seg->mr[key % SHM_MR_SLOTS];
-}
-
-static struct shm_qp *qp_slot(struct shared_seg *seg, uint32_t qpn)
-{
-	return &seg->qp[qpn % SHM_QP_SLOTS];
-}
-
-void shared_mr_publish(unsigned int adapter, uint32_t rkey,
-		       const struct shared_mr_view *mr)
-{
-	struct shm_mr *m;
-	struct shared_seg *seg;
-
-	if (!rkey || !(seg = own_locked(adapter)))
-		return;
-	m = mr_slot(seg, rkey);
-	seq_begin(&m->seq);
-	m->pdn = mr->pdn;
-	m->access = mr->access;
-	m->iova = mr->iova;
-	m->addr = mr->addr;
-	m->length = mr->length;
-	m->key = rkey;
-	seq_end(&m->seq);
-	shared_unlock(seg);
-}
-
-void shared_mr_withdraw(unsigned int adapter, uint32_t rkey)
-{
-	struct shared_seg *seg = own_locked(adapter);
-	struct shm_mr *m;
-
-	if (!seg)
-		return;
-	m = mr_slot(seg, rkey);
-	if (m->key == rkey) {
-		seq_begin(&m->seq);
-		m->key = 0;
-		seq_end(&m->seq);
-	}
-	shared_unlock(seg);
-	/* Copies that may still reach it, made without the lock. */
-	shared_copy_fence(seg);
-}
-
-void shared_qp_publish(unsigned int adapter, uint32_t qpn,
-		       const struct shared_qp_view *qp)
-{
-	struct shared_seg *seg = own_locked(adapter);
-	struct shm_qp *q;
-
-	if (!seg)
-		return;
-	q = qp_slot(seg, qpn);
-	if (!q->valid || q->qpn == qpn) {
-		seq_begin(&q->seq);
-		q->qpn = qpn;
-		q->pdn = qp->pdn;
-		q->access = qp->access;
-		q->state = qp->state;
-		q->type = qp->type;
-		q->min_rnr_timer = qp->min_rnr_timer;
-		q->valid = 1;
-		seq_end(&q->seq);
-	}
-	shared_unlock(seg);
-}
-
-void shared_qp_withdraw(unsigned int adapter, uint32_t qpn)
-{
-	struct shared_seg *seg = own_locked(adapter);
-	struct shm_qp *q;
-
-	if (!seg)
-		return;
-	q = qp_slot(seg, qpn);
-	if (q->valid && q->qpn == qpn) {
-		seq_begin(&q->seq);
-		q->valid = q->recv_valid = 0;
-		seq_end(&q->seq);
-	}
-	shared_unlock(seg);
-}
-
-void shared_recv_publish(unsigned int adapter, uint32_t qpn,
-			 const struct shared_recv_view *recv)
-{
-	struct shared_seg *seg = own_locked(adapter);
-	struct shm_qp *q;
-
-	if (!seg)
-		return;
-	q = qp_slot(seg, qpn);
-	if (q->valid && q->qpn == qpn) {
-		seq_begin(&q->seq);
-		q->recv_valid = 0;
-		if (recv) {
-			q->recv = *recv;
-			q->recv_valid = 1;
-		}
-		seq_end(&q->seq);
-	}
-	shared_unlock(seg);
-}
-
-static struct shm_cq *cq_slot(struct shared_seg *seg, uint32_t cqn)
-{
-	return &seg->cq[cqn % SHM_CQ_SLOTS];
-}
-
-static struct shm_srq *srq_slot(struct shared_seg *seg, uint32_t srqn)
-{
-	return &seg->srq[srqn % SHM_SRQ_SLOTS];
-}
-
-void shared_cq_publish(unsigned int adapter, uint32_t cqn,
-		       const struct shared_cq_view *cq)
-{
-	struct shared_seg *seg = own_locked(adapter);
-	struct shm_cq *c;
-
-	if (!seg)
-		return;
-	c = cq_slot(seg, cqn);
-	if (!c->valid || c->cqn != cqn)
-		atomic_store(&c->peer_events, 0);
-	c->cqn = cqn;
-	c->armed = cq->armed;
-	c->overflowed = cq->overflowed;
-	c->has_chan = cq->has_chan;
-	c->chan_fd = cq->chan_fd;
-	c->chan_id = cq->chan_id;
-	c->chan_ino = cq->chan_ino;
-	c->cq_handle = cq->cq_handle;
-	c->valid = 1;
-	shared_unlock(seg);
-}
-
-int shared_cq_arm_of(unsigned int adapter, uint32_t cqn)
-{
-	struct shared_seg *seg = own_locked(adapter);
-	struct shm_cq *c;
-	int armed = -1;
-
-	if (!seg)
-		return -1;
-	c = cq_slot(seg, cqn);
-	if (c->valid && c->cqn == cqn)
-		armed = c->armed;
-	shared_unlock(seg);
-	return armed;
-}
-
-/* How long the owner waits for a requester between an arm it took and
- * its event: a requester stopped or killed right there delays a CQ's
- * destroy this long, no more. */
-#define SHM_RAISE_WAIT_NS	1000000000ull
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-uint32_t shared_cq_events_take(unsigned int adapter, uint32_t cqn)
-{
-	struct shared_seg *seg = own_seg(adapter);
-	struct shm_cq *c;
-	uint64_t until;
-
-	if (!seg)
-		return 0;
-	c = cq_slot(seg, cqn);
-	if (!c->valid || c->cqn != cqn)
-		return 0;
-	/* Its QPs are withdrawn (no requester finds the CQ any more): the
-	 * events already on their way arrive before it goes. */
-	until = mono_ns() + SHM_RAISE_WAIT_NS;
-	while (atomic_load(&c->raising) && mono_ns() < until)
-		sched_yield();
-	return atomic_exchange(&c->peer_events, 0);
-}
-
-void shared_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit)
-{
-	struct shared_seg *seg = own_locked(adapter);
-	struct shm_srq *q;
-
-	if (!seg)
-		return;
-	q = srq_slot(seg, srqn);
-	q->srqn = srqn;
-	q->limit = limit;
-	q->valid = 1;
-	shared_unlock(seg);
-}
-
-void shared_own_fence(unsigned int adapter)
-{
-	struct shared_seg *seg = own_seg(adapter);
-
-	if (seg)
-		shared_copy_fence(seg);
-}
-
-bool shared_own_lock(unsigned int adapter)
-{
-	return own_locked(adapter) != NULL;
-}
-
-void shared_own_unlock(unsigned int adapter)
-{
-	struct shared_seg *seg = own_seg(adapter);
-
-	if (seg)
-		shared_unlock(seg);
-}
-
-void shared_recv_counts(unsigned int adapter, uint64_t *recv_wqes,
-			uint64_t *cqes)
-{
-	const struct shared_seg *seg = own_seg_opened(adapter);
-
-	*recv_wqes = *cqes = 0;
-	if (!seg)
-		return;
-	*recv_wqes = atomic_load_explicit(&seg->direct_recv_wqes,
-					  memory_order_relaxed);
-	*cqes = atomic_load_explicit(&seg->direct_cqes, memory_order_relaxed);
-}
-
-void shared_counts(unsigned int adapter, uint64_t *tx, uint64_t *rx)
-{
-	const struct shared_seg *seg = own_seg_opened(adapter);
-
-	*tx = *rx = 0;
-	if (!seg)
-		return;
-	*tx = atomic_load_explicit(&seg->direct_tx, memory_order_relaxed);
-	*rx = atomic_load_explicit(&seg->direct_rx, memory_order_relaxed);
-}
-
-void shared_count(struct shared_seg *seg, uint64_t tx, uint64_t rx)
-{
-	if (tx)
-		atomic_fetch_add_explicit(&seg->direct_tx, tx,
-					  memory_order_relaxed);
-	if (rx)
-		atomic_fetch_add_explicit(&seg->direct_rx, rx,
-					  memory_order_relaxed);
-}
-
 /* ---- a requester ---- */
 
 /* The descriptor file of a peer's segment: its pid and fd number. */
@@ -588,8 +283,8 @@ static bool peer_describe(const char *path, pid_t *pid, int *fd)
 }
 
 /* A copy of fd of process pid, if it is a memory file sealed against
- * shrinking and long enough to be a segment; else -1. */
-static long peer_segment_file(pid_t pid, int fd)
+ * shrinking and size bytes long at least; else -1. */
+static long peer_segment_file(pid_t pid, int fd, size_t size)
 {
 	long pidfd, copy, seals;
 	struct stat st;
@@ -604,7 +299,7 @@ static long peer_segment_file(pid_t pid, int fd)
 	seals = sim_sys(SYS_fcntl, copy, F_GET_SEALS, 0);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK) ||
 	    sim_sys(SYS_fstat, copy, &st, 0) ||
-	    (uint64_t)st.st_size < sizeof(struct shared_seg)) {
+	    (uint64_t)st.st_size < size) {
 		sim_sys(SYS_close, copy, 0, 0);
 		return -1;
 	}
@@ -612,11 +307,12 @@ static long peer_segment_file(pid_t pid, int fd)
 }
 
 /* Maps the segment named by a peer's socket path (".sock" -> ".mem"). */
-static struct shared_seg *peer_map(const char *sock_path)
+static struct shared_seg *peer_map(const char *sock_path,
+				   const struct shared_area *area)
 {
+	size_t n = strlen(sock_path), size = SHARED_AREA_OFF + area->len;
 	char path[320];
 	struct shared_seg *seg;
-	size_t n = strlen(sock_path);
 	pid_t pid;
 	long fd;
 	int remote_fd;
@@ -628,11 +324,11 @@ static struct shared_seg *peer_map(const char *sock_path)
 	strcpy(path + n - 5, ".mem");
 	if (!peer_describe(path, &pid, &remote_fd))
 		return NULL;
-	fd = peer_segment_file(pid, remote_fd);
+	fd = peer_segment_file(pid, remote_fd, size);
 	if (fd < 0)
 		return NULL;
-	seg = sim_sys_mmap(NULL, sizeof(*seg), PROT_READ | PROT_WRITE,
-			   MAP_SHARED, (int)fd, 0);
+	seg = sim_sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   (int)fd, 0);
 	sim_sys(SYS_close, fd, 0, 0);
 	if (seg == MAP_FAILED)
 		return NULL;
@@ -640,15 +336,18 @@ static struct shared_seg *peer_map(const char *sock_path)
 	 * than the descriptor names (the number reused for another file),
 	 * or of a process that is gone (its pid maybe someone else's now). */
 	if (atomic_load_explicit(&seg->magic, memory_order_acquire) !=
-	    SHM_MAGIC || seg->version != SHM_VERSION || seg->pid != pid ||
+	    SHM_MAGIC || seg->version != SHM_VERSION ||
+	    seg->area_len != area->len ||
+	    seg->area_version != area->version || seg->pid != pid ||
 	    !seg->start_time || proc_start_time(seg->pid) != seg->start_time) {
-		sim_sys_munmap(seg, sizeof(*seg));
+		sim_sys_munmap(seg, size);
 		return NULL;
 	}
 	return seg;
 }
 
-struct shared_seg *shared_peer(struct fab_link *link)
+struct shared_seg *shared_peer(struct fab_link *link,
+			       const struct shared_area *area)
 {
 	void **slot = fabric_link_shared_slot(link);
 	struct peer_seg *p;
@@ -669,117 +368,11 @@ struct shared_seg *shared_peer(struct fab_link *link)
 	}
 	path = fabric_link_peer_path(link);
 	if (path && path[0])
-		p->seg = peer_map(path);
+		p->seg = peer_map(path, area);
 	return p->seg;
 }
 
 pid_t shared_pid(const struct shared_seg *seg)
 {
 	return seg->pid;
-}
-
-bool shared_qp_find(struct shared_seg *seg, uint32_t qpn,
-		    struct shared_qp_view *out)
-{
-	struct shm_qp *q = qp_slot(seg, qpn);
-	uint32_t seq = seq_read_begin(&q->seq);
-	bool found = q->valid && q->qpn == qpn;
-
-	out->pdn = q->pdn;
-	out->access = q->access;
-	out->state = q->state;
-	out->type = q->type;
-	out->min_rnr_timer = q->min_rnr_timer;
-	return seq_read_ok(&q->seq, seq) && found;
-}
-
-bool shared_mr_find(struct shared_seg *seg, uint32_t rkey,
-		    struct shared_mr_view *out)
-{
-	struct shm_mr *m = mr_slot(seg, rkey);
-	uint32_t seq = seq_read_begin(&m->seq);
-	bool found = rkey && m->key == rkey;
-
-	out->addr = m->addr;
-	out->iova = m->iova;
-	out->length = m->length;
-	out->access = m->access;
-	out->pdn = m->pdn;
-	return seq_read_ok(&m->seq, seq) && found;
-}
-
-bool shared_recv_find(struct shared_seg *seg, uint32_t qpn,
-		      struct shared_recv_view *out)
-{
-	struct shm_qp *q = qp_slot(seg, qpn);
-	uint32_t seq = seq_read_begin(&q->seq);
-	bool found = q->valid && q->qpn == qpn && q->recv_valid;
-
-	*out = q->recv;
-	return seq_read_ok(&q->seq, seq) && found;
-}
-
-bool shared_cq_find(struct shared_seg *seg, uint32_t cqn,
-		    struct shared_cq_view *out)
-{
-	const struct shm_cq *c = cq_slot(seg, cqn);
-
-	if (!c->valid || c->cqn != cqn)
-		return false;
-	out->armed = c->armed;
-	out->overflowed = c->overflowed;
-	out->has_chan = c->has_chan;
-	out->chan_fd = c->chan_fd;
-	out->chan_id = c->chan_id;
-	out->chan_ino = c->chan_ino;
-	out->cq_handle = c->cq_handle;
-	return true;
-}
-
-void shared_cq_disarm(struct shared_seg *seg, uint32_t cqn)
-{
-	struct shm_cq *c = cq_slot(seg, cqn);
-
-	if (c->valid && c->cqn == cqn)
-		c->armed = 0;
-}
-
-void shared_cq_raise_begin(struct shared_seg *seg, uint32_t cqn)
-{
-	atomic_fetch_add(&cq_slot(seg, cqn)->raising, 1);
-}
-
-void shared_cq_raise_end(struct shared_seg *seg, uint32_t cqn, bool raised)
-{
-	struct shm_cq *c = cq_slot(seg, cqn);
-
-	if (raised)
-		atomic_fetch_add(&c->peer_events, 1);
-	atomic_fetch_sub_explicit(&c->raising, 1, memory_order_release);
-}
-
-void shared_cq_rearm(struct shared_seg *seg, uint32_t cqn, uint8_t armed)
-{
-	struct shm_cq *c;
-
-	if (!shared_lock(seg))
-		return;
-	c = cq_slot(seg, cqn);
-	if (c->valid && c->cqn == cqn && !c->armed)
-		c->armed = armed;
-	shared_unlock(seg);
-}
-
-uint32_t shared_srq_limit(struct shared_seg *seg, uint32_t srqn)
-{
-	const struct shm_srq *q = srq_slot(seg, srqn);
-
-	return q->valid && q->srqn == srqn ? q->limit : 0;
-}
-
-void shared_count_recv(struct shared_seg *seg)
-{
-	atomic_fetch_add_explicit(&seg->direct_recv_wqes, 1,
-				  memory_order_relaxed);
-	atomic_fetch_add_explicit(&seg->direct_cqes, 1, memory_order_relaxed);
 }

@@ -7,7 +7,7 @@
  *
  * A slot goes IDLE -> CHECKING (enter: the requester will read the tables)
  * -> ARMED (its pieces are written; the system call may read them) ->
- * IDLE (leave). An owner that withdrew an MR moves every CHECKING or
+ * IDLE (leave). An owner that took memory away moves every CHECKING or
  * ARMED slot to FENCED and empties its pieces, last to first: the kernel
  * reads the pieces first to last when the call starts, so a call that
  * starts after the fence moves nothing, and one that started before moves
@@ -124,7 +124,7 @@ struct iovec *shared_copy_iov(struct shared_copy *c)
 void shared_copy_enter(struct shared_copy *c)
 {
 	atomic_store_explicit(&c->tid, self_tid(), memory_order_relaxed);
-	/* Before any table read (seq_read_begin in shared.c). */
+	/* Before any read of what the copy is checked against. */
 	atomic_store_explicit(&c->state, COPY_CHECKING, memory_order_seq_cst);
 }
 

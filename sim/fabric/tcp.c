@@ -16,8 +16,8 @@
  * A TCP link carries exactly what a Unix socket link carries: the same
  * frames (struct fab_hdr and its payload), the same non-blocking sends with
  * an out-queue, the same reads straight into registered memory after the
- * engine's rkey checks. Flow control is TCP's: a requester whose link holds
- * unsent bytes waits for it to drain (the engine's link_wait), so a peer
+ * receiver's rkey checks. Flow control is TCP's: a requester whose link holds
+ * unsent bytes waits for it to drain (fabric_link_busy), so a peer
  * that stops reading stalls its requesters, whose ACK timers then decide
  * (retries, RETRY_EXC_ERR), and the sim buffers no more than the socket
  * buffers and the packet that did not fit. Responses are held the same
@@ -37,12 +37,12 @@
  * read from any link is checked (magic, type, lengths, QPN and PSN ranges,
  * fab_hdr_check): a bad one drops the connection with one log line, before
  * any of its payload is read. Nothing from the network reaches memory but
- * through the engine, which writes only what a valid rkey or receive WQE
- * grants.
+ * through the receiving adapter, which writes only what a valid rkey or
+ * a posted receive grants.
  *
  * A broken or refused connection is a dead link: its packets are lost, the
  * requester's ACK timer resends, and each resend after a timeout resolves
- * the GID again, which connects anew. The engine's PSN logic makes resends
+ * the GID again, which connects anew. The adapters' PSN logic makes resends
  * over the new connection safe (a duplicate request is acknowledged again,
  * or answered from the responder's saved results, never executed twice).
  */
@@ -357,7 +357,7 @@ const char *fab_hdr_check(const struct fab_hdr *h)
 		return "unknown frame type";
 	}
 	/* The destination QPN keeps the bits above 24 the application gave
-	 * (the engine takes the low 24, as the wire's BTH): a QP of ours
+	 * (the adapter takes the low 24, as the wire's BTH): a QP of ours
 	 * sends only 24-bit source QPNs. */
 	if (h->src_qpn > FAB_QPN_MASK)
 		return "QPN out of range";

@@ -62,8 +62,8 @@ void fab_tcp_peer_text(int fd, char *buf, size_t len);
  * ranges of QPNs and PSNs. NULL when valid, else why not. */
 const char *fab_hdr_check(const struct fab_hdr *h);
 /* The same for a frame from a link to another host (tcp) or of this
- * host: a NOTIFY (a same-host requester took a CQ's arm) never comes
- * from another host, and one from there could raise any CQ's event. */
+ * host: a NOTIFY (a same-host completion event) never comes from
+ * another host, and one from there could raise any completion event. */
 const char *fab_hdr_check_link(const struct fab_hdr *h, bool tcp);
 
 #endif /* PVRDMA_SIM_FABRIC_TCP_H */

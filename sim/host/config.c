@@ -118,12 +118,9 @@ static int default_rundir(char *buf, size_t len)
 	return 0;
 }
 
-/*
- * On the RoCE wire a packet of the path MTU, with its IPv4, UDP and
- * transport headers, must fit the netdev's MTU (it leaves with don't
- * fragment set): the port's active MTU is the largest that does, as
- * rxe derives its own from its netdev, and never above --mtu.
- */
+/* A RoCE packet of the path MTU leaves with don't fragment: the active
+ * MTU is the largest whose packet fits the netdev's (as rxe's), at most
+ * --mtu. */
 #define ROCE_HEADROOM	(20 + 8 + 12 + 28 + 3 + 4)	/* IPv4 UDP BTH
 							 * AtomicETH pad ICRC */
 
@@ -148,75 +145,87 @@ static enum ibv_mtu roce_mtu(const char *netdev, enum ibv_mtu want)
 	return m;
 }
 
-int sim_config_load(void)
+/* What the environment sets for every adapter alike. */
+struct adapter_opts {
+	unsigned int hw, roce, max_ud;
+	unsigned int max_qp_wr, max_srq_wr, max_cqe;	/* 0: the default */
+	enum ibv_mtu mtu;
+	uint8_t mac[6];		/* set when mac_given */
+	bool mac_given, ipv4_auto, namespaces;
+	uint32_t ipv4;
+};
+
+static int load_adapter_opts(struct sim_global *g, struct adapter_opts *o)
 {
-	struct sim_global *g = &sim_global;
-	unsigned int hw = SIM_HW_VERSION_DEFAULT, roce, max_ud, i;
-	unsigned int max_qp_wr = 0, max_srq_wr = 0, max_cqe = 0;
-	enum ibv_mtu mtu = SIM_MTU_DEFAULT;
-	uint8_t mac[6] = { 0 };	/* set when mac_given */
-	bool mac_given = false, ipv4_auto = true, namespaces;
-	uint32_t ipv4 = 0;
 	const char *v, *why;
 	int ret;
 
-	memset(g, 0, sizeof(*g));
-	g->num_adapters = 1;
-
+	memset(o, 0, sizeof(*o));
+	o->hw = SIM_HW_VERSION_DEFAULT;
+	o->mtu = SIM_MTU_DEFAULT;
+	o->ipv4_auto = true;
 	v = getenv(SIM_ENV_ADAPTERS);
 	if (v && sim_opt_uint(v, 1, SIM_MAX_ADAPTERS, &g->num_adapters))
 		return bad_env(SIM_ENV_ADAPTERS, v, "expected 1..10");
 	v = getenv(SIM_ENV_HW_VERSION);
-	if (v && sim_opt_hw_version(v, &hw))
+	if (v && sim_opt_hw_version(v, &o->hw))
 		return bad_env(SIM_ENV_HW_VERSION, v, "expected 13, 14 or 18");
-	roce = sim_opt_default_roce(hw);
+	o->roce = sim_opt_default_roce(o->hw);
 	v = getenv(SIM_ENV_ROCE);
-	if (v && sim_opt_roce(v, &roce))
+	if (v && sim_opt_roce(v, &o->roce))
 		return bad_env(SIM_ENV_ROCE, v, "expected 1 or 2");
-	namespaces = sim_opt_default_namespaces(hw);
+	o->namespaces = sim_opt_default_namespaces(o->hw);
 	v = getenv(SIM_ENV_NAMESPACES);
-	if (v && sim_opt_bool(v, &namespaces))
+	if (v && sim_opt_bool(v, &o->namespaces))
 		return bad_env(SIM_ENV_NAMESPACES, v, "expected on or off");
-	why = sim_opt_conflict(hw, roce, namespaces);
+	why = sim_opt_conflict(o->hw, o->roce, o->namespaces);
 	if (why) {
 		fprintf(stderr, "pvrdma-sim: %s\n", why);
 		return -EINVAL;
 	}
-	max_ud = SIM_MAX_UD_QP_DEFAULT;
+	o->max_ud = SIM_MAX_UD_QP_DEFAULT;
 	v = getenv(SIM_ENV_MAX_UD_QPS);
-	if (v && sim_opt_uint(v, 0, SIM_MAX_QP, &max_ud))
+	if (v && sim_opt_uint(v, 0, SIM_MAX_QP, &o->max_ud))
 		return bad_env(SIM_ENV_MAX_UD_QPS, v, "expected 0..32768");
 	v = getenv(SIM_ENV_MAX_QP_WR);
-	if (v && sim_opt_uint(v, 1, SIM_QUEUE_LIMIT_MAX, &max_qp_wr))
+	if (v && sim_opt_uint(v, 1, SIM_QUEUE_LIMIT_MAX, &o->max_qp_wr))
 		return bad_env(SIM_ENV_MAX_QP_WR, v, "expected 1..262144");
 	v = getenv(SIM_ENV_MAX_SRQ_WR);
-	if (v && sim_opt_uint(v, 1, SIM_QUEUE_LIMIT_MAX, &max_srq_wr))
+	if (v && sim_opt_uint(v, 1, SIM_QUEUE_LIMIT_MAX, &o->max_srq_wr))
 		return bad_env(SIM_ENV_MAX_SRQ_WR, v, "expected 1..262144");
 	v = getenv(SIM_ENV_MAX_CQE);
-	if (v && sim_opt_uint(v, 1, SIM_QUEUE_LIMIT_MAX, &max_cqe))
+	if (v && sim_opt_uint(v, 1, SIM_QUEUE_LIMIT_MAX, &o->max_cqe))
 		return bad_env(SIM_ENV_MAX_CQE, v, "expected 1..262144");
 	v = getenv(SIM_ENV_MTU);
-	if (v && sim_opt_mtu(v, &mtu))
+	if (v && sim_opt_mtu(v, &o->mtu))
 		return bad_env(SIM_ENV_MTU, v,
 			       "expected 256, 512, 1024, 2048 or 4096");
 	v = getenv(SIM_ENV_MAC);
 	if (v) {
-		if (sim_opt_mac(v, mac))
+		if (sim_opt_mac(v, o->mac))
 			return bad_env(SIM_ENV_MAC, v,
 				       "expected a unicast XX:XX:XX:XX:XX:XX");
-		mac_given = true;
+		o->mac_given = true;
 	}
 	v = getenv(SIM_ENV_IPV4);
-	if (v && sim_opt_ipv4(v, &ipv4, &ipv4_auto))
+	if (v && sim_opt_ipv4(v, &o->ipv4, &o->ipv4_auto))
 		return bad_env(SIM_ENV_IPV4, v,
 			       "expected auto, off or a unicast address");
 	v = getenv(SIM_ENV_NETDEV);
 	if (v && *v) {
-		ret = sim_iface_ipv4(v, &ipv4, NULL);
+		ret = sim_iface_ipv4(v, &o->ipv4, NULL);
 		if (ret)
 			return bad_env(SIM_ENV_NETDEV, v, strerror(ret));
-		ipv4_auto = false;
+		o->ipv4_auto = false;
 	}
+	return 0;
+}
+
+static int load_global_opts(struct sim_global *g)
+{
+	const char *v;
+	int ret;
+
 	g->tcp_port = SIM_TCP_PORT_DEFAULT;
 	v = getenv(SIM_ENV_TCP_PORT);
 	if (v) {
@@ -270,26 +279,35 @@ int sim_config_load(void)
 		g->stats_at_exit = true;
 	}
 
+	return 0;
+}
+
+/* Each adapter's configuration: its name, MAC, address and netdev. */
+static void adapters_configure(struct sim_global *g,
+			       const struct adapter_opts *o)
+{
+	unsigned int i;
+
 	for (i = 0; i < g->num_adapters; i++) {
 		struct sim_config *c = &g->adapter[i];
 
 		snprintf(c->ibdev, sizeof(c->ibdev), "vmw_pvrdma%u", i);
-		c->hw_version = hw;
-		c->roce = roce;
-		c->namespaces = namespaces;
-		c->max_ud_qps = max_ud;
-		c->max_qp_wr = max_qp_wr;
-		c->max_srq_wr = max_srq_wr;
-		c->max_cqe = max_cqe;
-		c->mtu = mtu;
-		if (mac_given)
-			mac_add(mac, i, c->mac);
+		c->hw_version = o->hw;
+		c->roce = o->roce;
+		c->namespaces = o->namespaces;
+		c->max_ud_qps = o->max_ud;
+		c->max_qp_wr = o->max_qp_wr;
+		c->max_srq_wr = o->max_srq_wr;
+		c->max_cqe = o->max_cqe;
+		c->mtu = o->mtu;
+		if (o->mac_given)
+			mac_add(o->mac, i, c->mac);
 		else
 			sim_derive_mac(getpid(), i, c->mac);
-		if (ipv4_auto)
+		if (o->ipv4_auto)
 			c->ipv4 = auto_ipv4(i, c->mac);
-		else if (ipv4 && (ntohl(ipv4) & 0xffffff) + i < 0xffffff)
-			c->ipv4 = htonl(ntohl(ipv4) + i);
+		else if (o->ipv4 && (ntohl(o->ipv4) & 0xffffff) + i < 0xffffff)
+			c->ipv4 = htonl(ntohl(o->ipv4) + i);
 		/* An address outside 127/8 belongs to the host's interface
 		 * that has it, the port's netdev then (none: the adapter
 		 * cannot listen there, and keeps a simulated netdev). */
@@ -300,6 +318,24 @@ int sim_config_load(void)
 		if (g->wire == SIM_WIRE_ROCE && c->netdev[0])
 			c->mtu = roce_mtu(c->netdev, c->mtu);
 	}
+}
+
+int sim_config_load(void)
+{
+	struct sim_global *g = &sim_global;
+	struct adapter_opts o;
+	unsigned int i;
+	int ret;
+
+	memset(g, 0, sizeof(*g));
+	g->num_adapters = 1;
+	ret = load_adapter_opts(g, &o);
+	if (ret)
+		return ret;
+	ret = load_global_opts(g);
+	if (ret)
+		return ret;
+	adapters_configure(g, &o);
 
 	for (i = 0; i < SIM_MAX_ADAPTERS; i++) {
 		struct sim_dev *dev = &sim_devs[i];
@@ -312,8 +348,8 @@ int sim_config_load(void)
 		dev->cfg = g->adapter[i];
 		sim_dev_init_identity(dev);
 	}
-	identity_mac_given = mac_given;
-	identity_ipv4_auto = ipv4_auto;
+	identity_mac_given = o.mac_given;
+	identity_ipv4_auto = o.ipv4_auto;
 	atomic_store(&identity_pid, getpid());
 	if (!identity_fork_handler) {
 		identity_fork_handler = true;

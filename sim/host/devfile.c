@@ -272,12 +272,11 @@ ssize_t write(int fd, const void *buf, size_t len)
 	/* A forked child's command on its parent's file: the objects it
 	 * makes are the child's adapter's, not the parent's. */
 	sim_identity_check();
-	/* -1 with errno set, as write() returns; a negative errno too. */
 	ret = hf->ucma ? ucma_write(hf->ucma, fd, buf, len) :
 			 uverbs_write(hf->file, buf, len);
 	if (!hf->ucma)
 		snap_objects_changed();	/* for RDMA netlink */
-	if (ret < -1) {
+	if (ret < 0) {
 		errno = (int)-ret;
 		return -1;
 	}

@@ -16,7 +16,7 @@ int sim_config_load(void);
  * tree: adapters with identities of its own (config.c). */
 void sim_identity_check(void);
 
-/* ---- doorbell.c: the UAR trap and the signals it owns ---- */
+/* ---- doorbell.c: the UAR trap and its registry ---- */
 int sim_doorbell_trap_install(void);
 /* A read-only UAR page whose stores trap into engine_doorbell(uctx, ...)
  * (struct sim_kernel_host.uar_map). */
@@ -26,6 +26,11 @@ void *sim_uar_map(struct sim_ucontext *uctx, void *addr_hint);
 void sim_uar_unmap(struct sim_ucontext *uctx, void *uar);
 /* The context whose UAR page holds addr, or NULL. Async-signal-safe. */
 struct sim_ucontext *sim_uar_lookup(const void *addr);
+/* SIGBUS at addr: true if it was made a UAR (the access restarts). */
+typedef bool (*sim_bus_fixup_fn)(void *addr);
+void sim_signal_set_bus_fixup(sim_bus_fixup_fn fn);
+
+/* ---- signals.c: the program's view of the signals the trap owns ---- */
 bool sim_doorbell_trap_installed(void);
 /* sigaction(SIGSEGV, ...) of the application while the trap owns SIGSEGV:
  * records act as the action to chain to and returns the recorded one. */
@@ -54,9 +59,14 @@ unsigned int sim_signal_pending(void);
 void sim_signal_check(void);
 /* For tests: runs fn(arg) holding the lock sim_signal_check() takes. */
 void sim_signal_locked_call(void (*fn)(void *), void *arg);
-/* SIGBUS at addr: true if it was made a UAR (the access restarts). */
-typedef bool (*sim_bus_fixup_fn)(void *addr);
-void sim_signal_set_bus_fixup(sim_bus_fixup_fn fn);
+/* Makes handler the kernel's action for the owned signals; the actions
+ * found become the application's. 0 or -errno. */
+int sim_signal_take(void (*handler)(int sig, siginfo_t *si, void *ctx));
+/* A fault the trap does not take: the application's action, run as the
+ * kernel would have run it. */
+void sim_signal_chain(int sig, siginfo_t *si, void *ctx);
+/* The safety net, from the first UAR on: only then do traps matter. */
+void sim_signal_watch_start(void);
 
 /* ---- sysfs.c ---- */
 int sim_sysfs_write(void);

@@ -284,178 +284,185 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int main(int argc, char **argv)
+/* What the command line chose that the environment does not say alone. */
+struct launch {
+	const char *provider, *roce_arg, *ns_arg;
+	unsigned int hw;
+};
+
+/* An option of the adapters' settings: checked, then passed on in the
+ * environment. False if c is none of them. */
+static bool take_adapter_option(int c)
 {
-	const char *provider = NULL, *roce_arg = NULL, *ns_arg = NULL;
-	char bindir[PATH_MAX], simlib[PATH_MAX], prov[PATH_MAX];
-	unsigned int hw = SIM_HW_VERSION_DEFAULT, roce, u;
-	bool namespaces, ipv4_auto;
-	const char *why;
+	unsigned int u;
+	bool ipv4_auto;
 	enum ibv_mtu mtu;
 	uint8_t mac[6];
 	uint32_t ipv4;
-	int c;
 
-	/*
-	 * The configuration comes from this command line only, not from a
-	 * launcher further up; the run directory is kept so that nested
-	 * launchers share one fabric.
-	 */
-	for (c = 0; c < (int)(sizeof(config_env) / sizeof(config_env[0]));
-	     c++)
-		unsetenv(config_env[c]);
+	switch (c) {
+	case OPT_ADAPTERS:
+		if (sim_opt_uint(optarg, 1, SIM_MAX_ADAPTERS, &u))
+			bad("--adapters", optarg, "expected 1..10");
+		set(SIM_ENV_ADAPTERS, optarg);
+		return true;
+	case OPT_MAX_UD:
+		if (sim_opt_uint(optarg, 0, SIM_MAX_QP, &u))
+			bad("--max-ud-qps", optarg,
+			    "expected 0..32768");
+		set(SIM_ENV_MAX_UD_QPS, optarg);
+		return true;
+	case OPT_MAX_QP_WR:
+	case OPT_MAX_SRQ_WR:
+	case OPT_MAX_CQE:
+		if (sim_opt_uint(optarg, 1, SIM_QUEUE_LIMIT_MAX, &u))
+			bad(c == OPT_MAX_QP_WR ? "--max-qp-wr" :
+			    c == OPT_MAX_SRQ_WR ? "--max-srq-wr" :
+			    "--max-cqe", optarg, "expected 1..262144");
+		set(c == OPT_MAX_QP_WR ? SIM_ENV_MAX_QP_WR :
+		    c == OPT_MAX_SRQ_WR ? SIM_ENV_MAX_SRQ_WR :
+		    SIM_ENV_MAX_CQE, optarg);
+		return true;
+	case OPT_MTU:
+		if (sim_opt_mtu(optarg, &mtu))
+			bad("--mtu", optarg,
+			    "expected 256, 512, 1024, 2048 or 4096");
+		set(SIM_ENV_MTU, optarg);
+		return true;
+	case OPT_MAC:
+		if (sim_opt_mac(optarg, mac))
+			bad("--mac", optarg,
+			    "expected a unicast XX:XX:XX:XX:XX:XX");
+		set(SIM_ENV_MAC, optarg);
+		return true;
+	case OPT_IPV4:
+		if (sim_opt_ipv4(optarg, &ipv4, &ipv4_auto))
+			bad("--ipv4", optarg,
+			    "expected auto, off or a unicast address");
+		if (getenv(SIM_ENV_NETDEV))
+			bad("--ipv4", optarg,
+			    "--ipv4 and --netdev exclude each other");
+		set(SIM_ENV_IPV4, optarg);
+		return true;
+	case OPT_NETDEV:
+		u = (unsigned int)sim_iface_ipv4(optarg, &ipv4, NULL);
+		if (u)
+			bad("--netdev", optarg, strerror((int)u));
+		if (getenv(SIM_ENV_IPV4))
+			bad("--netdev", optarg,
+			    "--ipv4 and --netdev exclude each other");
+		set(SIM_ENV_NETDEV, optarg);
+		return true;
+	case OPT_TCP_PORT:
+		if (sim_opt_tcp_port(optarg, &u))
+			bad("--tcp-port", optarg, "expected 1..65535");
+		set(SIM_ENV_TCP_PORT, optarg);
+		return true;
+	case OPT_WIRE: {
+		enum sim_wire w;
 
-	opterr = 0;	/* our own messages, named as the others are */
-	while ((c = getopt_long(argc, argv, "+:h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_PROVIDER:
-			provider = optarg;
-			break;
-		case OPT_ADAPTERS:
-			if (sim_opt_uint(optarg, 1, SIM_MAX_ADAPTERS, &u))
-				bad("--adapters", optarg, "expected 1..10");
-			set(SIM_ENV_ADAPTERS, optarg);
-			break;
-		case OPT_HW:
-			if (sim_opt_hw_version(optarg, &hw))
-				bad("--hw-version", optarg,
-				    "expected 13, 14 or 18");
-			set(SIM_ENV_HW_VERSION, optarg);
-			break;
-		case OPT_ROCE:
-			if (sim_opt_roce(optarg, &roce))
-				bad("--roce", optarg, "expected 1 or 2");
-			roce_arg = optarg;
-			break;
-		case OPT_NAMESPACES:
-			if (sim_opt_bool(optarg, &namespaces))
-				bad("--namespaces", optarg,
-				    "expected on or off");
-			ns_arg = optarg;
-			break;
-		case OPT_MAX_UD:
-			if (sim_opt_uint(optarg, 0, SIM_MAX_QP, &u))
-				bad("--max-ud-qps", optarg,
-				    "expected 0..32768");
-			set(SIM_ENV_MAX_UD_QPS, optarg);
-			break;
-		case OPT_MAX_QP_WR:
-		case OPT_MAX_SRQ_WR:
-		case OPT_MAX_CQE:
-			if (sim_opt_uint(optarg, 1, SIM_QUEUE_LIMIT_MAX, &u))
-				bad(c == OPT_MAX_QP_WR ? "--max-qp-wr" :
-				    c == OPT_MAX_SRQ_WR ? "--max-srq-wr" :
-				    "--max-cqe", optarg, "expected 1..262144");
-			set(c == OPT_MAX_QP_WR ? SIM_ENV_MAX_QP_WR :
-			    c == OPT_MAX_SRQ_WR ? SIM_ENV_MAX_SRQ_WR :
-			    SIM_ENV_MAX_CQE, optarg);
-			break;
-		case OPT_MTU:
-			if (sim_opt_mtu(optarg, &mtu))
-				bad("--mtu", optarg,
-				    "expected 256, 512, 1024, 2048 or 4096");
-			set(SIM_ENV_MTU, optarg);
-			break;
-		case OPT_MAC:
-			if (sim_opt_mac(optarg, mac))
-				bad("--mac", optarg,
-				    "expected a unicast XX:XX:XX:XX:XX:XX");
-			set(SIM_ENV_MAC, optarg);
-			break;
-		case OPT_IPV4:
-			if (sim_opt_ipv4(optarg, &ipv4, &ipv4_auto))
-				bad("--ipv4", optarg,
-				    "expected auto, off or a unicast address");
-			if (getenv(SIM_ENV_NETDEV))
-				bad("--ipv4", optarg,
-				    "--ipv4 and --netdev exclude each other");
-			set(SIM_ENV_IPV4, optarg);
-			break;
-		case OPT_NETDEV:
-			u = (unsigned int)sim_iface_ipv4(optarg, &ipv4, NULL);
-			if (u)
-				bad("--netdev", optarg, strerror((int)u));
-			if (getenv(SIM_ENV_IPV4))
-				bad("--netdev", optarg,
-				    "--ipv4 and --netdev exclude each other");
-			set(SIM_ENV_NETDEV, optarg);
-			break;
-		case OPT_TCP_PORT:
-			if (sim_opt_tcp_port(optarg, &u))
-				bad("--tcp-port", optarg, "expected 1..65535");
-			set(SIM_ENV_TCP_PORT, optarg);
-			break;
-		case OPT_WIRE: {
-			enum sim_wire w;
-
-			if (sim_opt_wire(optarg, &w))
-				bad("--wire", optarg, "expected roce or sim");
-			set(SIM_ENV_WIRE, optarg);
-			break;
-		}
-		case OPT_RUNDIR:
-			set_absolute(SIM_ENV_RUNDIR, optarg, "--rundir");
-			break;
-		case OPT_STATS:
-			set(SIM_ENV_STATS, "1");
-			break;
-		case OPT_NO_SINGLE_COPY:
-			set(SIM_ENV_SINGLE_COPY, "off");
-			break;
-		case OPT_ASYNC_MODE:
-			set(SIM_ENV_ASYNC_MODE, "on");
-			break;
-		case OPT_STATS_FILE:
-			set_absolute(SIM_ENV_STATS_FILE, optarg,
-				     "--stats-file");
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case OPT_VERSION:
-			printf("pvrdma-sim %s\n", PVRDMA_SIM_VERSION);
-			return 0;
-		default:	/* ':' an option without its value, or '?' */
-			fprintf(stderr, c == ':' ?
-				"%s: option '%s' needs a value\n" :
-				"%s: unrecognized option '%s'\n",
-				prog, argv[optind - 1]);
-			fprintf(stderr,
-				"Try '%s --help' for more information.\n",
-				prog);
-			return 2;
-		}
+		if (sim_opt_wire(optarg, &w))
+			bad("--wire", optarg, "expected roce or sim");
+		set(SIM_ENV_WIRE, optarg);
+		return true;
 	}
+	default:
+		return false;
+	}
+}
 
-	/* Modes default from the hardware version; explicit ones must fit. */
-	roce = sim_opt_default_roce(hw);
-	if (roce_arg)
-		sim_opt_roce(roce_arg, &roce);
-	namespaces = sim_opt_default_namespaces(hw);
-	if (ns_arg)
-		sim_opt_bool(ns_arg, &namespaces);
-	why = sim_opt_conflict(hw, roce, namespaces);
+/* One option: -1 to go on, or the launcher's exit status. */
+static int take_option(int c, struct launch *l, char **argv)
+{
+	unsigned int roce;
+	bool namespaces;
+
+	if (take_adapter_option(c))
+		return -1;
+	switch (c) {
+	case OPT_PROVIDER:
+		l->provider = optarg;
+		break;
+	case OPT_HW:
+		if (sim_opt_hw_version(optarg, &l->hw))
+			bad("--hw-version", optarg,
+			    "expected 13, 14 or 18");
+		set(SIM_ENV_HW_VERSION, optarg);
+		break;
+	case OPT_ROCE:
+		if (sim_opt_roce(optarg, &roce))
+			bad("--roce", optarg, "expected 1 or 2");
+		l->roce_arg = optarg;
+		break;
+	case OPT_NAMESPACES:
+		if (sim_opt_bool(optarg, &namespaces))
+			bad("--namespaces", optarg,
+			    "expected on or off");
+		l->ns_arg = optarg;
+		break;
+	case OPT_RUNDIR:
+		set_absolute(SIM_ENV_RUNDIR, optarg, "--rundir");
+		break;
+	case OPT_STATS:
+		set(SIM_ENV_STATS, "1");
+		break;
+	case OPT_NO_SINGLE_COPY:
+		set(SIM_ENV_SINGLE_COPY, "off");
+		break;
+	case OPT_ASYNC_MODE:
+		set(SIM_ENV_ASYNC_MODE, "on");
+		break;
+	case OPT_STATS_FILE:
+		set_absolute(SIM_ENV_STATS_FILE, optarg,
+			     "--stats-file");
+		break;
+	case 'h':
+		usage(stdout);
+		return 0;
+	case OPT_VERSION:
+		printf("pvrdma-sim %s\n", PVRDMA_SIM_VERSION);
+		return 0;
+	default:	/* ':' an option without its value, or '?' */
+		fprintf(stderr, c == ':' ?
+			"%s: option '%s' needs a value\n" :
+			"%s: unrecognized option '%s'\n",
+			prog, argv[optind - 1]);
+		fprintf(stderr,
+			"Try '%s --help' for more information.\n",
+			prog);
+		return 2;
+	}
+	return -1;
+}
+
+/* Modes default from the hardware version; explicit ones must fit. */
+static int set_modes(const struct launch *l)
+{
+	unsigned int roce;
+	bool namespaces;
+	const char *why;
+
+	roce = sim_opt_default_roce(l->hw);
+	if (l->roce_arg)
+		sim_opt_roce(l->roce_arg, &roce);
+	namespaces = sim_opt_default_namespaces(l->hw);
+	if (l->ns_arg)
+		sim_opt_bool(l->ns_arg, &namespaces);
+	why = sim_opt_conflict(l->hw, roce, namespaces);
 	if (why) {
 		fprintf(stderr, "%s: %s (hardware version %u)\n", prog, why,
-			hw);
+			l->hw);
 		return 2;
 	}
 	set(SIM_ENV_ROCE, roce == 2 ? "2" : "1");
 	set(SIM_ENV_NAMESPACES, namespaces ? "on" : "off");
+	return 0;
+}
 
-	if (optind >= argc) {
-		fprintf(stderr, "%s: no program to run\n", prog);
-		fprintf(stderr, "Try '%s --help' for more information.\n",
-			prog);
-		return 2;
-	}
-
-	self_dir(bindir, sizeof(bindir));
-	if (!find_sim_lib(bindir, simlib, sizeof(simlib))) {
-		fprintf(stderr, "%s: cannot find %s near %s\n", prog,
-			SIM_LIB_NAME, bindir);
-		return 2;
-	}
+/* SIM_ENV_PROVIDER for --provider (or its absence). */
+static void choose_provider(const char *provider, const char *simlib)
+{
+	char prov[PATH_MAX];
 
 	if (!provider) {
 		/* Ours when it is built; otherwise libibverbs' own drivers. */
@@ -482,7 +489,47 @@ int main(int argc, char **argv)
 			bad("--provider", provider, strerror(errno));
 		set(SIM_ENV_PROVIDER, prov);
 	}
+}
 
+int main(int argc, char **argv)
+{
+	struct launch l = { .hw = SIM_HW_VERSION_DEFAULT };
+	char bindir[PATH_MAX], simlib[PATH_MAX];
+	int c, ret;
+
+	/*
+	 * The configuration comes from this command line only, not from a
+	 * launcher further up; the run directory is kept so that nested
+	 * launchers share one fabric.
+	 */
+	for (c = 0; c < (int)(sizeof(config_env) / sizeof(config_env[0]));
+	     c++)
+		unsetenv(config_env[c]);
+
+	opterr = 0;	/* our own messages, named as the others are */
+	while ((c = getopt_long(argc, argv, "+:h", long_opts, NULL)) != -1) {
+		ret = take_option(c, &l, argv);
+		if (ret >= 0)
+			return ret;
+	}
+	if (set_modes(&l))
+		return 2;
+
+	if (optind >= argc) {
+		fprintf(stderr, "%s: no program to run\n", prog);
+		fprintf(stderr, "Try '%s --help' for more information.\n",
+			prog);
+		return 2;
+	}
+
+	self_dir(bindir, sizeof(bindir));
+	if (!find_sim_lib(bindir, simlib, sizeof(simlib))) {
+		fprintf(stderr, "%s: cannot find %s near %s\n", prog,
+			SIM_LIB_NAME, bindir);
+		return 2;
+	}
+
+	choose_provider(l.provider, simlib);
 	set_default_rundir();
 	add_preload(simlib);
 	execvp(argv[optind], argv + optind);

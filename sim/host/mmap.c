@@ -246,14 +246,9 @@ void *host_mremap(void *old, size_t old_len, size_t new_len,
 	return sim_sys_mremap(old, old_len, new_len, flags, new_addr);
 }
 
-/*
- * The mapping wrappers. mmap/mmap64/munmap/mremap and syscall()'s
- * SYS_mmap/SYS_munmap/SYS_mremap all land in host_mmap/host_munmap/
- * host_mremap: a hook on the application's mappings (memory registration
- * pinning pages) goes there, before the libc call for pages that go
- * (munmap, mremap, a MAP_FIXED mmap), after it for a new mapping. Calls
- * that reach libc past the preload (UCX's hooks) are not seen at all.
- */
+/* The mapping wrappers, and syscall()'s, land in host_mmap, host_munmap
+ * and host_mremap. Calls that reach libc past the preload (UCX's hooks)
+ * are not seen. */
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	return host_mmap(addr, len, prot, flags, fd, off);

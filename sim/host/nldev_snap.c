@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "nldev_snap.h"
-#include "shared.h"
+#include "view.h"
 #include "spawn.h"
 
 #define SNAP_PERIOD_MS	100
@@ -47,8 +47,8 @@ static void take_counters(struct sim_dev *dev, uint64_t c[SNAP_COUNTERS])
 	struct sim_stats *s = &dev->stats;
 	uint64_t dtx, drx, drecvs, dcqes;
 
-	shared_counts(dev->index, &dtx, &drx);
-	shared_recv_counts(dev->index, &drecvs, &dcqes);
+	view_counts(dev->index, &dtx, &drx);
+	view_recv_counts(dev->index, &drecvs, &dcqes);
 	c[0] = stat_of(&s->send_wqes);
 	c[1] = stat_of(&s->recv_wqes) + drecvs;
 	c[2] = stat_of(&s->bytes_tx) + dtx;
@@ -112,28 +112,27 @@ static struct sim_table *kind_table(struct sim_dev *dev, enum snap_kind k)
 	return t[k];
 }
 
-/*
- * The objects, as the last uverbs command left them: taken on the
- * command's thread with dev->lock, as the kernel's commands take it (a
- * thread of the sim's holding dev->lock would strand the doorbells traps
- * queue for its holder). Counters are atomics, read at any time.
- */
-static struct snap *objects;
-static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Marked by commands, taken by readers (snap_take) and the publisher:
+ * once a command, a set-up of N objects would take them N times. */
+static atomic_bool objects_changed = true;
 
 void snap_objects_changed(void)
+{
+	atomic_store_explicit(&objects_changed, true, memory_order_release);
+}
+
+/*
+ * Each adapter's objects under its dev->lock, as the kernel's commands
+ * take it. A doorbell a trap queues meanwhile is the device thread's,
+ * which the trap wakes (device/dispatch.c), as when a command of another
+ * thread holds the lock.
+ */
+static void take_objects(struct snap *s)
 {
 	unsigned int i, k;
 	uint32_t n;
 
-	/* objects_lock before any dev->lock: nothing takes them the other
-	 * way round. */
-	pthread_mutex_lock(&objects_lock);
-	if (!objects && !(objects = malloc(snap_size(SNAP_MAX_OBJS)))) {
-		pthread_mutex_unlock(&objects_lock);
-		return;
-	}
-	objects->nobjs = 0;
+	s->nobjs = 0;
 	for (i = 0; i < sim_global.num_adapters; i++) {
 		struct sim_dev *dev = &sim_devs[i];
 
@@ -141,9 +140,9 @@ void snap_objects_changed(void)
 		for (k = 0; k < SNAP_KINDS; k++) {
 			struct sim_table *t = kind_table(dev, k);
 
-			for (n = 0; n < t->size &&
-				    objects->nobjs < SNAP_MAX_OBJS; n++) {
-				struct snap_obj *o = &objects->obj[objects->nobjs];
+			for (n = 0; n < t->size && s->nobjs < SNAP_MAX_OBJS;
+			     n++) {
+				struct snap_obj *o = &s->obj[s->nobjs];
 
 				if (!t->slot[n])
 					continue;
@@ -151,16 +150,15 @@ void snap_objects_changed(void)
 				o->kind = k;
 				o->dev = i;
 				take_obj(o, k, t->slot[n]);
-				objects->nobjs++;
+				s->nobjs++;
 			}
 		}
 		pthread_mutex_unlock(&dev->lock);
 	}
-	pthread_mutex_unlock(&objects_lock);
 }
 
-/* Into s, of snap_size(SNAP_MAX_OBJS) bytes. */
-static void take_into(struct snap *s)
+/* Into s, of snap_size(SNAP_MAX_OBJS) bytes: all but the objects. */
+static void take_counters_into(struct snap *s)
 {
 	unsigned int i;
 
@@ -168,20 +166,16 @@ static void take_into(struct snap *s)
 	s->pid = getpid();
 	for (i = 0; i < sim_global.num_adapters; i++)
 		take_counters(&sim_devs[i], s->counters[i]);
-	pthread_mutex_lock(&objects_lock);
-	if (objects) {
-		s->nobjs = objects->nobjs;
-		memcpy(s->obj, objects->obj, s->nobjs * sizeof(s->obj[0]));
-	}
-	pthread_mutex_unlock(&objects_lock);
 }
 
 struct snap *snap_take(void)
 {
 	struct snap *s = malloc(snap_size(SNAP_MAX_OBJS));
 
-	if (s)
-		take_into(s);
+	if (s) {
+		take_counters_into(s);
+		take_objects(s);
+	}
 	return s;
 }
 
@@ -233,7 +227,7 @@ static void unpublish(void)
 static void *publisher(void *arg)
 {
 	struct timespec period = { 0, SNAP_PERIOD_MS * 1000000L };
-	struct snap *last = arg, *s = snap_take(), *t;
+	struct snap *last = arg, *s = malloc(snap_size(SNAP_MAX_OBJS)), *t;
 
 	if (!s) {
 		free(last);
@@ -242,7 +236,14 @@ static void *publisher(void *arg)
 	last->nobjs = UINT32_MAX;
 	last->seq = 0;
 	for (;;) {
-		take_into(s);
+		take_counters_into(s);
+		if (atomic_exchange(&objects_changed, false) ||
+		    last->nobjs == UINT32_MAX) {
+			take_objects(s);
+		} else {
+			s->nobjs = last->nobjs;
+			memcpy(s->obj, last->obj, s->nobjs * sizeof(s->obj[0]));
+		}
 		s->seq = last->seq;
 		if (last->nobjs != s->nobjs ||
 		    memcmp(last, s, snap_body_size(s->nobjs))) {

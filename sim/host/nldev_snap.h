@@ -45,7 +45,7 @@ struct snap {
 #define SNAP_MAX_OBJS	4096
 
 /* After a uverbs command of this process: its objects may have changed
- * (taken on the caller's thread). */
+ * (taken again by the next snap_take() or publication, not now). */
 void snap_objects_changed(void);
 /* This process's adapters now (malloc'd; NULL without memory). */
 struct snap *snap_take(void);

@@ -58,11 +58,9 @@ static void sim_libc_fill(void)
 }
 
 /*
- * Locks of the host layer an application thread may hold while another
- * forks. The child, which has the forking thread alone, would find one
- * held for good and hang at its next open() or mmap of a device. So fork()
- * waits for each (nothing is taken under them: any order of the fork
- * handlers is safe), and the child makes them anew.
+ * Host locks an application thread may hold while another forks: fork()
+ * waits for each and the child makes them anew (nothing is taken under
+ * them, so their handlers' order does not matter).
  */
 #define HOST_FORK_LOCKS	2	/* host_files_lock, uar_maps_lock */
 static pthread_mutex_t *host_fork_locks[HOST_FORK_LOCKS];

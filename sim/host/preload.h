@@ -25,9 +25,10 @@
  *   mmap.c       mmap/munmap/mremap of the UAR page; munmap, mmap
  *                MAP_FIXED, mremap and madvise(DONTNEED/FREE/REMOVE) of
  *                registered memory keep the pages it loses
- *   signals.c    every libc way to set a signal's action or a thread's
+ *   sigcalls.c   every libc way to set a signal's action or a thread's
  *                mask: SIGSEGV and SIGBUS stay the doorbell trap's
- *                (doorbell.c), the application's view is kept there
+ *                (doorbell.c), the application's view is kept in
+ *                signals.c
  *   threads.c    pthread_create, timer_create, mq_notify: the view
  *   exec.c       exec*, setcontext, longjmp: carried where the kernel
  *                carries a mask
@@ -184,7 +185,7 @@ void uar_maps_fork_init(void);
  * constructor registers the fork handlers of all such locks). */
 void host_lock_fork_safe(pthread_mutex_t *lock);
 
-/* ---- signals.c ---- */
+/* ---- sigcalls.c ---- */
 bool sig_valid(int sig);
 int mask_change(int how, const sigset_t *set, sigset_t *old,
 		bool pthread_style);

@@ -1,465 +1,467 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Signals: SIGSEGV and SIGBUS stay the doorbell trap's. Every libc way
- * to set a signal's action or a thread's mask, and every call that waits
- * with a mask, keeps the application's view in doorbell.c instead of the
- * kernel. See preload.h.
+ * The program's signal view: SIGSEGV and SIGBUS are the UAR trap's in the
+ * kernel (doorbell.c), whatever the application does: a store to a UAR
+ * must trap in every thread, at any mask, under any handler. The
+ * application's view of them is kept here instead:
+ *
+ *  - its action for each (recorded by sigcalls.c's sigaction() & co., or
+ *    found installed by the safety net: sim_signal_check(), run by a
+ *    watch thread); faults
+ *    that are not UAR stores run it as the kernel would have, or, with
+ *    SIG_DFL, kill the process as they would without the sim;
+ *  - per thread, whether it has them blocked (the kernel mask never holds
+ *    them: sigcalls.c strips them from every mask it passes on). A fault
+ *    of its own while it "blocks" one kills the thread's process, as the
+ *    kernel's forced signal does; a sent one waits until it unblocks.
  */
-#include "preload.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <ucontext.h>
 
-/* Owned signals each handler's sa_mask held, by signal. */
-atomic_uint app_samask_owned[NSIG];
+#include "host.h"
+#include "spawn.h"
+#include "sys.h"
 
-bool sig_valid(int sig)
-{
-	return sig > 0 && sig < NSIG;
-}
+#ifndef SA_RESTORER
+#define SA_RESTORER	0x04000000
+#endif
 
-static int app_sigaction(int sig, const struct sigaction *act,
-			 struct sigaction *old, bool libc_checks)
-{
-	struct sigaction copy;
-	unsigned int bits = 0;
-	int ret;
+/* How often the safety net looks at the kernel's actions. */
+#define SIGNAL_CHECK_NS	50000000L
 
-	if (sim_doorbell_trap_installed() && sim_signal_owned(sig))
-		return sim_signal_app_action(sig, act, old);
-	if (libc_checks && !sig_valid(sig)) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (act) {
-		copy = *act;
-		bits = sim_signal_bits(&copy.sa_mask);
-		sim_signal_strip(&copy.sa_mask);
-		act = &copy;
-	}
-	ret = get_sigaction()(sig, act, old);
-	if (ret || !sig_valid(sig))
-		return ret;
-	if (old)
-		sim_signal_add_bits(&old->sa_mask,
-				    atomic_load(&app_samask_owned[sig]));
-	if (act)
-		atomic_store(&app_samask_owned[sig], bits);
-	return 0;
-}
+/* The signals the trap owns, and their bits in the per-thread view. */
+static const int owned_sig[SIM_OWNED_SIGNALS] = { SIGSEGV, SIGBUS };
 
-int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	return app_sigaction(sig, act, old, false);
-}
-
-int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-
-int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	return app_sigaction(sig, act, old, false);
-}
-
-/* signal() and its kin: an action with the given flags, no mask. */
-static sighandler_t set_handler(int sig, sighandler_t handler, int flags)
-{
-	struct sigaction act, old;
-
-	if (handler == SIG_ERR || !sig_valid(sig)) {
-		errno = EINVAL;
-		return SIG_ERR;
-	}
-	memset(&act, 0, sizeof(act));
-	act.sa_handler = handler;
-	act.sa_flags = flags;
-	sigemptyset(&act.sa_mask);
-	if (!(flags & SA_NODEFER))
-		sigaddset(&act.sa_mask, sig);	/* as glibc's signal() */
-	if (app_sigaction(sig, &act, &old, true))
-		return SIG_ERR;
-	return old.sa_handler;
-}
-
-/* BSD semantics, as glibc's signal() gives. */
-sighandler_t signal(int sig, sighandler_t handler)
-{
-	if (!sim_signal_owned(sig))
-		return get_signal()(sig, handler);
-	return set_handler(sig, handler, SA_RESTART);
-}
-
-sighandler_t bsd_signal(int sig, sighandler_t handler);
-
-sighandler_t bsd_signal(int sig, sighandler_t handler)
-{
-	return signal(sig, handler);
-}
-
-sighandler_t ssignal(int sig, sighandler_t handler)
-{
-	return signal(sig, handler);
-}
-
-sighandler_t sysv_signal(int sig, sighandler_t handler)
-{
-	if (!sim_signal_owned(sig))
-		return get_sysv_signal()(sig, handler);
-	return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER);
-}
-
-sighandler_t __sysv_signal(int sig, sighandler_t handler);
-
-sighandler_t __sysv_signal(int sig, sighandler_t handler)
-{
-	return sysv_signal(sig, handler);
-}
-
-static unsigned int owned_bit(int sig)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	return sim_signal_bits(&set);
-}
-
-int sighold(int sig)
-{
-	if (!sim_signal_owned(sig))
-		return get_sighold()(sig);
-	sim_signal_set_blocked(sim_signal_blocked() | owned_bit(sig));
-	return 0;
-}
-
-int sigrelse(int sig)
-{
-	if (!sim_signal_owned(sig))
-		return get_sigrelse()(sig);
-	sim_signal_set_blocked(sim_signal_blocked() & ~owned_bit(sig));
-	return 0;
-}
-
-int sigignore(int sig)
-{
-	struct sigaction act = { .sa_handler = SIG_IGN };
-
-	if (!sim_signal_owned(sig))
-		return get_sigignore()(sig);
-	sigemptyset(&act.sa_mask);
-	return app_sigaction(sig, &act, NULL, true);
-}
-
-/* System V sigset(): SIG_HOLD blocks; anything else unblocks. */
-sighandler_t sigset(int sig, sighandler_t disp)
-{
-	unsigned int bit, was;
-	struct sigaction act, old;
-
-	if (!sim_signal_owned(sig))
-		return get_sigset()(sig, disp);
-	bit = owned_bit(sig);
-	was = sim_signal_blocked();
-	if (disp == SIG_HOLD) {
-		if (app_sigaction(sig, NULL, &old, true))
-			return SIG_ERR;
-		sim_signal_set_blocked(was | bit);
-		return was & bit ? SIG_HOLD : old.sa_handler;
-	}
-	if (disp == SIG_ERR) {
-		errno = EINVAL;
-		return SIG_ERR;
-	}
-	memset(&act, 0, sizeof(act));
-	act.sa_handler = disp;
-	sigemptyset(&act.sa_mask);
-	if (app_sigaction(sig, &act, &old, true))
-		return SIG_ERR;
-	sim_signal_set_blocked(was & ~bit);
-	return was & bit ? SIG_HOLD : old.sa_handler;
-}
-
-int siginterrupt(int sig, int interrupt)
-{
-	struct sigaction act;
-
-	if (!sim_signal_owned(sig))
-		return get_siginterrupt()(sig, interrupt);
-	if (app_sigaction(sig, NULL, &act, true))
-		return -1;
-	if (interrupt)
-		act.sa_flags &= ~SA_RESTART;
-	else
-		act.sa_flags |= SA_RESTART;
-	return app_sigaction(sig, &act, NULL, true);
-}
-
-/* The old BSD sigvec() (a compat symbol old binaries still bind to). */
-struct sim_sigvec {
-	sighandler_t sv_handler;
-	int sv_mask;
-	int sv_flags;
+/*
+ * The application's action for an owned signal, double-buffered so the
+ * handler always reads a whole one: writers fill the idle copy, then flip
+ * cur.
+ */
+struct app_signal {
+	struct sigaction action[2];
+	atomic_uint cur;
+	atomic_bool reset;		/* SA_RESETHAND fired: now SIG_DFL */
+	unsigned long mask_word;	/* owned signals in its sa_mask */
 };
 
-#define SIM_SV_ONSTACK		1
+static struct app_signal app_sig[SIM_OWNED_SIGNALS];
+static pthread_mutex_t app_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool trap_installed;
+static atomic_bool watch_started;
+/* The trap's handler, the kernel's action for the owned signals. */
+static void (*trap_handler)(int sig, siginfo_t *si, void *ctx);
 
-#define SIM_SV_INTERRUPT	2
+/* The application's view of the owned signals in this thread. */
+static __thread unsigned int view_blocked
+	__attribute__((tls_model("initial-exec")));
+static __thread unsigned int view_pending
+	__attribute__((tls_model("initial-exec")));
+static __thread siginfo_t view_pending_info[SIM_OWNED_SIGNALS]
+	__attribute__((tls_model("initial-exec")));
 
-#define SIM_SV_RESETHAND	4
 
-int sigvec(int sig, const struct sim_sigvec *vec, struct sim_sigvec *ovec);
-
-int sigvec(int sig, const struct sim_sigvec *vec, struct sim_sigvec *ovec)
+static int owned_index(int sig)
 {
-	struct sigaction act, old;
+	int i;
+
+	for (i = 0; i < SIM_OWNED_SIGNALS; i++)
+		if (owned_sig[i] == sig)
+			return i;
+	return -1;
+}
+
+bool sim_signal_owned(int sig)
+{
+	return owned_index(sig) >= 0;
+}
+
+/* The kernel word of a sigset (signals 1..64). */
+static unsigned long set_word(const sigset_t *set)
+{
 	unsigned long w;
 
-	if (vec) {
-		memset(&act, 0, sizeof(act));
-		act.sa_handler = vec->sv_handler;
-		sigemptyset(&act.sa_mask);
-		w = (unsigned int)vec->sv_mask;
-		memcpy(&act.sa_mask, &w, sizeof(w));
-		if (vec->sv_flags & SIM_SV_ONSTACK)
-			act.sa_flags |= SA_ONSTACK;
-		if (!(vec->sv_flags & SIM_SV_INTERRUPT))
-			act.sa_flags |= SA_RESTART;
-		if (vec->sv_flags & SIM_SV_RESETHAND)
-			act.sa_flags |= SA_RESETHAND;
-	}
-	if (app_sigaction(sig, vec ? &act : NULL, &old, true))
-		return -1;
-	if (ovec) {
-		memcpy(&w, &old.sa_mask, sizeof(w));
-		ovec->sv_handler = old.sa_handler;
-		ovec->sv_mask = (int)w;
-		ovec->sv_flags = (old.sa_flags & SA_ONSTACK ? SIM_SV_ONSTACK :
-				  0) |
-				 (old.sa_flags & SA_RESTART ? 0 :
-				  SIM_SV_INTERRUPT) |
-				 (old.sa_flags & SA_RESETHAND ?
-				  SIM_SV_RESETHAND : 0);
-	}
-	return 0;
+	memcpy(&w, set, sizeof(w));
+	return w;
 }
 
-/*
- * A thread's mask: the owned signals go to the view, the rest to the
- * kernel; what the application reads back is both. Returns 0 or an errno.
- */
-int mask_change(int how, const sigset_t *set, sigset_t *old,
-		bool pthread_style)
+static void set_word_store(sigset_t *set, unsigned long w)
 {
-	unsigned int view = sim_signal_blocked(), next = view, bits;
-	sigset_t copy;
-	int ret;
-
-	if (set) {
-		bits = sim_signal_bits(set);
-		switch (how) {
-		case SIG_BLOCK:
-			next = view | bits;
-			break;
-		case SIG_UNBLOCK:
-			next = view & ~bits;
-			break;
-		case SIG_SETMASK:
-			next = bits;
-			break;
-		default:
-			return EINVAL;
-		}
-		copy = *set;
-		sim_signal_strip(&copy);
-		set = &copy;
-	}
-	if (pthread_style) {
-		ret = get_pthread_sigmask()(how, set, old);
-	} else {
-		ret = get_sigprocmask()(how, set, old);
-		if (ret)
-			ret = errno;
-	}
-	if (ret)
-		return ret;
-	if (old)
-		sim_signal_add_bits(old, view);
-	if (set)
-		sim_signal_set_blocked(next);
-	return 0;
+	memcpy(set, &w, sizeof(w));
 }
 
-int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+static unsigned long owned_word(void)
 {
-	int ret = mask_change(how, set, old, false);
+	unsigned long w = 0;
+	int i;
 
-	if (ret) {
-		errno = ret;
-		return -1;
-	}
-	return 0;
+	for (i = 0; i < SIM_OWNED_SIGNALS; i++)
+		w |= 1ul << (owned_sig[i] - 1);
+	return w;
 }
 
-int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+unsigned int sim_signal_bits(const sigset_t *set)
 {
-	return mask_change(how, set, old, true);
+	unsigned int bits = 0;
+	int i;
+
+	for (i = 0; i < SIM_OWNED_SIGNALS; i++)
+		if (sigismember(set, owned_sig[i]) == 1)
+			bits |= 1u << i;
+	return bits;
 }
 
-/* The BSD int masks: signals 1..32. */
-static int bsd_mask(int how, int mask)
+void sim_signal_add_bits(sigset_t *set, unsigned int bits)
 {
-	sigset_t set, old;
-	unsigned long w = (unsigned int)mask;
-	int i, out = 0;
+	int i;
 
-	sigemptyset(&set);
-	memcpy(&set, &w, sizeof(w));
-	if (sigprocmask(how, &set, &old))
-		return -1;
-	for (i = 1; i <= 32; i++)
-		if (sigismember(&old, i) == 1)
-			out |= 1 << (i - 1);
-	return out;
+	for (i = 0; i < SIM_OWNED_SIGNALS; i++)
+		if (bits & (1u << i))
+			sigaddset(set, owned_sig[i]);
 }
 
-int sigblock(int mask)
+void sim_signal_strip(sigset_t *set)
 {
-	return bsd_mask(SIG_BLOCK, mask);
+	int i;
+
+	for (i = 0; i < SIM_OWNED_SIGNALS; i++)
+		sigdelset(set, owned_sig[i]);
 }
 
-int sigsetmask(int mask)
+unsigned int sim_signal_blocked(void)
 {
-	return bsd_mask(SIG_SETMASK, mask);
+	return view_blocked;
 }
 
-int siggetmask(void)
+unsigned int sim_signal_pending(void)
 {
-	return bsd_mask(SIG_BLOCK, 0);
+	return view_pending;
 }
 
-/*
- * Waits under a temporary mask: owned signals stay deliverable in the
- * kernel, the view holds the temporary mask meanwhile.
- */
-struct wait_mask {
-	unsigned int saved;
-	bool set;
-	sigset_t copy;
-};
-
-static const sigset_t *wait_mask_enter(struct wait_mask *w,
-				       const sigset_t *mask)
+/* A sent signal the application blocked is delivered when it unblocks. */
+void sim_signal_set_blocked(unsigned int bits)
 {
-	w->saved = sim_signal_blocked();
-	w->set = mask != NULL;
-	if (!mask)
-		return NULL;
-	w->copy = *mask;
-	sim_signal_strip(&w->copy);
-	sim_signal_set_blocked(sim_signal_bits(mask));
-	return &w->copy;
+	unsigned int due;
+	int i;
+
+	view_blocked = bits & ((1u << SIM_OWNED_SIGNALS) - 1);
+	due = view_pending & ~view_blocked;
+	if (!due)
+		return;
+	view_pending &= ~due;
+	for (i = 0; i < SIM_OWNED_SIGNALS; i++)
+		if (due & (1u << i))
+			sim_sys6(SYS_rt_tgsigqueueinfo, getpid(),
+				 sim_sys(SYS_gettid, 0, 0, 0), owned_sig[i],
+				 (long)&view_pending_info[i], 0, 0);
 }
 
-static int wait_mask_leave(struct wait_mask *w, int ret)
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+/* libc's own sigaction: sigcalls.c exports one that comes back here. */
+static int real_sigaction(int sig, const struct sigaction *act,
+			  struct sigaction *old)
 {
-	int err = errno;
+	static _Atomic(sigaction_fn) fn;
+	sigaction_fn f = atomic_load(&fn);
 
-	if (w->set)
-		sim_signal_set_blocked(w->saved);
-	errno = err;
-	return ret;
-}
-
-#define WITH_MASK(mask, call)						\
-	({								\
-		struct wait_mask w_;					\
-		const sigset_t *m_ = wait_mask_enter(&w_, (mask));	\
-		wait_mask_leave(&w_, (call));				\
-	})
-
-int sigsuspend(const sigset_t *mask)
-{
-	return WITH_MASK(mask, get_sigsuspend()(m_));
-}
-
-int __sigsuspend(const sigset_t *mask);
-
-int __sigsuspend(const sigset_t *mask)
-{
-	return sigsuspend(mask);
-}
-
-/* sigpause(): the BSD form takes a mask, the XPG form a signal. */
-int __sigpause(int sig_or_mask, int is_sig);
-
-int __sigpause(int sig_or_mask, int is_sig)
-{
-	sigset_t set;
-
-	if (is_sig) {
-		if (sigprocmask(SIG_BLOCK, NULL, &set) ||
-		    sigdelset(&set, sig_or_mask))
+	if (!f) {
+		f = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+		if (!f)
+			f = (sigaction_fn)dlsym(RTLD_DEFAULT, "__sigaction");
+		if (!f) {
+			errno = ENOSYS;
 			return -1;
-	} else {
-		unsigned long w = (unsigned int)sig_or_mask;
+		}
+		atomic_store(&fn, f);
+	}
+	return f(sig, act, old);
+}
+
+static void *signal_watch(void *arg);
+
+/*
+ * fork() waits for app_lock (the watch holds it in sim_signal_check()) and
+ * the child makes it anew: a child must not find it held for good. Taken
+ * under no other lock of the sim, so registered after the devices' fork
+ * handlers; spawn.c's are registered here too, not under dev->lock at the
+ * first sim thread, since pthread_atfork() takes glibc's fork lock.
+ */
+static void signal_fork_prepare(void)
+{
+	pthread_mutex_lock(&app_lock);
+}
+
+static void signal_fork_parent(void)
+{
+	pthread_mutex_unlock(&app_lock);
+}
+
+/* Nor is the watch thread forked: the child's first UAR starts one. */
+static void signal_fork_child(void)
+{
+	pthread_mutex_init(&app_lock, NULL);
+	atomic_store(&watch_started, false);
+}
+
+/* The safety net runs from the first UAR on: only then do traps matter. */
+void sim_signal_watch_start(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	bool expect = false;
+
+	if (!atomic_compare_exchange_strong(&watch_started, &expect, true))
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	if (sim_thread_create(&t, &attr, signal_watch, NULL))
+		atomic_store(&watch_started, false);
+	pthread_attr_destroy(&attr);
+}
+/* The kernel takes the signal back: its default action ends the process. */
+static void die_of(int sig, const siginfo_t *si)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	sigemptyset(&dfl.sa_mask);
+	real_sigaction(sig, &dfl, NULL);
+	atomic_store(&trap_installed, false);
+	/* A fault re-executes its instruction once we return; a sent
+	 * signal is sent again (the trap never blocks it). */
+	if (si->si_code <= 0)
+		sim_sys6(SYS_rt_tgsigqueueinfo, getpid(),
+			 sim_sys(SYS_gettid, 0, 0, 0), sig, (long)si, 0, 0);
+}
+
+/* Runs the application's action as the kernel would have run it. */
+void sim_signal_chain(int sig, siginfo_t *si, void *ctx)
+{
+	int idx = owned_index(sig);
+	struct app_signal *as = &app_sig[idx];
+	struct sigaction act = as->action[atomic_load(&as->cur) & 1];
+	unsigned int bit = 1u << idx, blocked = view_blocked;
+	bool sent = si->si_code <= 0;
+	ucontext_t *uc = ctx;
+	unsigned long kmask;
+
+	if (atomic_load(&as->reset))
+		act.sa_handler = SIG_DFL;
+	if (act.sa_handler == SIG_IGN && sent)
+		return;
+	if (sent && (blocked & bit)) {
+		/* Sent to the process (kill, sigqueue), it is the main
+		 * thread's if that one is not this (the kernel would pick a
+		 * thread that does not block it; the sim's own block all). */
+		if ((si->si_code == SI_USER || si->si_code == SI_QUEUE) &&
+		    sim_sys(SYS_gettid, 0, 0, 0) != getpid() &&
+		    !sim_sys6(SYS_rt_tgsigqueueinfo, getpid(), getpid(), sig,
+			      (long)si, 0, 0))
+			return;
+		/* Pending until the thread unblocks it. */
+		view_pending_info[idx] = *si;
+		view_pending |= bit;
+		return;
+	}
+	/* A fault the thread blocked or ignored: the kernel forces the
+	 * default action, as it does for any synchronous signal. */
+	if (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN ||
+	    (blocked & bit)) {
+		die_of(sig, si);
+		return;
+	}
+	if (act.sa_flags & SA_RESETHAND)
+		atomic_store(&as->reset, true);
+
+	/*
+	 * The handler runs with the mask the kernel would give it. Owned
+	 * signals stay unblocked in the kernel and blocked in the view; the
+	 * interrupted mask it sees (and may change) holds the view.
+	 */
+	sim_signal_add_bits(&uc->uc_sigmask, blocked);
+	view_blocked = blocked | sim_signal_bits(&act.sa_mask) |
+		       (act.sa_flags & SA_NODEFER ? 0 : bit);
+	kmask = (set_word(&uc->uc_sigmask) | set_word(&act.sa_mask)) &
+		~owned_word();
+	sim_sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&kmask, 0,
+		 SIM_KSIGSET_SIZE, 0, 0);
+	if (act.sa_flags & SA_SIGINFO)
+		act.sa_sigaction(sig, si, ctx);
+	else
+		act.sa_handler(sig);
+	/* sigreturn restores uc_sigmask: the view follows it. */
+	sim_signal_set_blocked(sim_signal_bits(&uc->uc_sigmask));
+	sim_signal_strip(&uc->uc_sigmask);
+}
+
+bool sim_doorbell_trap_installed(void)
+{
+	return atomic_load(&trap_installed);
+}
+
+/*
+ * SA_NODEFER: the kernel never blocks an owned signal for the trap, so an
+ * application handler that leaves by longjmp leaves no kernel mask behind
+ * that would kill the next doorbell (the view blocks it meanwhile).
+ */
+static void trap_action(struct sigaction *act)
+{
+	memset(act, 0, sizeof(*act));
+	act->sa_sigaction = trap_handler;
+	act->sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART | SA_NODEFER;
+	sigemptyset(&act->sa_mask);
+}
+
+int sim_signal_take(void (*handler)(int sig, siginfo_t *si, void *ctx))
+{
+	struct sigaction act, prev[SIM_OWNED_SIGNALS];
+	unsigned long kmask = 0, kold = 0;
+	int i;
+
+	if (atomic_load(&trap_installed))
+		return 0;
+	trap_handler = handler;
+	trap_action(&act);
+
+	pthread_mutex_lock(&app_lock);
+	for (i = 0; i < SIM_OWNED_SIGNALS; i++) {
+		if (real_sigaction(owned_sig[i], &act, &prev[i])) {
+			int err = errno;
+
+			while (i-- > 0)
+				real_sigaction(owned_sig[i], &prev[i], NULL);
+			pthread_mutex_unlock(&app_lock);
+			return -err;
+		}
+	}
+	/* Whoever had them before us (a sanitizer, say) is chained to. */
+	for (i = 0; i < SIM_OWNED_SIGNALS; i++) {
+		app_sig[i].action[0] = prev[i];
+		atomic_store(&app_sig[i].cur, 0);
+		atomic_store(&app_sig[i].reset, false);
+	}
+	atomic_store(&trap_installed, true);
+	pthread_mutex_unlock(&app_lock);
+
+	sim_thread_fork_init();
+	pthread_atfork(signal_fork_prepare, signal_fork_parent,
+		       signal_fork_child);
+
+	/* A mask inherited across exec is the application's view only. */
+	sim_sys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&kmask, (long)&kold,
+		 SIM_KSIGSET_SIZE, 0, 0);
+	if (kold & owned_word()) {
+		sigset_t set;
 
 		sigemptyset(&set);
-		memcpy(&set, &w, sizeof(w));
+		set_word_store(&set, kold);
+		view_blocked |= sim_signal_bits(&set);
+		kmask = owned_word();
+		sim_sys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&kmask, 0,
+			 SIM_KSIGSET_SIZE, 0, 0);
 	}
-	return sigsuspend(&set);
+	return 0;
 }
 
-/* <signal.h> names the XPG form sigpause: the BSD symbol by its name. */
-int bsd_sigpause(int mask) __asm__("sigpause");
-
-int bsd_sigpause(int mask)
+int sim_signal_app_action(int sig, const struct sigaction *act,
+			  struct sigaction *old)
 {
-	return __sigpause(mask, 0);
+	int idx = owned_index(sig);
+	struct app_signal *as;
+	unsigned int cur;
+
+	if (idx < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	as = &app_sig[idx];
+	pthread_mutex_lock(&app_lock);
+	cur = atomic_load(&as->cur) & 1;
+	if (old) {
+		*old = as->action[cur];
+		if (atomic_load(&as->reset)) {
+			old->sa_handler = SIG_DFL;
+			old->sa_flags &= ~SA_SIGINFO;
+		}
+	}
+	if (act) {
+		as->action[!cur] = *act;
+		atomic_store(&as->cur, !cur);
+		atomic_store(&as->reset, false);
+	}
+	pthread_mutex_unlock(&app_lock);
+	return 0;
 }
 
-int __xpg_sigpause(int sig);
-
-int __xpg_sigpause(int sig)
+void sim_signal_locked_call(void (*fn)(void *), void *arg)
 {
-	return __sigpause(sig, 1);
+	pthread_mutex_lock(&app_lock);
+	fn(arg);
+	pthread_mutex_unlock(&app_lock);
 }
 
-int sigpending(sigset_t *set)
+int sim_doorbell_app_sigaction(const struct sigaction *act,
+			       struct sigaction *old)
 {
-	int ret = get_sigpending()(set);
-
-	if (!ret)
-		sim_signal_add_bits(set, sim_signal_pending());
-	return ret;
+	return sim_signal_app_action(SIGSEGV, act, old);
 }
 
-int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
-	  const sigset_t *mask)
+/*
+ * The safety net: an action installed where no interposed call saw it
+ * (glibc's internal sigaction, a raw system call) would take doorbell
+ * faults away from the trap and run the application's handler on them
+ * forever. Whatever is found installed is recorded as the application's
+ * action and the trap takes the signal back.
+ */
+void sim_signal_check(void)
 {
-	return WITH_MASK(mask, get_ppoll()(fds, n, ts, m_));
+	struct sim_ksigaction k;
+	struct sigaction found, act;
+	int i;
+
+	if (!atomic_load(&trap_installed))
+		return;
+	for (i = 0; i < SIM_OWNED_SIGNALS; i++) {
+		if (sim_sys6(SYS_rt_sigaction, owned_sig[i], 0, (long)&k,
+			     SIM_KSIGSET_SIZE, 0, 0) ||
+		    k.handler == (void *)trap_handler)
+			continue;
+		memset(&found, 0, sizeof(found));
+		found.sa_handler = (sighandler_t)k.handler;
+		found.sa_flags = (int)(k.flags & ~(unsigned long)SA_RESTORER);
+		sigemptyset(&found.sa_mask);
+		set_word_store(&found.sa_mask, k.mask);
+		pthread_mutex_lock(&app_lock);
+		if (!atomic_load(&trap_installed)) {
+			pthread_mutex_unlock(&app_lock);
+			return;		/* dying of a signal: leave it */
+		}
+		trap_action(&act);
+		real_sigaction(owned_sig[i], &act, NULL);
+		pthread_mutex_unlock(&app_lock);
+		sim_signal_app_action(owned_sig[i], &found, NULL);
+	}
 }
 
-int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
-		const sigset_t *mask, size_t fdslen);
-
-int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *ts,
-		const sigset_t *mask, size_t fdslen)
+static void *signal_watch(void *arg)
 {
-	if (fdslen / sizeof(*fds) < n)
-		abort();		/* what glibc's check does */
-	return ppoll(fds, n, ts, mask);
-}
+	const struct timespec period = { 0, SIGNAL_CHECK_NS };
+	sigset_t all;
 
-int pselect(int n, fd_set *r, fd_set *w, fd_set *e,
-	    const struct timespec *ts, const sigset_t *mask)
-{
-	return WITH_MASK(mask, get_pselect()(n, r, w, e, ts, m_));
-}
-
-int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
-		const sigset_t *mask)
-{
-	return WITH_MASK(mask, get_epoll_pwait()(epfd, ev, max, timeout, m_));
-}
-
-int epoll_pwait2(int epfd, struct epoll_event *ev, int max,
-		 const struct timespec *ts, const sigset_t *mask)
-{
-	return WITH_MASK(mask, get_epoll_pwait2()(epfd, ev, max, ts, m_));
+	(void)arg;
+	pthread_setname_np(pthread_self(), "pvrdma-sigwatch");
+	/* Never runs the application's handlers. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (;;) {
+		nanosleep(&period, NULL);
+		sim_signal_check();
+	}
+	return NULL;
 }

@@ -226,18 +226,17 @@ int ucma_cmd_run(struct ucma_file *file, int fd,
 
 /*
  * Commands and responses are at addresses the application gave: a bad one
- * must be EFAULT, as copy_*_user() make it, not a crash of the caller.
- * The kernel model's user copies (uaccess.c), as a negative errno, as the
- * rdma_cm handlers return errors.
+ * must be EFAULT, as copy_*_user() make it, not a crash of the caller
+ * (the kernel model's user copies, uaccess.c).
  */
 static inline int copy_to_user(uint64_t ptr, const void *src, size_t len)
 {
-	return -sim_copy_to_user(ptr, src, len);
+	return sim_copy_to_user(ptr, src, len);
 }
 
 static inline int copy_from_user(void *dst, uint64_t ptr, size_t len)
 {
-	return -sim_copy_from_user(dst, ptr, len);
+	return sim_copy_from_user(dst, ptr, len);
 }
 
 /* ---- ucma_addr.c: the address commands (cm_lock held) ---- */

@@ -63,8 +63,12 @@ void sim_kernel_init(const struct sim_kernel_host *host);
 /* The kernel layer's copy (its files only). */
 extern struct sim_kernel_host sim_kernel_host;
 
+/* Errors are the kernel's -errno throughout this layer, but for the calls
+ * that stand for libc's (open, mmap, munmap): those set errno. */
+
 /* ---- uverbs.c: a /dev/infiniband/uverbsN file ---- */
 struct sim_file *uverbs_open(struct sim_dev *dev, int fd);
+/* A command written to the file: len or -errno. */
 ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t len);
 void *uverbs_mmap(struct sim_file *f, void *addr, size_t len, int prot,
 		  int flags, off_t offset);
@@ -80,7 +84,7 @@ ssize_t ucma_write(struct ucma_file *file, int fd, const void *buf,
 void ucma_close(struct ucma_file *file);
 
 /* ---- pin.c: registered memory as ib_umem_get pins it ---- */
-/* REG_MR: pins [addr, addr + len) as ib_umem_get would; 0 or EFAULT. No
+/* REG_MR: pins [addr, addr + len) as ib_umem_get would; 0 or -EFAULT. No
  * lock needed. */
 int sim_mr_pin_check(uint64_t addr, uint64_t len, int access);
 

@@ -143,10 +143,10 @@ static int range_pages(const struct sim_pin_range *r, uint64_t *start,
 	uint64_t end;
 
 	if (!r->len)
-		return EINVAL;
+		return -EINVAL;
 	if (r->addr + r->len < r->addr ||
 	    r->addr + r->len > UINT64_MAX - PAGE_MASK_LOW)
-		return EFAULT;
+		return -EFAULT;
 	*start = r->addr & ~PAGE_MASK_LOW;
 	end = (r->addr + r->len + PAGE_MASK_LOW) & ~PAGE_MASK_LOW;
 	*len = end - *start;
@@ -168,13 +168,13 @@ static bool alias_shared_page(uint64_t page, uint8_t *dst, int *err)
 		/* EINVAL: private memory, nothing to share. Anything else
 		 * (no mapping, I/O memory) cannot be pinned. */
 		if (errno != EINVAL)
-			*err = EFAULT;
+			*err = -EFAULT;
 		return false;
 	}
 	if (sim_sys_mremap(dup, SIM_PAGE_SIZE, SIM_PAGE_SIZE,
 			   MREMAP_MAYMOVE | MREMAP_FIXED, dst) == MAP_FAILED) {
 		sys_munmap(dup, SIM_PAGE_SIZE);
-		*err = ENOMEM;
+		*err = -ENOMEM;
 		return false;
 	}
 	return true;
@@ -198,11 +198,57 @@ static int map_back(uint64_t addr, size_t len, int fd, uint8_t *view,
 	       MAP_FAILED ? -1 : 0;
 }
 
+/*
+ * One range of the ring's pages into the device's view at off, and the
+ * view's pages back at the range's address: pages of shared memory are
+ * aliased (shared[] says which), private ones copied. 0 or -errno.
+ */
+static int pin_range(uint64_t start, uint64_t len, size_t off, int fd,
+		     uint8_t *view, bool *shared)
+{
+	size_t n = len / SIM_PAGE_SIZE, k, run;
+	int ret;
+
+	/* Pages that are shared memory already are aliased. */
+	for (k = 0; k < n; k++) {
+		size_t pg = off / SIM_PAGE_SIZE + k;
+
+		shared[pg] = alias_shared_page(start + k * SIM_PAGE_SIZE,
+					       view + pg * SIM_PAGE_SIZE, &ret);
+		if (ret)
+			return ret;
+	}
+	/* ib_umem_get: every page readable and writable by the process.
+	 * Reading fills the device's copy of the private pages; writing the
+	 * same bytes back proves the mapping writable. */
+	if (sim_copy_from_user(view + off, start, len) ||
+	    sim_copy_to_user(start, view + off, len))
+		return -EFAULT;
+	/* The private pages now become the memfd's, at the same address and
+	 * with the same content. */
+	for (k = 0; k < n; k += run) {
+		size_t pg = off / SIM_PAGE_SIZE + k;
+
+		for (run = 0; k + run < n && !shared[pg + run]; run++)
+			;
+		if (!run) {
+			run = 1;	/* a shared page stays */
+			continue;
+		}
+		/* The pages already replaced hold what they held: the
+		 * application sees no change. */
+		if (map_back(start + k * SIM_PAGE_SIZE, run * SIM_PAGE_SIZE,
+			     fd, view, pg * SIM_PAGE_SIZE))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 		  unsigned int nranges)
 {
 	uint64_t start[2], len[2];
-	size_t total = 0, off, npages, k;
+	size_t total = 0, npages, k;
 	bool *shared = NULL;
 	uint8_t *view;
 	unsigned int i, r, order[2] = { 0, 1 };
@@ -213,13 +259,13 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	pin->len = 0;
 	pin->fd = -1;
 	if (nranges < 1 || nranges > 2)
-		return EINVAL;
+		return -EINVAL;
 	for (i = 0; i < nranges; i++) {
 		ret = range_pages(&ranges[i], &start[i], &len[i]);
 		if (ret)
 			return ret;
 		if (len[i] > SIZE_MAX - total)
-			return ENOMEM;
+			return -ENOMEM;
 		total += len[i];
 	}
 	npages = total / SIM_PAGE_SIZE;
@@ -239,13 +285,13 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	 * range the process does not have must not find them there). */
 	for (i = 0; i < nranges; i++)
 		if (sim_app_pin((void *)(uintptr_t)start[i], len[i], true))
-			return EFAULT;
+			return -EFAULT;
 
 	fd = (int)sim_sys(SYS_memfd_create, "pvrdma-ring",
 			  MFD_CLOEXEC | MFD_ALLOW_SEALING, 0);
 	if (fd >= 0 && sim_sys(SYS_ftruncate, fd, total, 0)) {
 		sim_sys(SYS_close, fd, 0, 0);
-		return ENOMEM;
+		return -ENOMEM;
 	}
 	/* Its size for good: whoever holds the file (the application finds
 	 * it in its fd table) cannot shrink it under a mapping, where a
@@ -263,7 +309,7 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 				MAP_SHARED, fd, 0);
 	shared = calloc(npages, sizeof(*shared));
 	if (view == MAP_FAILED || !shared) {
-		ret = ENOMEM;
+		ret = -ENOMEM;
 		goto err;
 	}
 
@@ -271,52 +317,10 @@ int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 	/* Range by range, so that a receive buffer sharing pages with the
 	 * send buffer finds them already moved and shares them too. */
 	for (r = 0; r < nranges; r++) {
-		size_t n, run;
-
 		i = order[r];
-		off = pin->off[i];
-		n = len[i] / SIM_PAGE_SIZE;
-
-		/* Pages that are shared memory already are aliased. */
-		for (k = 0; k < n; k++) {
-			size_t pg = off / SIM_PAGE_SIZE + k;
-
-			shared[pg] = alias_shared_page(start[i] +
-						       k * SIM_PAGE_SIZE,
-						       view + pg * SIM_PAGE_SIZE,
-						       &ret);
-			if (ret)
-				goto err_unlock;
-		}
-		/* ib_umem_get: every page readable and writable by the
-		 * process. Reading fills the device's copy of the private
-		 * pages; writing the same bytes back proves the mapping
-		 * writable. */
-		if (sim_copy_from_user(view + off, start[i], len[i]) ||
-		    sim_copy_to_user(start[i], view + off, len[i])) {
-			ret = EFAULT;
+		ret = pin_range(start[i], len[i], pin->off[i], fd, view, shared);
+		if (ret)
 			goto err_unlock;
-		}
-		/* The private pages now become the memfd's, at the same
-		 * address and with the same content. */
-		for (k = 0; k < n; k += run) {
-			size_t pg = off / SIM_PAGE_SIZE + k;
-
-			for (run = 0; k + run < n && !shared[pg + run]; run++)
-				;
-			if (!run) {
-				run = 1;	/* a shared page stays */
-				continue;
-			}
-			if (map_back(start[i] + k * SIM_PAGE_SIZE,
-				     run * SIM_PAGE_SIZE, fd, view,
-				     pg * SIM_PAGE_SIZE)) {
-				/* The pages already replaced hold what they
-				 * held: the application sees no change. */
-				ret = ENOMEM;
-				goto err_unlock;
-			}
-		}
 	}
 	pthread_mutex_unlock(&pin_lock);
 	/* A fork()ed child gets no device. */
@@ -381,7 +385,7 @@ int sim_mr_pin_check(uint64_t addr, uint64_t len, int access)
 	for (page = addr & ~(uint64_t)(SIM_PAGE_SIZE - 1); page < addr + len;
 	     page += SIM_PAGE_SIZE)
 		if (sim_kernel_host.is_uar((void *)(uintptr_t)page))
-			return EFAULT;
-	return sim_app_pin((void *)(uintptr_t)addr, len,
-			   access_writes(access));
+			return -EFAULT;
+	return -sim_app_pin((void *)(uintptr_t)addr, len,
+			    access_writes(access));
 }

@@ -8,8 +8,8 @@
 
 #include "device.h"
 
-/* 0, EFAULT (a page that is not mapped, readable and writable), EINVAL
- * (an empty range) or ENOMEM. */
+/* 0, -EFAULT (a page that is not mapped, readable and writable), -EINVAL
+ * (an empty range) or -ENOMEM. */
 int sim_pin_rings(struct sim_pin *pin, const struct sim_pin_range *ranges,
 		  unsigned int nranges);
 void sim_unpin(struct sim_pin *pin);

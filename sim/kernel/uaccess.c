@@ -27,7 +27,7 @@ static int user_copy(uint64_t user, void *local, size_t len, int write)
 		return 0;
 	/* Address arithmetic must not wrap: the kernel's access_ok(). */
 	if (user + len < user || user + len > (uint64_t)SSIZE_MAX)
-		return EFAULT;
+		return -EFAULT;
 	while (done < len) {
 		struct iovec lio = {
 			.iov_base = (char *)local + done,
@@ -44,7 +44,7 @@ static int user_copy(uint64_t user, void *local, size_t len, int write)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)	/* a short count, then the fault itself */
-			return EFAULT;
+			return -EFAULT;
 		done += (size_t)n;
 	}
 	return 0;

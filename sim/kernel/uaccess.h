@@ -12,12 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 0, or EFAULT when any byte of the user range cannot be read. */
+/* 0, or -EFAULT when any byte of the user range cannot be read. */
 int sim_copy_from_user(void *dst, uint64_t src, size_t len);
-/* 0, or EFAULT when any byte of the user range cannot be written (the
+/* 0, or -EFAULT when any byte of the user range cannot be written (the
  * bytes before the faulting one may have been written, as in the kernel). */
 int sim_copy_to_user(uint64_t dst, const void *src, size_t len);
-/* Writes len zero bytes at dst: 0 or EFAULT. */
+/* Writes len zero bytes at dst: 0 or -EFAULT. */
 int sim_clear_user(uint64_t dst, size_t len);
 
 #endif /* PVRDMA_SIM_UACCESS_H */

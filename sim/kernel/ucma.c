@@ -319,10 +319,10 @@ int ucma_join_mcast(struct cm_id *id, uint64_t uid,
 	/*
 	 * The join itself succeeds on a RoCE port; the device has no
 	 * multicast groups (max_mcast_grp 0), so attaching the QP to the
-	 * group fails and librdmacm reports MULTICAST_ERROR.
+	 * group fails and librdmacm reports MULTICAST_ERROR. The group's
+	 * GID is Linux's on RoCE: an IPv4 group is IPv4-mapped on RoCE v2,
+	 * ff0e::ffff:a.b.c.d on RoCE v1.
 	 */
-	/* The group's GID as Linux makes it on RoCE: an IPv4 group is
-	 * IPv4-mapped on RoCE v2, ff0e::ffff:a.b.c.d on RoCE v1. */
 	cm_addr_gid(addr, &mgid);
 	if (addr->sa_family == AF_INET && id->dev->cfg.roce == 1) {
 		mgid.raw[0] = 0xff;

@@ -93,9 +93,9 @@ static int uobj_destroy(struct uverbs_call *c, const struct uobj_cmd *d,
 	uint64_t resp[UOBJ_CMD_MAX / 8] = { 0 };
 
 	if (!obj)
-		return ENOENT;
+		return -ENOENT;
 	if (k->busy && k->busy(obj))
-		return EBUSY;
+		return -EBUSY;
 	if (k->report)
 		k->report(c->f, obj, resp);
 	uobj_del(c->f, handle);
@@ -110,7 +110,7 @@ static int uobj_read(struct uverbs_call *c, const struct uobj_cmd *d,
 	uint64_t resp[UOBJ_CMD_MAX / 8] = { 0 };
 
 	if (!obj)
-		return EINVAL;
+		return -EINVAL;
 	uobj_classes[d->type].query(obj, resp);
 	return uverbs_response(c, resp, d->resp_size);
 }

@@ -126,15 +126,12 @@ static const struct uverbs_method ex_methods[] = {
 
 static int uverbs_notsupp(struct uverbs_call *c)
 {
-	return EOPNOTSUPP;
+	return -EOPNOTSUPP;
 }
 
-/*
- * Commands the kernel knows but this device cannot do (no driver op:
- * resize_cq, rereg_mr, memory windows, multicast, XRC, user AHs, SRQs on a
- * device without them) and unknown numbers all land here, as on the
- * kernel's "not supported" method: a plain legacy method with no sizes.
- */
+/* Commands this device has no driver op for (resize_cq, rereg_mr, MWs,
+ * multicast, XRC, user AHs, SRQs where it has none) and unknown numbers,
+ * as the kernel's "not supported" method: legacy, no sizes. */
 static const struct uverbs_method notsupp_method = {
 	uverbs_notsupp, 0, 0, false, false, false
 };
@@ -173,33 +170,33 @@ static int verify_hdr(const struct ib_uverbs_cmd_hdr *hdr,
 		count -= sizeof(*hdr) + sizeof(*ex);
 		if ((size_t)(hdr->in_words + ex->provider_in_words) * 8 !=
 		    count)
-			return EINVAL;
+			return -EINVAL;
 		if ((size_t)hdr->in_words * 8 < m->req_size)
-			return ENOSPC;
+			return -ENOSPC;
 		if (ex->cmd_hdr_reserved)
-			return EINVAL;
+			return -EINVAL;
 		if (ex->response) {
 			if (!hdr->out_words && !ex->provider_out_words)
-				return EINVAL;
+				return -EINVAL;
 			if ((size_t)hdr->out_words * 8 < m->resp_size)
-				return ENOSPC;
+				return -ENOSPC;
 		} else if (hdr->out_words || ex->provider_out_words) {
-			return EINVAL;
+			return -EINVAL;
 		}
 		return 0;
 	}
 	if ((size_t)hdr->in_words * 4 != count)
-		return EINVAL;
+		return -EINVAL;
 	if (count < m->req_size + sizeof(*hdr)) {
 		/* Old rdma-core sent DESTROY_CQ 8 bytes short; the kernel
 		 * still takes it. */
 		if (hdr->command == IB_USER_VERBS_CMD_DESTROY_CQ &&
 		    count == 16)
 			return 0;
-		return ENOSPC;
+		return -ENOSPC;
 	}
 	if ((size_t)hdr->out_words * 4 < m->resp_size)
-		return ENOSPC;
+		return -ENOSPC;
 	return 0;
 }
 
@@ -212,35 +209,23 @@ ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t count)
 	uint64_t p = (uintptr_t)buf;	/* the application's */
 	int ret;
 
-	if (count < sizeof(hdr)) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (sim_copy_from_user(&hdr, p, sizeof(hdr))) {
-		errno = EFAULT;
-		return -1;
-	}
+	if (count < sizeof(hdr))
+		return -EINVAL;
+	if (sim_copy_from_user(&hdr, p, sizeof(hdr)))
+		return -EFAULT;
 	if (hdr.command & ~(uint32_t)(IB_USER_VERBS_CMD_FLAG_EXTENDED |
-				      IB_USER_VERBS_CMD_COMMAND_MASK)) {
-		errno = EINVAL;
-		return -1;
-	}
+				      IB_USER_VERBS_CMD_COMMAND_MASK))
+		return -EINVAL;
 	m = method_lookup(f->dev, hdr.command);
 	if (m->is_ex) {
-		if (count < sizeof(hdr) + sizeof(ex)) {
-			errno = EINVAL;
-			return -1;
-		}
-		if (sim_copy_from_user(&ex, p + sizeof(hdr), sizeof(ex))) {
-			errno = EFAULT;
-			return -1;
-		}
+		if (count < sizeof(hdr) + sizeof(ex))
+			return -EINVAL;
+		if (sim_copy_from_user(&ex, p + sizeof(hdr), sizeof(ex)))
+			return -EFAULT;
 	}
 	ret = verify_hdr(&hdr, &ex, count, m);
-	if (ret) {
-		errno = ret;
-		return -1;
-	}
+	if (ret)
+		return ret;
 	c.command = hdr.command;
 	p += sizeof(hdr);
 	if (!m->is_ex) {
@@ -259,10 +244,8 @@ ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t count)
 		}
 		if (m->has_resp) {
 			if (sim_copy_from_user(&response, p,
-					       sizeof(response))) {
-				errno = EFAULT;
-				return -1;
-			}
+					       sizeof(response)))
+				return -EFAULT;
 			if (m->has_udata) {
 				c.udata_outlen = out_len - m->resp_size;
 				out_len = m->resp_size;
@@ -278,10 +261,8 @@ ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t count)
 		c.outlen = response ? out_len : 0;
 		/* A response wanted but no place given: nothing can be
 		 * written, the kernel's copy_to_user faults. */
-		if (m->has_resp && !response && out_len) {
-			errno = EFAULT;
-			return -1;
-		}
+		if (m->has_resp && !response && out_len)
+			return -EFAULT;
 	} else {
 		p += sizeof(ex);
 		c.in = p;
@@ -297,18 +278,14 @@ ssize_t uverbs_write(struct sim_file *f, const void *buf, size_t count)
 
 	/* Every command but GET_CONTEXT needs the context. */
 	if (m->handler != uverbs_get_context &&
-	    m->handler != uverbs_notsupp && !f->uctx) {
-		errno = EINVAL;
-		return -1;
-	}
+	    m->handler != uverbs_notsupp && !f->uctx)
+		return -EINVAL;
 
 	pthread_mutex_lock(&f->dev->lock);
 	ret = m->handler(&c);
 	pthread_mutex_unlock(&f->dev->lock);
-	if (ret) {
-		errno = ret;
-		return -1;
-	}
+	if (ret)
+		return ret;
 	return (ssize_t)count;
 }
 
@@ -322,15 +299,15 @@ int uverbs_request(struct uverbs_call *c, void *req, size_t len)
 	memset(req, 0, len);
 	if (sim_copy_from_user(req, c->in,
 			       c->inlen < len ? c->inlen : len))
-		return EFAULT;
+		return -EFAULT;
 	for (off = len; off < c->inlen; off += n) {
 		n = c->inlen - off < sizeof(tail) ? c->inlen - off :
 						    sizeof(tail);
 		if (sim_copy_from_user(tail, c->in + off, n))
-			return EFAULT;
+			return -EFAULT;
 		for (i = 0; i < n; i++)
 			if (tail[i])
-				return EOPNOTSUPP;
+				return -EOPNOTSUPP;
 	}
 	return 0;
 }
@@ -342,13 +319,13 @@ int uverbs_response(struct uverbs_call *c, const void *resp, size_t len)
 	if (!c->outlen)
 		return 0;
 	if (!c->out)
-		return EFAULT;
+		return -EFAULT;
 	if (sim_copy_to_user(c->out, resp,
 			     c->outlen < len ? c->outlen : len))
-		return EFAULT;
+		return -EFAULT;
 	if (len < c->outlen &&
 	    sim_clear_user(c->out + len, c->outlen - len))
-		return EFAULT;
+		return -EFAULT;
 	return 0;
 }
 
@@ -360,14 +337,14 @@ int uverbs_response(struct uverbs_call *c, const void *resp, size_t len)
 int udata_in(struct uverbs_call *c, void *req, size_t len)
 {
 	if (c->udata_inlen < len || !c->udata_in)
-		return EFAULT;
+		return -EFAULT;
 	return sim_copy_from_user(req, c->udata_in, len);
 }
 
 int udata_out(struct uverbs_call *c, const void *resp, size_t len)
 {
 	if (c->udata_outlen < len || !c->udata_out)
-		return EFAULT;
+		return -EFAULT;
 	return sim_copy_to_user(c->udata_out, resp, len);
 }
 
@@ -379,7 +356,7 @@ int uverbs_user_range_ok(uint64_t addr, uint64_t len)
 	unsigned char vec[64];
 
 	if (!addr || !len || addr + len < addr)
-		return EFAULT;
+		return -EFAULT;
 	/* mincore() takes whole pages: cover the last, partial one too. */
 	end = (addr + len + SIM_PAGE_SIZE - 1) & ~(uint64_t)(SIM_PAGE_SIZE - 1);
 	while (start < end) {
@@ -388,7 +365,7 @@ int uverbs_user_range_ok(uint64_t addr, uint64_t len)
 		if (chunk > 64ull * SIM_PAGE_SIZE)
 			chunk = 64ull * SIM_PAGE_SIZE;
 		if (mincore((void *)(uintptr_t)start, chunk, vec))
-			return EFAULT;
+			return -EFAULT;
 		start += chunk;
 	}
 	return 0;
@@ -407,7 +384,7 @@ int uobj_add(struct sim_file *f, enum uobj_type type, void *obj,
 		struct uobj *u = realloc(f->uobjs, n * sizeof(*u));
 
 		if (!u)
-			return ENOMEM;
+			return -ENOMEM;
 		memset(u + f->nuobjs, 0, (n - f->nuobjs) * sizeof(*u));
 		f->uobjs = u;
 		f->nuobjs = n;

@@ -26,20 +26,20 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	int ret;
 
 	if (comp_vector >= 1)
-		return EINVAL;
+		return -EINVAL;
 	if (comp_channel >= 0) {
 		chan = uverbs_channel_find(c->f, comp_channel);
 		if (!chan)
-			return EBADF;
+			return -EBADF;
 	}
 	/* pvrdma_create_cq */
 	if (flags)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	if (cqe < 1 || cqe > sim_dev_max_cqe(dev))
-		return EINVAL;
+		return -EINVAL;
 	entries = sim_roundup_pow2(cqe);
 	if (entries > sim_dev_max_cqe(dev))
-		return EINVAL;
+		return -EINVAL;
 	ret = udata_in(c, &ucmd, sizeof(ucmd));
 	if (ret)
 		return ret;
@@ -48,16 +48,16 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 		return ret;
 	if (((uint64_t)ucmd.buf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE >
 	    SIM_PAGE_DIR_MAX_PAGES)
-		return EINVAL;
+		return -EINVAL;
 	/* The device lays the ring out on the pages it was given: the state
 	 * page, then entries CQEs. A shorter buffer cannot hold them. */
 	if ((uint64_t)ucmd.buf_size <
 	    SIM_PAGE_SIZE + (uint64_t)entries * sizeof(struct pvrdma_cqe))
-		return EINVAL;
+		return -EINVAL;
 
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
-		return ENOMEM;
+		return -ENOMEM;
 	/* The device's page directory: the state page, then the CQEs,
 	 * from the first page of the buffer on. */
 	ring = (struct sim_pin_range){
@@ -68,9 +68,9 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	ret = sim_pin_rings(&cq->ring_pin, &ring, 1);
 	if (ret)
 		goto err_free;
-	ret = sim_table_alloc(&dev->cqs, SIM_FIRST_CQN,
-			      SIM_FIRST_CQN + SIM_MAX_CQ - 1, &next, cq,
-			      &cq->cqn);
+	ret = -sim_table_alloc(&dev->cqs, SIM_FIRST_CQN,
+			       SIM_FIRST_CQN + SIM_MAX_CQ - 1, &next, cq,
+			       &cq->cqn);
 	if (ret)
 		goto err_free;
 	ret = uobj_add(c->f, UOBJ_CQ, cq, &cq->handle);
@@ -93,7 +93,7 @@ static int create_cq(struct uverbs_call *c, uint64_t user_handle,
 	uresp.cqn = cq->cqn;
 	/* pvrdma_create_cq: a udata copy that fails destroys the CQ and
 	 * answers EINVAL; the core response is uverbs' (EFAULT). */
-	ret = udata_out(c, &uresp, sizeof(uresp)) ? EINVAL : 0;
+	ret = udata_out(c, &uresp, sizeof(uresp)) ? -EINVAL : 0;
 	if (!ret)
 		ret = uverbs_response(c, resp, sizeof(*resp));
 	if (ret)
@@ -135,7 +135,7 @@ int uverbs_ex_create_cq(struct uverbs_call *c)
 	if (ret)
 		return ret;
 	if (cmd.comp_mask || cmd.reserved)
-		return EINVAL;
+		return -EINVAL;
 	return create_cq(c, cmd.user_handle, cmd.cqe, cmd.comp_vector,
 			 cmd.comp_channel, cmd.flags, &resp);
 }
@@ -192,7 +192,7 @@ int uverbs_poll_cq(struct uverbs_call *c)
 	if (ret)
 		return ret;
 	if (!uobj_get(c->f, UOBJ_CQ, cmd.cq_handle))
-		return EINVAL;
+		return -EINVAL;
 	return uverbs_response(c, &resp, sizeof(resp));
 }
 
@@ -207,7 +207,7 @@ int uverbs_req_notify_cq(struct uverbs_call *c)
 		return ret;
 	cq = uobj_get(c->f, UOBJ_CQ, cmd.cq_handle);
 	if (!cq)
-		return EINVAL;
+		return -EINVAL;
 	if (cmd.solicited_only) {
 		if (cq->armed != SIM_CQ_ARM_NEXT)
 			cq->armed = SIM_CQ_ARM_SOLICITED;

@@ -24,11 +24,11 @@ static int event_socketpair(int *user_end, int *dev_end, dev_t *st_dev,
 	struct stat st;
 
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv))
-		return errno == EMFILE || errno == ENFILE ? errno : ENOMEM;
+		return errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
 	if (sim_libc.fstat(sv[0], &st)) {
 		sim_libc.close(sv[0]);
 		sim_libc.close(sv[1]);
-		return ENOMEM;
+		return -ENOMEM;
 	}
 	*user_end = sv[0];
 	*dev_end = sim_fd_own(sv[1]);
@@ -50,10 +50,10 @@ int uverbs_get_context(struct uverbs_call *c)
 	if (ret)
 		return ret;
 	if (f->uctx)
-		return EINVAL;
+		return -EINVAL;
 	uctx = calloc(1, sizeof(*uctx));
 	if (!uctx)
-		return ENOMEM;
+		return -ENOMEM;
 	uctx->dev = f->dev;
 	uctx->cmd_fd = f->fd;
 	ret = event_socketpair(&uctx->async_fd_user, &uctx->async_fd_dev,
@@ -107,10 +107,10 @@ int uverbs_ex_query_device(struct uverbs_call *c)
 	if (ret)
 		return ret;
 	if (cmd.comp_mask || cmd.reserved)
-		return EINVAL;
+		return -EINVAL;
 	/* pvrdma_query_device takes no vendor data either way. */
 	if (c->udata_inlen || c->udata_outlen)
-		return EINVAL;
+		return -EINVAL;
 	memset(&resp, 0, sizeof(resp));
 	sim_device_attr_fill(c->f->dev, &resp.base);
 	resp.response_length = c->outlen < sizeof(resp) ?
@@ -129,7 +129,7 @@ int uverbs_query_port(struct uverbs_call *c)
 	if (ret)
 		return ret;
 	if (cmd.port_num != 1)
-		return EINVAL;
+		return -EINVAL;
 	sim_port_attr_fill(c->f->dev, &resp);
 	return uverbs_response(c, &resp, sizeof(resp));
 }
@@ -149,12 +149,12 @@ int uverbs_alloc_pd(struct uverbs_call *c)
 		return ret;
 	pd = calloc(1, sizeof(*pd));
 	if (!pd)
-		return ENOMEM;
+		return -ENOMEM;
 	pd->uctx = c->f->uctx;
 	/* The driver counts PDs against the device's max_pd. */
-	ret = sim_table_alloc(&dev->pds, SIM_FIRST_PDN,
-			      SIM_FIRST_PDN + SIM_MAX_PD - 1, &next, pd,
-			      &pd->pdn);
+	ret = -sim_table_alloc(&dev->pds, SIM_FIRST_PDN,
+			       SIM_FIRST_PDN + SIM_MAX_PD - 1, &next, pd,
+			       &pd->pdn);
 	if (ret)
 		goto err_free;
 	ret = uobj_add(c->f, UOBJ_PD, pd, &pd->handle);
@@ -208,22 +208,22 @@ int uverbs_reg_mr(struct uverbs_call *c)
 		return ret;
 	/* uverbs: the offset into the first page must match. */
 	if ((cmd.start ^ cmd.hca_va) & (SIM_PAGE_SIZE - 1))
-		return EINVAL;
+		return -EINVAL;
 	/* ib_check_mr_access */
 	if (cmd.access_flags & ~SIM_ACCESS_KNOWN)
-		return EINVAL;
+		return -EINVAL;
 	if ((cmd.access_flags & (IBV_ACCESS_REMOTE_WRITE |
 				 IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(cmd.access_flags & IBV_ACCESS_LOCAL_WRITE))
-		return EINVAL;
+		return -EINVAL;
 	if (cmd.access_flags & IBV_ACCESS_ON_DEMAND)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	pd = uobj_get(c->f, UOBJ_PD, cmd.pd_handle);
 	if (!pd)
-		return EINVAL;
+		return -EINVAL;
 	/* pvrdma_reg_user_mr */
 	if (!cmd.length || cmd.length > 0xffffffffull)
-		return EINVAL;
+		return -EINVAL;
 	ret = uverbs_user_range_ok(cmd.start, cmd.length);
 	if (ret)
 		return ret;
@@ -233,11 +233,11 @@ int uverbs_reg_mr(struct uverbs_call *c)
 	npages = ((cmd.start + cmd.length + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE) -
 		 cmd.start / SIM_PAGE_SIZE;
 	if (npages > SIM_PAGE_DIR_MAX_PAGES)
-		return EINVAL;
+		return -EINVAL;
 
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
-		return ENOMEM;
+		return -ENOMEM;
 	mr->pd = pd;
 	mr->addr = cmd.start;
 	mr->iova = cmd.hca_va;
@@ -246,9 +246,9 @@ int uverbs_reg_mr(struct uverbs_call *c)
 	sim_mr_pin_track(mr);
 	if (!dev->next_key)
 		dev->next_key = SIM_FIRST_KEY;
-	ret = sim_table_alloc(&dev->mrs, SIM_FIRST_KEY,
-			      SIM_FIRST_KEY + SIM_MAX_MR - 1, &dev->next_key,
-			      mr, &key);
+	ret = -sim_table_alloc(&dev->mrs, SIM_FIRST_KEY,
+			       SIM_FIRST_KEY + SIM_MAX_MR - 1, &dev->next_key,
+			       mr, &key);
 	if (ret)
 		goto err_free;
 	/* The device hands out one key an MR, used as lkey and rkey. */
@@ -330,7 +330,7 @@ int uverbs_create_comp_channel(struct uverbs_call *c)
 	channels_prune(c->f);
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
-		return ENOMEM;
+		return -ENOMEM;
 	ret = event_socketpair(&ch->ch.fd_user, &ch->ch.fd_dev, &ch->st_dev,
 			       &ch->st_ino);
 	if (ret) {
@@ -363,5 +363,5 @@ int uverbs_destroy_ah(struct uverbs_call *c)
 	ret = uverbs_request(c, &cmd, sizeof(cmd));
 	if (ret)
 		return ret;
-	return ENOENT;
+	return -ENOENT;
 }

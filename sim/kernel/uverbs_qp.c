@@ -39,24 +39,19 @@ static uint32_t wqe_size(size_t hdr, uint32_t max_sge)
 					   (max_sge ? max_sge : 1)));
 }
 
-static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
-		     struct ib_uverbs_ex_create_qp_resp *resp)
-{
-	struct sim_file *f = c->f;
-	struct sim_dev *dev = f->dev;
+/* The objects a CREATE_QP names. */
+struct qp_objs {
 	struct sim_pd *pd;
-	struct sim_cq *scq, *rcq = NULL;
-	struct sim_srq *srq = NULL;
-	struct pvrdma_create_qp ucmd;
-	struct pvrdma_create_qp_resp uresp = { 0 };
-	struct sim_pin_range rings[2];
-	struct sim_qp *qp;
-	uint32_t sq_n, sq_sz, rq_n = 0, rq_sz = 0, first_handle;
-	uint64_t sq_bytes, rq_bytes = 0;
-	unsigned int max_ud;
-	int ret;
+	struct sim_cq *scq, *rcq;
+	struct sim_srq *srq;
+};
 
-	/* uverbs: which QP types a user may ask for at all. */
+/* uverbs: the QP types a user may ask for at all, and their objects. */
+static int create_qp_objs(struct sim_file *f, const struct create_qp_args *a,
+			  struct qp_objs *o)
+{
+	o->rcq = NULL;
+	o->srq = NULL;
 	switch (a->qp_type) {
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
@@ -67,106 +62,114 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	case IBV_QPT_DRIVER:
 		break;
 	default:
-		return EINVAL;
+		return -EINVAL;
 	}
 	/* An XRC target names an XRC domain; this device has none. */
 	if (a->qp_type == IBV_QPT_XRC_RECV)
-		return EINVAL;
+		return -EINVAL;
 	if (a->qp_type != IBV_QPT_XRC_SEND) {
 		if (a->is_srq) {
-			srq = uobj_get(f, UOBJ_SRQ, a->srq_handle);
-			if (!srq)
-				return EINVAL;
+			o->srq = uobj_get(f, UOBJ_SRQ, a->srq_handle);
+			if (!o->srq)
+				return -EINVAL;
 		}
 		if (a->recv_cq_handle != a->send_cq_handle) {
-			rcq = uobj_get(f, UOBJ_CQ, a->recv_cq_handle);
-			if (!rcq)
-				return EINVAL;
+			o->rcq = uobj_get(f, UOBJ_CQ, a->recv_cq_handle);
+			if (!o->rcq)
+				return -EINVAL;
 		}
 	}
-	scq = uobj_get(f, UOBJ_CQ, a->send_cq_handle);
-	if (a->qp_type != IBV_QPT_XRC_SEND && !rcq)
-		rcq = scq;
-	pd = uobj_get(f, UOBJ_PD, a->pd_handle);
-	if (!pd || !scq)
-		return EINVAL;
+	o->scq = uobj_get(f, UOBJ_CQ, a->send_cq_handle);
+	if (a->qp_type != IBV_QPT_XRC_SEND && !o->rcq)
+		o->rcq = o->scq;
+	o->pd = uobj_get(f, UOBJ_PD, a->pd_handle);
+	if (!o->pd || !o->scq)
+		return -EINVAL;
 	if (a->create_flags & ~UVERBS_CREATE_FLAGS_KNOWN)
-		return EINVAL;
+		return -EINVAL;
+	return 0;
+}
 
-	/* pvrdma_create_qp */
+/* The rings' shape: entries and their size, and the bytes each takes. */
+struct qp_rings {
+	uint32_t sq_n, sq_sz, rq_n, rq_sz;
+	uint64_t sq_bytes, rq_bytes;
+};
+
+/* pvrdma_create_qp: the device's limits and the rings it was given. */
+static int create_qp_rings(struct uverbs_call *c,
+			   const struct create_qp_args *a, bool srq,
+			   struct pvrdma_create_qp *ucmd, struct qp_rings *r)
+{
+	struct sim_dev *dev = c->f->dev;
+	unsigned int max_ud;
+	int ret;
+
 	if (a->create_flags)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	if (srq && !sim_dev_max_srq(dev))
-		return EINVAL;
-	ret = udata_in(c, &ucmd, sizeof(ucmd));
+		return -EINVAL;
+	ret = udata_in(c, ucmd, sizeof(*ucmd));
 	if (ret)
 		return ret;
 	/* With namespaces the provider must take the QP handle back. */
-	if (dev->cfg.namespaces && c->udata_outlen < sizeof(uresp))
-		return EOPNOTSUPP;
+	if (dev->cfg.namespaces &&
+	    c->udata_outlen < sizeof(struct pvrdma_create_qp_resp))
+		return -EOPNOTSUPP;
 
-	/* The device: its limits and the rings it was given. */
 	if (a->max_send_wr > sim_dev_max_qp_wr(dev) ||
 	    a->max_send_sge > SIM_MAX_SGE ||
 	    (!srq && (a->max_recv_wr > sim_dev_max_qp_wr(dev) ||
 		      a->max_recv_sge > SIM_MAX_SGE)))
-		return EINVAL;
+		return -EINVAL;
 	max_ud = dev->cfg.max_ud_qps ? dev->cfg.max_ud_qps :
 		 SIM_MAX_UD_QP_DEFAULT;
 	if (a->qp_type == IBV_QPT_UD && dev->num_ud_qps >= max_ud)
-		return ENOMEM;
+		return -ENOMEM;
 
-	sq_n = sim_roundup_pow2(a->max_send_wr ? a->max_send_wr : 1);
-	sq_sz = wqe_size(sizeof(struct pvrdma_sq_wqe_hdr), a->max_send_sge);
-	sq_bytes = SIM_PAGE_SIZE + (uint64_t)sq_n * sq_sz;
-	ret = uverbs_user_range_ok(ucmd.sbuf_addr, ucmd.sbuf_size);
+	memset(r, 0, sizeof(*r));
+	r->sq_n = sim_roundup_pow2(a->max_send_wr ? a->max_send_wr : 1);
+	r->sq_sz = wqe_size(sizeof(struct pvrdma_sq_wqe_hdr), a->max_send_sge);
+	r->sq_bytes = SIM_PAGE_SIZE + (uint64_t)r->sq_n * r->sq_sz;
+	ret = uverbs_user_range_ok(ucmd->sbuf_addr, ucmd->sbuf_size);
 	if (ret)
 		return ret;
-	if (ucmd.sbuf_size < sq_bytes)
-		return EINVAL;
+	if (ucmd->sbuf_size < r->sq_bytes)
+		return -EINVAL;
 	if (!srq) {
-		rq_n = sim_roundup_pow2(a->max_recv_wr ? a->max_recv_wr : 1);
-		rq_sz = wqe_size(sizeof(struct pvrdma_rq_wqe_hdr),
-				 a->max_recv_sge);
-		rq_bytes = (uint64_t)rq_n * rq_sz;
-		ret = uverbs_user_range_ok(ucmd.rbuf_addr, ucmd.rbuf_size);
+		r->rq_n = sim_roundup_pow2(a->max_recv_wr ? a->max_recv_wr : 1);
+		r->rq_sz = wqe_size(sizeof(struct pvrdma_rq_wqe_hdr),
+				    a->max_recv_sge);
+		r->rq_bytes = (uint64_t)r->rq_n * r->rq_sz;
+		ret = uverbs_user_range_ok(ucmd->rbuf_addr, ucmd->rbuf_size);
 		if (ret)
 			return ret;
-		if (ucmd.rbuf_size < rq_bytes)
-			return EINVAL;
+		if (ucmd->rbuf_size < r->rq_bytes)
+			return -EINVAL;
 	}
-	if (((uint64_t)ucmd.sbuf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE +
-	    (srq ? 0 : ((uint64_t)ucmd.rbuf_size + SIM_PAGE_SIZE - 1) /
+	if (((uint64_t)ucmd->sbuf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE +
+	    (srq ? 0 : ((uint64_t)ucmd->rbuf_size + SIM_PAGE_SIZE - 1) /
 		       SIM_PAGE_SIZE) >
 	    SIM_PAGE_DIR_MAX_PAGES)
-		return EINVAL;
+		return -EINVAL;
+	return 0;
+}
 
-	qp = calloc(1, sizeof(*qp));
-	if (!qp)
-		return ENOMEM;
-	/* The device's page directory: the send buffer's pages (ring
-	 * state, SQ WQEs) and the receive buffer's (RQ WQEs). */
-	rings[0] = (struct sim_pin_range){
-		.addr = ucmd.sbuf_addr & ~(uint64_t)(SIM_PAGE_SIZE - 1),
-		.len = sq_bytes,
-	};
-	rings[1] = (struct sim_pin_range){
-		.addr = ucmd.rbuf_addr & ~(uint64_t)(SIM_PAGE_SIZE - 1),
-		.len = rq_bytes,
-	};
-	ret = sim_pin_rings(&qp->ring_pin, rings, srq ? 1 : 2);
-	if (ret)
-		goto err_free;
+/* The QP as its rings, now pinned, and its arguments make it. */
+static void qp_init(struct sim_qp *qp, struct sim_ucontext *uctx,
+		    const struct create_qp_args *a, const struct qp_objs *o,
+		    const struct qp_rings *r)
+{
 	qp->user_handle = a->user_handle;
 	qp->type = a->qp_type;
 	qp->sq_sig_all = a->sq_sig_all;
-	qp->uctx = f->uctx;
-	qp->pd = pd;
-	qp->send_cq = scq;
-	qp->recv_cq = rcq;
-	qp->srq = srq;
+	qp->uctx = uctx;
+	qp->pd = o->pd;
+	qp->send_cq = o->scq;
+	qp->recv_cq = o->rcq;
+	qp->srq = o->srq;
 	qp->cap.max_send_wr = a->max_send_wr;
 	qp->cap.max_recv_wr = a->max_recv_wr;
 	qp->cap.max_send_sge = a->max_send_sge;
@@ -176,53 +179,55 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 					      qp->ring_pin.off[0]);
 	qp->sq.elems = qp->ring_pin.base + qp->ring_pin.off[0] +
 		       SIM_PAGE_SIZE;
-	qp->sq.nelems = sq_n;
-	qp->sq.elem_size = sq_sz;
+	qp->sq.nelems = r->sq_n;
+	qp->sq.elem_size = r->sq_sz;
 	qp->sq.max_sge = a->max_send_sge ? a->max_send_sge : 1;
-	if (!srq) {
+	if (!o->srq) {
 		qp->rq.state = (struct pvrdma_ring *)(qp->ring_pin.base +
 						      qp->ring_pin.off[0] + 8);
 		qp->rq.elems = qp->ring_pin.base + qp->ring_pin.off[1];
-		qp->rq.nelems = rq_n;
-		qp->rq.elem_size = rq_sz;
+		qp->rq.nelems = r->rq_n;
+		qp->rq.elem_size = r->rq_sz;
 		qp->rq.max_sge = a->max_recv_sge ? a->max_recv_sge : 1;
 	}
 	qp->attr.state = IBV_QPS_RESET;
+}
 
-	/* Device handle: doorbells and CQEs name it; the provider indexes
-	 * a table of qp_tab_size (= max_qp) entries with it. */
-	first_handle = SIM_FIRST_QP_HANDLE;
-	{
-		uint32_t next = first_handle;
+/*
+ * The device handle (doorbells and CQEs name it; the provider indexes a
+ * table of qp_tab_size (= max_qp) entries with it) and the QPN. Nothing
+ * is kept on failure.
+ */
+static int qp_numbers(struct sim_dev *dev, struct sim_qp *qp)
+{
+	uint32_t next = SIM_FIRST_QP_HANDLE;
+	int ret;
 
-		ret = sim_table_alloc(&dev->qp_by_qp_handle, first_handle,
-				      SIM_MAX_QP - 1, &next, qp,
-				      &qp->qp_handle);
-		if (ret)
-			goto err_free;
-	}
+	ret = -sim_table_alloc(&dev->qp_by_qp_handle, SIM_FIRST_QP_HANDLE,
+			       SIM_MAX_QP - 1, &next, qp, &qp->qp_handle);
+	if (ret)
+		return ret;
 	if (dev->cfg.namespaces) {
 		uint32_t first = SIM_FIRST_NS_QPN, last = SIM_MAX_QPN;
 
 		/* An address other processes of the host may share: the
 		 * QPN says which of them this adapter is. */
 		fabric_qpn_range(dev->index, dev->cfg.ipv4, &first, &last);
-		ret = sim_table_alloc(&dev->qps, first, last,
-				      &dev->next_qpn, qp, &qp->qpn);
+		ret = -sim_table_alloc(&dev->qps, first, last,
+				       &dev->next_qpn, qp, &qp->qpn);
 	} else {
 		qp->qpn = qp->qp_handle;
-		ret = sim_table_put(&dev->qps, qp->qpn, qp);
+		ret = -sim_table_put(&dev->qps, qp->qpn, qp);
 	}
 	if (ret)
-		goto err_handle;
-	ret = uobj_add(f, UOBJ_QP, qp, &qp->handle);
-	if (ret)
-		goto err_qpn;
-	ret = sim_device->qp_create(qp);
-	if (ret) {
-		ret = ret < 0 ? -ret : ret;
-		goto err_uobj;
-	}
+		sim_table_del(&dev->qp_by_qp_handle, qp->qp_handle);
+	return ret;
+}
+
+static int create_qp_respond(struct uverbs_call *c, const struct sim_qp *qp,
+			     struct ib_uverbs_ex_create_qp_resp *resp)
+{
+	struct pvrdma_create_qp_resp uresp = { 0 };
 
 	memset(resp, 0, sizeof(*resp));
 	resp->base.qp_handle = qp->handle;
@@ -238,33 +243,79 @@ static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
 	uresp.qp_handle = qp->qp_handle;
 	/* The driver copies back as much as the provider has room for; a
 	 * copy that faults destroys the QP and answers EINVAL. */
-	ret = 0;
 	if (c->udata_outlen && c->udata_out &&
 	    sim_copy_to_user(c->udata_out, &uresp,
 			     c->udata_outlen < sizeof(uresp) ?
 			     c->udata_outlen : sizeof(uresp)))
-		ret = EINVAL;
-	if (!ret)
-		ret = uverbs_response(c, resp, sizeof(*resp));
+		return -EINVAL;
+	return uverbs_response(c, resp, sizeof(*resp));
+}
+
+static int create_qp(struct uverbs_call *c, const struct create_qp_args *a,
+		     struct ib_uverbs_ex_create_qp_resp *resp)
+{
+	struct sim_file *f = c->f;
+	struct sim_dev *dev = f->dev;
+	struct pvrdma_create_qp ucmd;
+	struct sim_pin_range rings[2];
+	struct qp_objs o;
+	struct qp_rings r;
+	struct sim_qp *qp;
+	int ret;
+
+	ret = create_qp_objs(f, a, &o);
+	if (ret)
+		return ret;
+	ret = create_qp_rings(c, a, o.srq != NULL, &ucmd, &r);
+	if (ret)
+		return ret;
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	/* The device's page directory: the send buffer's pages (ring
+	 * state, SQ WQEs) and the receive buffer's (RQ WQEs). */
+	rings[0] = (struct sim_pin_range){
+		.addr = ucmd.sbuf_addr & ~(uint64_t)(SIM_PAGE_SIZE - 1),
+		.len = r.sq_bytes,
+	};
+	rings[1] = (struct sim_pin_range){
+		.addr = ucmd.rbuf_addr & ~(uint64_t)(SIM_PAGE_SIZE - 1),
+		.len = r.rq_bytes,
+	};
+	ret = sim_pin_rings(&qp->ring_pin, rings, o.srq ? 1 : 2);
+	if (ret)
+		goto err_free;
+	qp_init(qp, f->uctx, a, &o, &r);
+	ret = qp_numbers(dev, qp);
+	if (ret)
+		goto err_free;
+	ret = uobj_add(f, UOBJ_QP, qp, &qp->handle);
+	if (ret)
+		goto err_numbers;
+	ret = sim_device->qp_create(qp);
+	if (ret) {
+		ret = ret > 0 ? -ret : ret;
+		goto err_uobj;
+	}
+	ret = create_qp_respond(c, qp, resp);
 	if (ret) {
 		sim_device->qp_destroy(qp);
 		goto err_uobj;
 	}
-	pd->refs++;
-	scq->refs++;
-	if (rcq)
-		rcq->refs++;
-	if (srq)
-		srq->refs++;
+	o.pd->refs++;
+	o.scq->refs++;
+	if (o.rcq)
+		o.rcq->refs++;
+	if (o.srq)
+		o.srq->refs++;
 	if (qp->type == IBV_QPT_UD)
 		dev->num_ud_qps++;
 	return 0;
 
 err_uobj:
 	uobj_del(f, qp->handle);
-err_qpn:
+err_numbers:
 	sim_table_del(&dev->qps, qp->qpn);
-err_handle:
 	sim_table_del(&dev->qp_by_qp_handle, qp->qp_handle);
 err_free:
 	sim_unpin(&qp->ring_pin);
@@ -316,12 +367,12 @@ int uverbs_ex_create_qp(struct uverbs_call *c)
 	if (ret)
 		return ret;
 	if (cmd.comp_mask & ~IB_UVERBS_CREATE_QP_SUP_COMP_MASK)
-		return EINVAL;
+		return -EINVAL;
 	if (cmd.reserved)
-		return EINVAL;
+		return -EINVAL;
 	/* Receive work queue indirection tables: none on this device. */
 	if (cmd.comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
-		return EINVAL;
+		return -EINVAL;
 	CREATE_QP_ARGS(&a, &cmd);
 	a.create_flags = cmd.create_flags;
 	return create_qp(c, &a, &resp);
@@ -367,17 +418,81 @@ static void ah_to_dest(const struct ibv_ah_attr *ah,
 static int check_av(const struct sim_dev *dev, const struct ibv_ah_attr *ah)
 {
 	if (ah->port_num != 1)
-		return EINVAL;
+		return -EINVAL;
 	if (!ah->is_global)
-		return EINVAL;
+		return -EINVAL;
 	if (ah->grh.sgid_index >= dev->gid_count ||
 	    ah->grh.sgid_index >= SIM_GID_TABLE_LEN)
-		return EINVAL;
+		return -EINVAL;
 	return 0;
 }
 
 #define QP_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+/* The device: values it cannot take. */
+static int modify_qp_values_ok(const struct ib_uverbs_modify_qp *cmd,
+			       int mask)
+{
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (cmd->path_mtu < IBV_MTU_256 || cmd->path_mtu > IBV_MTU_4096))
+		return -EINVAL;
+	if ((mask & IBV_QP_TIMEOUT) && cmd->timeout > 31)
+		return -EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && cmd->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && cmd->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	    cmd->max_rd_atomic > sim_dev_max_qp_init_rd_atom())
+		return -EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    cmd->max_dest_rd_atomic > sim_dev_max_qp_rd_atom())
+		return -EINVAL;
+	if ((mask & IBV_QP_ACCESS_FLAGS) &&
+	    (cmd->qp_access_flags & ~QP_ACCESS_KNOWN))
+		return -EINVAL;
+	if ((mask & IBV_QP_PATH_MIG_STATE) &&
+	    cmd->path_mig_state > IBV_MIG_ARMED)
+		return -EINVAL;
+	return 0;
+}
+
+/* The attributes MODIFY_QP sets as they are given. */
+static void modify_qp_attrs(struct sim_qp_attr *na,
+			    const struct ib_uverbs_modify_qp *cmd, int mask)
+{
+	if (mask & IBV_QP_PATH_MTU)
+		na->path_mtu = cmd->path_mtu;
+	if (mask & IBV_QP_RQ_PSN)
+		na->rq_psn = cmd->rq_psn & 0xffffff;
+	if (mask & IBV_QP_SQ_PSN)
+		na->sq_psn = cmd->sq_psn & 0xffffff;
+	if (mask & IBV_QP_DEST_QPN)
+		na->dest_qp_num = cmd->dest_qp_num & 0xffffff;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		na->qp_access_flags = (int)cmd->qp_access_flags;
+	if (mask & IBV_QP_PKEY_INDEX)
+		na->pkey_index = cmd->pkey_index;
+	if (mask & IBV_QP_PORT)
+		na->port_num = cmd->port_num;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		na->max_rd_atomic = cmd->max_rd_atomic;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		na->max_dest_rd_atomic = cmd->max_dest_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		na->min_rnr_timer = cmd->min_rnr_timer;
+	if (mask & IBV_QP_TIMEOUT)
+		na->timeout = cmd->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		na->retry_cnt = cmd->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		na->rnr_retry = cmd->rnr_retry;
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
+		na->en_sqd_async_notify = cmd->en_sqd_async_notify;
+	if (mask & IBV_QP_PATH_MIG_STATE)
+		na->path_mig_state = cmd->path_mig_state;
+}
 
 static int modify_qp(struct uverbs_call *c,
 		     const struct ib_uverbs_modify_qp *cmd, uint32_t legal)
@@ -390,55 +505,36 @@ static int modify_qp(struct uverbs_call *c,
 	int ret;
 
 	if (cmd->attr_mask & ~legal)
-		return EOPNOTSUPP;
+		return -EOPNOTSUPP;
 	qp = uobj_get(c->f, UOBJ_QP, cmd->qp_handle);
 	if (!qp)
-		return EINVAL;
+		return -EINVAL;
 	/* uverbs: ports and states must exist. */
 	if ((mask & IBV_QP_PORT) && cmd->port_num != 1)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_AV) && cmd->dest.port_num != 1)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_ALT_PATH) &&
 	    (cmd->alt_port_num != 1 || cmd->alt_dest.port_num != 1))
-		return EINVAL;
+		return -EINVAL;
 	if (((mask & IBV_QP_CUR_STATE) && cmd->cur_qp_state > IBV_QPS_ERR) ||
 	    ((mask & IBV_QP_STATE) && cmd->qp_state > IBV_QPS_ERR))
-		return EINVAL;
+		return -EINVAL;
 
 	/* pvrdma_modify_qp */
 	cur = (mask & IBV_QP_CUR_STATE) ? cmd->cur_qp_state : qp->attr.state;
 	next = (mask & IBV_QP_STATE) ? cmd->qp_state : cur;
 	if (!sim_qp_transition_ok(cur, next, qp->type, mask))
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_MIN_RNR_TIMER) && cmd->min_rnr_timer > 31)
-		return EINVAL;
+		return -EINVAL;
 	if ((mask & IBV_QP_PKEY_INDEX) &&
 	    cmd->pkey_index >= sim_dev_max_pkeys())
-		return EINVAL;
+		return -EINVAL;
 
-	/* The device: values it cannot take. */
-	if ((mask & IBV_QP_PATH_MTU) &&
-	    (cmd->path_mtu < IBV_MTU_256 || cmd->path_mtu > IBV_MTU_4096))
-		return EINVAL;
-	if ((mask & IBV_QP_TIMEOUT) && cmd->timeout > 31)
-		return EINVAL;
-	if ((mask & IBV_QP_RETRY_CNT) && cmd->retry_cnt > 7)
-		return EINVAL;
-	if ((mask & IBV_QP_RNR_RETRY) && cmd->rnr_retry > 7)
-		return EINVAL;
-	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
-	    cmd->max_rd_atomic > sim_dev_max_qp_init_rd_atom())
-		return EINVAL;
-	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
-	    cmd->max_dest_rd_atomic > sim_dev_max_qp_rd_atom())
-		return EINVAL;
-	if ((mask & IBV_QP_ACCESS_FLAGS) &&
-	    (cmd->qp_access_flags & ~QP_ACCESS_KNOWN))
-		return EINVAL;
-	if ((mask & IBV_QP_PATH_MIG_STATE) &&
-	    cmd->path_mig_state > IBV_MIG_ARMED)
-		return EINVAL;
+	ret = modify_qp_values_ok(cmd, mask);
+	if (ret)
+		return ret;
 
 	/* Nothing is applied until everything has passed. */
 	na = qp->attr;
@@ -464,36 +560,7 @@ static int modify_qp(struct uverbs_call *c,
 		qp->attr.qkey = na.qkey;
 		return 0;
 	}
-	if (mask & IBV_QP_PATH_MTU)
-		na.path_mtu = cmd->path_mtu;
-	if (mask & IBV_QP_RQ_PSN)
-		na.rq_psn = cmd->rq_psn & 0xffffff;
-	if (mask & IBV_QP_SQ_PSN)
-		na.sq_psn = cmd->sq_psn & 0xffffff;
-	if (mask & IBV_QP_DEST_QPN)
-		na.dest_qp_num = cmd->dest_qp_num & 0xffffff;
-	if (mask & IBV_QP_ACCESS_FLAGS)
-		na.qp_access_flags = (int)cmd->qp_access_flags;
-	if (mask & IBV_QP_PKEY_INDEX)
-		na.pkey_index = cmd->pkey_index;
-	if (mask & IBV_QP_PORT)
-		na.port_num = cmd->port_num;
-	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
-		na.max_rd_atomic = cmd->max_rd_atomic;
-	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
-		na.max_dest_rd_atomic = cmd->max_dest_rd_atomic;
-	if (mask & IBV_QP_MIN_RNR_TIMER)
-		na.min_rnr_timer = cmd->min_rnr_timer;
-	if (mask & IBV_QP_TIMEOUT)
-		na.timeout = cmd->timeout;
-	if (mask & IBV_QP_RETRY_CNT)
-		na.retry_cnt = cmd->retry_cnt;
-	if (mask & IBV_QP_RNR_RETRY)
-		na.rnr_retry = cmd->rnr_retry;
-	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
-		na.en_sqd_async_notify = cmd->en_sqd_async_notify;
-	if (mask & IBV_QP_PATH_MIG_STATE)
-		na.path_mig_state = cmd->path_mig_state;
+	modify_qp_attrs(&na, cmd, mask);
 	na.state = next;
 	na.sq_draining = 0;
 	if (next == IBV_QPS_RESET) {

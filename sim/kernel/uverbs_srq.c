@@ -30,11 +30,11 @@ int uverbs_create_srq(struct uverbs_call *c)
 		return ret;
 	pd = uobj_get(c->f, UOBJ_PD, cmd.pd_handle);
 	if (!pd)
-		return EINVAL;
+		return -EINVAL;
 	/* pvrdma_create_srq */
 	if (cmd.max_wr > sim_dev_max_srq_wr(dev) ||
 	    cmd.max_sge > SIM_MAX_SRQ_SGE)
-		return EINVAL;
+		return -EINVAL;
 	ret = udata_in(c, &ucmd, sizeof(ucmd));
 	if (ret)
 		return ret;
@@ -43,21 +43,21 @@ int uverbs_create_srq(struct uverbs_call *c)
 		return ret;
 	if (((uint64_t)ucmd.buf_size + SIM_PAGE_SIZE - 1) / SIM_PAGE_SIZE >
 	    SIM_PAGE_DIR_MAX_PAGES)
-		return EINVAL;
+		return -EINVAL;
 	/* The device: the limit must be below the queue's size, the buffer
 	 * must hold the state page and the WQEs. */
 	if (cmd.srq_limit > cmd.max_wr)
-		return EINVAL;
+		return -EINVAL;
 	n = sim_roundup_pow2(cmd.max_wr ? cmd.max_wr : 1);
 	sz = sim_roundup_pow2((uint32_t)(sizeof(struct pvrdma_rq_wqe_hdr) +
 					 sizeof(struct pvrdma_sge) *
 					 (cmd.max_sge ? cmd.max_sge : 1)));
 	if ((uint64_t)ucmd.buf_size < SIM_PAGE_SIZE + (uint64_t)n * sz)
-		return EINVAL;
+		return -EINVAL;
 
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
-		return ENOMEM;
+		return -ENOMEM;
 	ring = (struct sim_pin_range){
 		.addr = ucmd.buf_addr & ~(uint64_t)(SIM_PAGE_SIZE - 1),
 		.len = SIM_PAGE_SIZE + (uint64_t)n * sz,
@@ -65,9 +65,9 @@ int uverbs_create_srq(struct uverbs_call *c)
 	ret = sim_pin_rings(&srq->ring_pin, &ring, 1);
 	if (ret)
 		goto err_free;
-	ret = sim_table_alloc(&dev->srqs, SIM_FIRST_SRQN,
-			      SIM_FIRST_SRQN + SIM_MAX_SRQ - 1, &next, srq,
-			      &srq->srqn);
+	ret = -sim_table_alloc(&dev->srqs, SIM_FIRST_SRQN,
+			       SIM_FIRST_SRQN + SIM_MAX_SRQ - 1, &next, srq,
+			       &srq->srqn);
 	if (ret)
 		goto err_free;
 	ret = uobj_add(c->f, UOBJ_SRQ, srq, &srq->handle);
@@ -93,7 +93,7 @@ int uverbs_create_srq(struct uverbs_call *c)
 	uresp.srqn = srq->srqn;
 	/* The driver's udata copy comes first (EINVAL when it faults), then
 	 * uverbs' response (EFAULT); either failure destroys the SRQ. */
-	ret = udata_out(c, &uresp, sizeof(uresp)) ? EINVAL : 0;
+	ret = udata_out(c, &uresp, sizeof(uresp)) ? -EINVAL : 0;
 	if (!ret)
 		ret = uverbs_response(c, &resp, sizeof(resp));
 	if (ret)
@@ -122,13 +122,13 @@ int uverbs_modify_srq(struct uverbs_call *c)
 		return ret;
 	srq = uobj_get(c->f, UOBJ_SRQ, cmd.srq_handle);
 	if (!srq)
-		return EINVAL;
+		return -EINVAL;
 	/* pvrdma_modify_srq: only the limit can be set, and it must be;
 	 * a new max_wr alongside is ignored (no resizing). */
 	if (!(cmd.attr_mask & IBV_SRQ_LIMIT))
-		return EINVAL;
+		return -EINVAL;
 	if (cmd.srq_limit > srq->max_wr)
-		return EINVAL;
+		return -EINVAL;
 	srq->limit = cmd.srq_limit;
 	sim_device->srq_modified(srq);
 	return 0;

@@ -106,3 +106,45 @@ END {
 	printf "PASS: %d includes between %d files, none upward\n",
 	       edges, length(layer)
 }' "$tmp/includes"
+
+# The fabric knows nothing of the device (sim/fabric/README.md): no file of
+# sim/fabric includes a header of sim/device, nor names, in code or
+# comment, a device object or the device's own names. The words are
+# matched as whole words and as the parts of identifiers between
+# underscores, in any case; what the wire itself carries (QPN, PSN, rkey,
+# opcodes) is the fabric's to name.
+device_words='cq cqs cqn cqe cqes srq srqs srqn mr mrs wqe wqes pd pdn
+eqp engine'
+device_names='sim_dev sim_devs sim_qp sim_cq sim_srq sim_mr sim_pd
+sim_ucontext sim_device sim_device_ops sim_device_upcalls'
+for f in "$sim"/device/*.h; do
+	device_headers="${device_headers:-} ${f##*/}"
+done
+fail=0
+for f in "$sim"/fabric/*.[ch]; do
+	rel="fabric/${f##*/}"
+	for h in $device_headers; do
+		if grep -q "^[[:space:]]*#[[:space:]]*include[[:space:]]*[\"<]$h[\">]" "$f"; then
+			echo "FAIL: $rel includes $h, a device header"
+			fail=1
+		fi
+	done
+	for w in $device_words; do
+		hits=$(tr -c 'A-Za-z0-9\n' ' ' < "$f" | tr 'A-Z' 'a-z' |
+		       grep -nw -- "$w" | cut -d: -f1 | tr '\n' ' ')
+		if [ -n "$hits" ]; then
+			echo "FAIL: $rel names the device's \"$w\" (lines $hits)"
+			fail=1
+		fi
+	done
+	for n in $device_names; do
+		hits=$(tr -c 'A-Za-z0-9_\n' ' ' < "$f" |
+		       grep -nw -- "$n" | cut -d: -f1 | tr '\n' ' ')
+		if [ -n "$hits" ]; then
+			echo "FAIL: $rel names the device's $n (lines $hits)"
+			fail=1
+		fi
+	done
+done
+[ "$fail" -eq 0 ] || exit 1
+echo "PASS: sim/fabric includes no device header and names no device word"

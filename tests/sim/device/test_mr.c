@@ -250,7 +250,7 @@ static void test_pin_check_uar(void **unused)
 	uar = sim_uar_map(&uctx, NULL);
 
 	assert_true(uar != MAP_FAILED);
-	assert_int_equal(sim_mr_pin_check((uintptr_t)uar, 8, 0), EFAULT);
+	assert_int_equal(sim_mr_pin_check((uintptr_t)uar, 8, 0), -EFAULT);
 	assert_int_equal(sim_mr_pin_check((uintptr_t)buf, sizeof(buf),
 					  IBV_ACCESS_LOCAL_WRITE), 0);
 	sim_uar_unmap(&uctx, uar);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * What the device publishes for same-host requesters (sim/device/publish.c),
- * read back as a requester reads it (sim/fabric/shared.c):
+ * read back as a requester reads it (sim/device/view.c):
  *
  *   - an MR is published with its range, access and PD, and withdrawn;
  *     an MR whose pages the device keeps for itself (pinning) is not;
@@ -26,8 +26,10 @@
 #include <cmocka.h>
 
 #include "direct.h"
+#include "publish.h"
 #include "fabric.h"
 #include "shared.h"
+#include "view.h"
 #include "../fabric/two_adapters.h"
 
 static struct sim_dev target;
@@ -56,7 +58,7 @@ static struct shared_seg *target_seg(void)
 	assert_non_null(l);
 	/* a requester that found none retries after a few operations */
 	for (i = 0; i < 1024 && !seg; i++)
-		seg = shared_peer(l);
+		seg = view_peer(l);
 	assert_non_null(seg);
 	return seg;
 }
@@ -74,22 +76,22 @@ static void test_mr_and_qp(void **unused)
 		.attr = { .state = IBV_QPS_RTS,
 			  .qp_access_flags = IBV_ACCESS_REMOTE_ATOMIC },
 	};
-	struct shared_mr_view m;
-	struct shared_qp_view q;
+	struct view_mr m;
+	struct view_qp q;
 	struct shared_seg *seg;
 
 	sim_dev_shared_open(&target);
 	sim_mr_publish(&target, &mr);
-	direct_qp_publish(&qp);
+	pub_qp(&qp);
 	seg = target_seg();
 	assert_true(shared_lock(seg));
-	assert_true(shared_mr_find(seg, 5, &m));
+	assert_true(view_mr_find(seg, 5, &m));
 	assert_int_equal(m.addr, (uintptr_t)mem);
 	assert_int_equal(m.iova, 0x7000);
 	assert_int_equal(m.length, sizeof(mem));
 	assert_int_equal(m.access, IBV_ACCESS_REMOTE_READ);
 	assert_int_equal(m.pdn, 9);
-	assert_true(shared_qp_find(seg, 0x44, &q));
+	assert_true(view_qp_find(seg, 0x44, &q));
 	assert_int_equal(q.pdn, 9);
 	assert_int_equal(q.access, IBV_ACCESS_REMOTE_ATOMIC);
 	assert_int_equal(q.state, IBV_QPS_RTS);
@@ -97,17 +99,17 @@ static void test_mr_and_qp(void **unused)
 	shared_unlock(seg);
 
 	sim_mr_withdraw(&target, &mr);
-	direct_qp_withdraw(&qp);
+	pub_qp_withdraw(&qp);
 	assert_true(shared_lock(seg));
-	assert_false(shared_mr_find(seg, 5, &m));
-	assert_false(shared_qp_find(seg, 0x44, &q));
+	assert_false(view_mr_find(seg, 5, &m));
+	assert_false(view_qp_find(seg, 0x44, &q));
 	shared_unlock(seg);
 
 	/* Pages the MR keeps for itself are the device's: not published. */
 	mr.pin_lost = true;
 	sim_mr_publish(&target, &mr);
 	assert_true(shared_lock(seg));
-	assert_false(shared_mr_find(seg, 5, &m));
+	assert_false(view_mr_find(seg, 5, &m));
 	shared_unlock(seg);
 }
 
@@ -141,16 +143,16 @@ static void test_recv_side(void **unused)
 			      .ino = 1001, .id = 2 },
 		.attr = { .state = IBV_QPS_RTR, .port_num = 1 },
 	};
-	struct shared_recv_view r;
-	struct shared_cq_view c;
+	struct view_recv r;
+	struct view_cq c;
 	struct shared_seg *seg;
 
 	sim_dev_shared_open(&target);
-	direct_qp_publish(&qp);
+	pub_qp(&qp);
 	assert_true(cq.shared);
 	seg = target_seg();
 	assert_true(shared_lock(seg));
-	assert_true(shared_recv_find(seg, 0x55, &r));
+	assert_true(view_recv_find(seg, 0x55, &r));
 	assert_int_equal(r.rq.fd, 101);
 	assert_int_equal(r.rq.ino, 1001);
 	assert_int_equal(r.rq.id, 2);
@@ -166,51 +168,51 @@ static void test_recv_side(void **unused)
 	assert_int_equal(r.qp_handle, 7);
 	assert_int_equal(r.port_num, 1);
 	assert_false(r.srq);
-	assert_true(shared_cq_find(seg, 3, &c));
+	assert_true(view_cq_find(seg, 3, &c));
 	assert_int_equal(c.armed, SIM_CQ_ARM_SOLICITED);
 	shared_unlock(seg);
 
 	/* The CQ's arm follows it. */
 	cq.armed = SIM_CQ_ARM_NEXT;
-	direct_cq_publish(&cq);
+	pub_cq(&cq);
 	assert_true(shared_lock(seg));
-	assert_true(shared_cq_find(seg, 3, &c));
+	assert_true(view_cq_find(seg, 3, &c));
 	assert_int_equal(c.armed, SIM_CQ_ARM_NEXT);
 	shared_unlock(seg);
 
 	/* With an SRQ: its ring, and its limit. */
 	qp.srq = &srq;
-	direct_qp_publish(&qp);
+	pub_qp(&qp);
 	assert_true(shared_lock(seg));
-	assert_true(shared_recv_find(seg, 0x55, &r));
+	assert_true(view_recv_find(seg, 0x55, &r));
 	assert_true(r.srq);
 	assert_int_equal(r.srqn, 4);
 	assert_int_equal(r.rq.fd, 102);
 	assert_int_equal(r.rq.nelems, 8);
 	assert_int_equal(r.rq.max_sge, 4);
-	assert_int_equal(shared_srq_limit(seg, 4), 2);
+	assert_int_equal(view_srq_limit(seg, 4), 2);
 	shared_unlock(seg);
 	srq.limit = 0;
-	direct_srq_publish(&srq);
+	pub_srq(&srq);
 	assert_true(shared_lock(seg));
-	assert_int_equal(shared_srq_limit(seg, 4), 0);
+	assert_int_equal(view_srq_limit(seg, 4), 0);
 	shared_unlock(seg);
 
 	/* A ring whose pin kept no file: nothing to reach. */
 	srq.ring_pin.fd = -1;
-	direct_qp_publish(&qp);
+	pub_qp(&qp);
 	assert_true(shared_lock(seg));
-	assert_false(shared_recv_find(seg, 0x55, &r));
+	assert_false(view_recv_find(seg, 0x55, &r));
 	shared_unlock(seg);
 
 	/* UD: no receive side. */
 	qp.srq = NULL;
 	qp.type = IBV_QPT_UD;
-	direct_qp_publish(&qp);
+	pub_qp(&qp);
 	assert_true(shared_lock(seg));
-	assert_false(shared_recv_find(seg, 0x55, &r));
+	assert_false(view_recv_find(seg, 0x55, &r));
 	shared_unlock(seg);
-	direct_qp_withdraw(&qp);
+	pub_qp_withdraw(&qp);
 }
 
 static unsigned int events;
@@ -249,29 +251,29 @@ static void test_notify_after_rearm(void **unused)
 
 	sim_device_upcalls.comp_event = count_event;
 	sim_dev_shared_open(&target);
-	direct_qp_publish(&qp);
+	pub_qp(&qp);
 	seg = target_seg();
 
 	/* A requester writes a CQE and takes the arm... */
 	assert_true(shared_lock(seg));
-	shared_cq_disarm(seg, 6);
+	view_cq_disarm(seg, 6);
 	shared_unlock(seg);
 	/* ...the application arms again before the NOTIFY arrives... */
-	direct_cq_pull(&cq);
+	pub_cq_pull(&cq);
 	cq.armed = SIM_CQ_ARM_NEXT;
-	direct_cq_publish(&cq);
+	pub_cq(&cq);
 	/* ...which raises the event of the arm taken, and the new arm
 	 * stays: the next requester's CQE has its event too. */
-	direct_cq_notified(&cq);
+	pub_cq_notified(&cq);
 	assert_int_equal(events, 1);
 	assert_int_equal(cq.armed, SIM_CQ_ARM_NEXT);
 	assert_true(shared_lock(seg));
-	shared_cq_disarm(seg, 6);
+	view_cq_disarm(seg, 6);
 	shared_unlock(seg);
-	direct_cq_notified(&cq);
+	pub_cq_notified(&cq);
 	assert_int_equal(events, 2);
 	assert_int_equal(cq.armed, SIM_CQ_ARM_NONE);
-	direct_qp_withdraw(&qp);
+	pub_qp_withdraw(&qp);
 }
 
 int main(void)

@@ -3,7 +3,7 @@
  * Two adapters of the test process on the fabric, in a run directory of
  * their own: adapter 0 the requester, adapter 1 the target whose shared
  * segment the tests read through the link between them. No packet is sent
- * (a receive fails the test). For tests/sim/fabric/test_shared.c and
+ * (a receive fails the test). For tests/sim/device/test_view.c and
  * tests/sim/device/test_publish.c.
  */
 #ifndef PVRDMA_TEST_TWO_ADAPTERS_H

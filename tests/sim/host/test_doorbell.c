@@ -45,7 +45,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 
 /*
  * cmocka catches SIGSEGV around each test with signal(); route that as
- * signals.c routes it in a preloaded process, so the trap keeps SIGSEGV
+ * sigcalls.c routes it in a preloaded process, so the trap keeps SIGSEGV
  * and cmocka's handler is the application handler it chains to.
  */
 sighandler_t signal(int sig, sighandler_t handler)

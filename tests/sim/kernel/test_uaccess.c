@@ -31,6 +31,7 @@
 #include "fake_device.h"
 #include "ring.h"
 #include "uverbs_internal.h"
+#include "vfs_write.h"
 
 #define KERNEL_ADDR	0xffff888000000000ull
 
@@ -98,7 +99,7 @@ static ssize_t cmd_at(struct sim_file *f, uint8_t *end, uint32_t command,
 	if (udata_len)
 		memcpy(buf + sizeof(hdr) + core_len, udata, udata_len);
 	errno = 0;
-	return uverbs_write(f, buf, len);
+	return vfs_write(f, buf, len);
 }
 
 static struct sim_file *open_ctx(void)
@@ -200,23 +201,23 @@ static void test_bad_request(void **state)
 	dev_setup();
 	f = open_ctx();
 	errno = 0;
-	assert_int_equal(uverbs_write(f, NULL, 16), -1);
+	assert_int_equal(vfs_write(f, NULL, 16), -1);
 	assert_int_equal(errno, EFAULT);
-	assert_int_equal(uverbs_write(f, edge + SIM_PAGE_SIZE, 16), -1);
+	assert_int_equal(vfs_write(f, edge + SIM_PAGE_SIZE, 16), -1);
 	assert_int_equal(errno, EFAULT);
-	assert_int_equal(uverbs_write(f, (void *)(uintptr_t)KERNEL_ADDR, 16),
+	assert_int_equal(vfs_write(f, (void *)(uintptr_t)KERNEL_ADDR, 16),
 			 -1);
 	assert_int_equal(errno, EFAULT);
 	/* The header is readable, the .response that follows is not. */
 	memcpy(edge + SIM_PAGE_SIZE - sizeof(hdr), &hdr, sizeof(hdr));
-	assert_int_equal(uverbs_write(f, edge + SIM_PAGE_SIZE - sizeof(hdr),
+	assert_int_equal(vfs_write(f, edge + SIM_PAGE_SIZE - sizeof(hdr),
 				      sizeof(hdr) + sizeof(q)), -1);
 	assert_int_equal(errno, EFAULT);
 	/* An extended header cut off after the base header. */
 	hdr.command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
 		      IB_USER_VERBS_EX_CMD_QUERY_DEVICE;
 	memcpy(edge + SIM_PAGE_SIZE - sizeof(hdr), &hdr, sizeof(hdr));
-	assert_int_equal(uverbs_write(f, edge + SIM_PAGE_SIZE - sizeof(hdr),
+	assert_int_equal(vfs_write(f, edge + SIM_PAGE_SIZE - sizeof(hdr),
 				      64), -1);
 	assert_int_equal(errno, EFAULT);
 	/* The request runs on beyond what the kernel knows, into memory
@@ -230,7 +231,7 @@ static void test_bad_request(void **state)
 		q.response = (uintptr_t)&r;
 		memcpy(buf, &hdr, sizeof(hdr));
 		memcpy(buf + sizeof(hdr), &q, sizeof(q));
-		assert_int_equal(uverbs_write(f, buf, len + 8), -1);
+		assert_int_equal(vfs_write(f, buf, len + 8), -1);
 		assert_int_equal(errno, EFAULT);
 		q.response = 0;
 	}
@@ -334,7 +335,7 @@ static void test_bad_udata(void **state)
 		memcpy(buf + sizeof(hdr), &c, sizeof(c));
 		memcpy(buf + sizeof(hdr) + sizeof(c), &u, sizeof(u) - 8);
 		errno = 0;
-		assert_int_equal(uverbs_write(f, buf, len), -1);
+		assert_int_equal(vfs_write(f, buf, len), -1);
 		assert_int_equal(errno, EFAULT);
 	}
 	assert_int_equal(create_cq(f, NULL, (uintptr_t)&good, &cq), 0);

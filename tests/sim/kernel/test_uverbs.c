@@ -29,7 +29,7 @@ static void test_header_checks(void **state)
 	dev_setup(18, false);
 	f = uverbs_open(&dev, 1000);
 	/* Shorter than a header. */
-	assert_int_equal(uverbs_write(f, buf, 4), -1);
+	assert_int_equal(vfs_write(f, buf, 4), -1);
 	assert_int_equal(errno, EINVAL);
 	/* No context yet. */
 	assert_int_equal(cmd(f, IB_USER_VERBS_CMD_QUERY_DEVICE, &q, sizeof(q),
@@ -53,36 +53,36 @@ static void test_header_checks(void **state)
 	hdr->in_words = 3;
 	hdr->out_words = sizeof(r) / 4;
 	*(uint64_t *)(buf + 8) = (uintptr_t)&r;
-	assert_int_equal(uverbs_write(f, buf, 16), -1);
+	assert_int_equal(vfs_write(f, buf, 16), -1);
 	assert_int_equal(errno, EINVAL);
 	/* Request shorter than the command's struct. */
 	hdr->command = IB_USER_VERBS_CMD_ALLOC_PD;
 	hdr->in_words = 3;
-	assert_int_equal(uverbs_write(f, buf, 12), -1);
+	assert_int_equal(vfs_write(f, buf, 12), -1);
 	assert_int_equal(errno, ENOSPC);
 	/* Response buffer smaller than the response. */
 	hdr->command = IB_USER_VERBS_CMD_QUERY_DEVICE;
 	hdr->in_words = 4;
 	hdr->out_words = 4;
-	assert_int_equal(uverbs_write(f, buf, 16), -1);
+	assert_int_equal(vfs_write(f, buf, 16), -1);
 	assert_int_equal(errno, ENOSPC);
 	/* Unknown flag bits, unknown and unsupported commands. */
 	hdr->command = 0x40000000u | IB_USER_VERBS_CMD_QUERY_DEVICE;
-	assert_int_equal(uverbs_write(f, buf, 16), -1);
+	assert_int_equal(vfs_write(f, buf, 16), -1);
 	assert_int_equal(errno, EINVAL);
 	hdr->command = 0x7f;
 	hdr->in_words = 2;
 	hdr->out_words = 0;
-	assert_int_equal(uverbs_write(f, buf, 8), -1);
+	assert_int_equal(vfs_write(f, buf, 8), -1);
 	assert_int_equal(errno, EOPNOTSUPP);
 	hdr->command = IB_USER_VERBS_CMD_RESIZE_CQ;
-	assert_int_equal(uverbs_write(f, buf, 8), -1);
+	assert_int_equal(vfs_write(f, buf, 8), -1);
 	assert_int_equal(errno, EOPNOTSUPP);
 	hdr->command = IB_USER_VERBS_CMD_CREATE_AH;
-	assert_int_equal(uverbs_write(f, buf, 8), -1);
+	assert_int_equal(vfs_write(f, buf, 8), -1);
 	assert_int_equal(errno, EOPNOTSUPP);
 	hdr->command = IB_USER_VERBS_CMD_ATTACH_MCAST;
-	assert_int_equal(uverbs_write(f, buf, 8), -1);
+	assert_int_equal(vfs_write(f, buf, 8), -1);
 	assert_int_equal(errno, EOPNOTSUPP);
 	/* Nonzero bytes beyond what the kernel knows of a request. */
 	{

@@ -98,18 +98,18 @@ static void test_ex_query_device(void **state)
 	hdr->out_words = sizeof(resp) / 8;
 	ex->response = (uintptr_t)&resp;
 	memset(&resp, 0xff, sizeof(resp));
-	assert_int_equal(uverbs_write(f, buf, len), (ssize_t)len);
+	assert_int_equal(vfs_write(f, buf, len), (ssize_t)len);
 	assert_int_equal(resp.base.vendor_id, 0x15ad);
 	assert_int_equal(resp.response_length, sizeof(resp));
 	assert_int_equal(resp.comp_mask, 0);
 	/* Reserved header word. */
 	ex->cmd_hdr_reserved = 1;
-	assert_int_equal(uverbs_write(f, buf, len), -1);
+	assert_int_equal(vfs_write(f, buf, len), -1);
 	assert_int_equal(errno, EINVAL);
 	ex->cmd_hdr_reserved = 0;
 	/* Vendor data the driver does not take. */
 	ex->provider_out_words = 1;
-	assert_int_equal(uverbs_write(f, buf, len), -1);
+	assert_int_equal(vfs_write(f, buf, len), -1);
 	assert_int_equal(errno, EINVAL);
 	uverbs_close(f);
 }

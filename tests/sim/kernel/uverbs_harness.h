@@ -23,6 +23,7 @@
 
 #include "fake_device.h"
 #include "uverbs_internal.h"
+#include "vfs_write.h"
 
 static __attribute__((unused)) struct sim_dev dev;
 
@@ -64,7 +65,7 @@ static ssize_t cmd(struct sim_file *f, uint32_t command, void *core,
 	if (udata_len)
 		memcpy(buf + sizeof(*hdr) + core_len, udata, udata_len);
 	errno = 0;
-	return uverbs_write(f, buf, len);
+	return vfs_write(f, buf, len);
 }
 
 static __attribute__((unused)) int last_async_fd = -1;
@@ -212,7 +213,7 @@ static int modify_qp(struct sim_file *f, uint32_t qp, int mask,
 		hdr->in_words = (sizeof(*hdr) + sizeof(c)) / 4;
 		hdr->out_words = 0;
 		memcpy(buf + sizeof(*hdr), &c, sizeof(c));
-		if (uverbs_write(f, buf, sizeof(*hdr) + sizeof(c)) < 0)
+		if (vfs_write(f, buf, sizeof(*hdr) + sizeof(c)) < 0)
 			return errno;
 	}
 	return 0;

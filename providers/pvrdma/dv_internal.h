@@ -11,8 +11,8 @@
  * calls through the table the device carries. Private to this source tree:
  * both sides are built and shipped together.
  */
-#ifndef PVRDMA_DV_H
-#define PVRDMA_DV_H
+#ifndef PVRDMA_DV_INTERNAL_H
+#define PVRDMA_DV_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -136,4 +136,4 @@ int pvrdma_dv_query_counters(struct ibv_context *ctx,
 int pvrdma_dv_query_device(struct ibv_context *ctx,
 			   struct pvrdmadv_device_attr *out, size_t outlen);
 
-#endif /* PVRDMA_DV_H */
+#endif /* PVRDMA_DV_INTERNAL_H */
