@@ -6,7 +6,8 @@
 # that address. Also `ip link show` lists the netdev beside the host's,
 # and `ethtool -i` names its driver (vmxnet3, whose netdev a PVRDMA
 # function shares) and the PCI function sysfs gives as its device, while
-# the host's own interface keeps the host's answer.
+# the host's own interface keeps the host's answer; a program's own
+# SIOCETHTOOL gets the link state and settings.
 #
 #   netdev_discovery.sh SERVER_PROVIDER CLIENT_PROVIDER
 E2E_SRC=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +33,16 @@ expect_out ethtool '^driver: vmxnet3$' "the vmxnet3 driver"
 expect_out ethtool '^version: [0-9.]+-k$' "an in-kernel driver's version"
 bdf=$(sed -n '$s|.*/||p' "$RUNDIR/ethtool.out")
 expect_out ethtool "^bus-info: $bdf\$" "the function of the netdev's sysfs device"
+# The same ioctl's link state and settings, with the mask size handshake.
+sim_run ethlink "$sprov" "--ipv4 $sip" sh -c \
+	"$py $E2E_SRC/ethtool_ioctl.py pvrdma0 &&
+	 cat /sys/class/net/pvrdma0/speed"
+expect_rc "ethtool ioctls" "$rc" 0
+expect_out ethlink '^link 1$' "the link up"
+speed=$(tail -n 1 "$RUNDIR/ethlink.out")
+expect_out ethlink "^speed $speed duplex 1 port 0\$" \
+	"sysfs's speed, full duplex, twisted pair"
+expect_out ethlink '^supported 5 7 12$' "vmxnet3's 1000/10000baseT_Full, TP"
 ethtool -i lo >"$RUNDIR/lo_host.out" 2>&1
 host_rc=$?
 sim_run lo "$sprov" "--ipv4 $sip" ethtool -i lo
