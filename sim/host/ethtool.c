@@ -97,31 +97,32 @@ static void set_mode(uint32_t *mask, unsigned int bit)
  * right one (negated), as the kernel's handshake does. */
 static int get_link_settings(uint64_t user)
 {
-	struct {
-		struct ethtool_link_settings base;
-		uint32_t masks[3 * MASK_NU32];
-	} ks;
+	struct ethtool_link_settings base;
+	uint32_t masks[3 * MASK_NU32] = { 0 };
+	int ret;
 
-	if (sim_copy_from_user(&ks.base, user, sizeof(ks.base)))
+	if (sim_copy_from_user(&base, user, sizeof(base)))
 		return -EFAULT;
-	if (ks.base.link_mode_masks_nwords != MASK_NU32) {
-		memset(&ks, 0, sizeof(ks));
-		ks.base.cmd = ETHTOOL_GLINKSETTINGS;
-		ks.base.link_mode_masks_nwords = -(int8_t)MASK_NU32;
-		return put(user, &ks.base, sizeof(ks.base));
+	if (base.link_mode_masks_nwords != MASK_NU32) {
+		memset(&base, 0, sizeof(base));
+		base.cmd = ETHTOOL_GLINKSETTINGS;
+		base.link_mode_masks_nwords = -(int8_t)MASK_NU32;
+		return put(user, &base, sizeof(base));
 	}
-	memset(&ks, 0, sizeof(ks));
-	ks.base.cmd = ETHTOOL_GLINKSETTINGS;
-	ks.base.speed = NETDEV_SPEED;
-	ks.base.duplex = DUPLEX_FULL;
-	ks.base.port = PORT_TP;
-	ks.base.autoneg = AUTONEG_DISABLE;
-	ks.base.link_mode_masks_nwords = MASK_NU32;
-	set_mode(ks.masks, ETHTOOL_LINK_MODE_10000baseT_Full_BIT);
-	set_mode(ks.masks, ETHTOOL_LINK_MODE_1000baseT_Full_BIT);
-	set_mode(ks.masks, ETHTOOL_LINK_MODE_TP_BIT);
-	set_mode(ks.masks + MASK_NU32, ETHTOOL_LINK_MODE_TP_BIT);
-	return put(user, &ks, sizeof(ks));
+	memset(&base, 0, sizeof(base));
+	base.cmd = ETHTOOL_GLINKSETTINGS;
+	base.speed = NETDEV_SPEED;
+	base.duplex = DUPLEX_FULL;
+	base.port = PORT_TP;
+	base.autoneg = AUTONEG_DISABLE;
+	base.link_mode_masks_nwords = MASK_NU32;
+	set_mode(masks, ETHTOOL_LINK_MODE_10000baseT_Full_BIT);
+	set_mode(masks, ETHTOOL_LINK_MODE_1000baseT_Full_BIT);
+	set_mode(masks, ETHTOOL_LINK_MODE_TP_BIT);
+	set_mode(masks + MASK_NU32, ETHTOOL_LINK_MODE_TP_BIT);
+	/* The masks follow the fixed part, as the kernel lays them out. */
+	ret = put(user, &base, sizeof(base));
+	return ret ?: put(user + sizeof(base), masks, sizeof(masks));
 }
 
 int sim_netdev_ethtool(const struct sim_dev *dev, uint64_t user)
