@@ -66,13 +66,10 @@ enum fab_ack {
 
 #define FAB_F_SOLICITED	0x01
 /*
- * On a link that carries each message as packets of the path MTU (RoCE
- * v2, roce.c), a request or READ response arrives one packet at a time:
- * FAB_F_SEG, with FAB_F_FIRST and FAB_F_LAST on its first and last
- * packet, psn the packet's own. A WRITE's packets after the first carry
- * no address: the responder keeps it from the first. A requester or
- * responder says its QP's path MTU (enum ibv_mtu) in FAB_F_MTU of a REQ
- * or READ_RESP, for such a link to cut the message to it.
+ * On a link of path-MTU packets (RoCE v2) a request or READ response comes
+ * a packet at a time: FAB_F_SEG, FAB_F_FIRST/FAB_F_LAST on its first and
+ * last, psn its own; a WRITE's address only in its first. FAB_F_MTU of a
+ * REQ or READ_RESP carries the QP's path MTU (enum ibv_mtu) to cut to.
  */
 /* On such a link a requester sends a message a window at a time: a SEND
  * or WRITE request names its packets to send now in atomic_a (the first)
@@ -199,12 +196,10 @@ void **fabric_link_shared_slot(struct fab_link *link);
 bool fabric_send(struct fab_port *port, struct fab_link *link,
 		 const struct fab_hdr *hdr, const struct iovec *iov,
 		 int iovcnt);
-/* fabric_send() of a payload that stays where iov says until the socket
- * takes it (registered memory of an outstanding request or of a READ
- * response): what the socket does not take now is not copied, so packets
- * a peer is slow to read cost the link a few bytes each, not their length.
- * A payload found unreadable then is dropped whole if none of it left yet
- * (its requester asks again), else the rest of it goes as zeros. */
+/* fabric_send() of a payload that stays in place (registered memory) until
+ * the socket takes it: a slow peer costs the link a few bytes a packet.
+ * One found unreadable then is dropped if none of it left, else the rest
+ * goes as zeros. */
 bool fabric_send_in_place(struct fab_port *port, struct fab_link *link,
 			  const struct fab_hdr *hdr, const struct iovec *iov,
 			  int iovcnt);

@@ -3,7 +3,7 @@
  * The fabric's receive side: reading packets from socket links (header,
  * then the payload straight where the device's receive callback puts it),
  * the in-process queue, accepting connections and HELLOs, and the waits
- * of the device thread. See fabric.c for the sending side.
+ * of the device thread. See fabric_tx.c for the sending side.
  */
 #include "link.h"
 
@@ -46,12 +46,9 @@ static bool wait_readable(struct fab_port *port, struct fab_link *link)
 	return false;
 }
 
-/*
- * Reads exactly the bytes iov[0..iovcnt) names from a socket link. With
- * ahead, each readv also offers the room left in the link's read-ahead
- * header as a last element: bytes the stream holds past the payload start
- * the next packet's header, at no extra system call.
- */
+/* Reads exactly iov[0..iovcnt) from a socket link; with ahead, each readv
+ * also offers the link's read-ahead room: the next packet's header at no
+ * extra system call. */
 enum link_read { LINK_READ_OK, LINK_READ_BROKEN, LINK_READ_FAULT };
 
 static enum link_read link_read_full(struct fab_port *port,

@@ -194,13 +194,9 @@ static void out_append(struct fab_link *link, struct fab_out *o)
 	link_want_out(link, true);
 }
 
-/*
- * Copies the unsent tail (skip bytes already written) to the out-queue.
- * The payload is registered memory: it is read with the fault-safe copy.
- * A payload that cannot be read (the application took the memory away
- * behind the sim's back) is not sent (errno EFAULT) when none of the
- * packet left yet, else it breaks the link rather than the process.
- */
+/* Copies the unsent tail (past skip) to the out-queue, with the fault-safe
+ * copy: an unreadable payload is not sent (EFAULT) if none of the packet
+ * left, else it breaks the link rather than the process. */
 static bool link_queue(struct fab_link *link, const struct iovec *iov,
 		       int iovcnt, size_t total, size_t skip)
 {

@@ -163,12 +163,9 @@ static void prune_dead_entries(void)
 	sim_libc.closedir(d);
 }
 
-/*
- * The socket and segment files of processes that are gone: a process
- * killed by a signal leaves its own behind, and nothing else would ever
- * remove them. A pid alive again belongs to a new process, which makes
- * its files anew; that one's are kept.
- */
+/* The files of processes that are gone (one killed by a signal leaves its
+ * own, nothing else would remove them); a pid alive again is a new
+ * process's, whose files are kept. */
 void fab_prune_dead_files(void)
 {
 	struct dirent *de;

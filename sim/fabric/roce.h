@@ -5,7 +5,8 @@
  * socket bound to that address, port 4791, and reaches any GID that maps
  * an IPv4 address of another host through it. roce.c has the socket and
  * the links, roce_map.c turns the fabric's packets into RoCE packets and
- * back. Private to the fabric: fabric.c and fabric_rx.c call these.
+ * back. Private to the fabric: fabric.c, fabric_tx.c and fabric_rx.c call
+ * these.
  */
 #ifndef PVRDMA_SIM_FABRIC_ROCE_H
 #define PVRDMA_SIM_FABRIC_ROCE_H

@@ -17,7 +17,7 @@
  * the live process it names only costs the fast path: the peer is not
  * reached through a segment.
  *
- * The device reaches these files through system calls, never through the
+ * These files are reached through system calls, never through the
  * application's interposed libc.
  */
 #include <errno.h>
@@ -197,8 +197,8 @@ struct shared_seg *shared_own(unsigned int adapter,
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
 	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	/* The owner publishes a change (a QP in error) from inside the
-	 * lock it holds around a receive. */
+	/* The owner changes what the lock guards from inside the lock
+	 * it holds already: it nests. */
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&seg->lock, &a);
 	pthread_mutexattr_destroy(&a);
@@ -283,8 +283,8 @@ static bool peer_describe(const char *path, pid_t *pid, int *fd)
 }
 
 /* A copy of fd of process pid, if it is a memory file sealed against
- * shrinking and size bytes long at least; else -1. */
-static long peer_segment_file(pid_t pid, int fd, size_t size)
+ * shrinking and long enough for a header; else -1. *size: its size. */
+static long peer_segment_file(pid_t pid, int fd, size_t *size)
 {
 	long pidfd, copy, seals;
 	struct stat st;
@@ -299,18 +299,19 @@ static long peer_segment_file(pid_t pid, int fd, size_t size)
 	seals = sim_sys(SYS_fcntl, copy, F_GET_SEALS, 0);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK) ||
 	    sim_sys(SYS_fstat, copy, &st, 0) ||
-	    (uint64_t)st.st_size < size) {
+	    (uint64_t)st.st_size < SHARED_AREA_OFF) {
 		sim_sys(SYS_close, copy, 0, 0);
 		return -1;
 	}
+	*size = (size_t)st.st_size;
 	return copy;
 }
 
-/* Maps the segment named by a peer's socket path (".sock" -> ".mem"). */
-static struct shared_seg *peer_map(const char *sock_path,
-				   const struct shared_area *area)
+/* Maps the segment named by a peer's socket path (".sock" -> ".mem"),
+ * with the area its owner laid out. */
+static struct shared_seg *peer_map(const char *sock_path)
 {
-	size_t n = strlen(sock_path), size = SHARED_AREA_OFF + area->len;
+	size_t n = strlen(sock_path), size;
 	char path[320];
 	struct shared_seg *seg;
 	pid_t pid;
@@ -324,7 +325,7 @@ static struct shared_seg *peer_map(const char *sock_path,
 	strcpy(path + n - 5, ".mem");
 	if (!peer_describe(path, &pid, &remote_fd))
 		return NULL;
-	fd = peer_segment_file(pid, remote_fd, size);
+	fd = peer_segment_file(pid, remote_fd, &size);
 	if (fd < 0)
 		return NULL;
 	seg = sim_sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -337,13 +338,20 @@ static struct shared_seg *peer_map(const char *sock_path,
 	 * or of a process that is gone (its pid maybe someone else's now). */
 	if (atomic_load_explicit(&seg->magic, memory_order_acquire) !=
 	    SHM_MAGIC || seg->version != SHM_VERSION ||
-	    seg->area_len != area->len ||
-	    seg->area_version != area->version || seg->pid != pid ||
+	    seg->area_len > size - SHARED_AREA_OFF || seg->pid != pid ||
 	    !seg->start_time || proc_start_time(seg->pid) != seg->start_time) {
 		sim_sys_munmap(seg, size);
 		return NULL;
 	}
 	return seg;
+}
+
+/* The peer's area is of the layout asked for (NULL: any). */
+static bool area_fits(const struct shared_seg *seg,
+		      const struct shared_area *area)
+{
+	return !area || (seg->area_len == area->len &&
+			 seg->area_version == area->version);
 }
 
 struct shared_seg *shared_peer(struct fab_link *link,
@@ -357,7 +365,7 @@ struct shared_seg *shared_peer(struct fab_link *link,
 		return NULL;
 	p = *slot;
 	if (p && p->seg)
-		return p->seg;
+		return area_fits(p->seg, area) ? p->seg : NULL;
 	if (!p) {
 		p = calloc(1, sizeof(*p));
 		if (!p)
@@ -368,8 +376,8 @@ struct shared_seg *shared_peer(struct fab_link *link,
 	}
 	path = fabric_link_peer_path(link);
 	if (path && path[0])
-		p->seg = peer_map(path, area);
-	return p->seg;
+		p->seg = peer_map(path);
+	return p->seg && area_fits(p->seg, area) ? p->seg : NULL;
 }
 
 pid_t shared_pid(const struct shared_seg *seg)

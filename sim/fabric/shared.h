@@ -43,8 +43,9 @@ struct shared_seg *shared_own(unsigned int adapter,
 struct shared_seg *shared_own_made(unsigned int adapter);
 
 /* ---- the others: the segment of the adapter at the other end of link,
- * mapped once per link and checked to belong to a live process of the
- * same layout; NULL when there is none (tried again now and then). */
+ * mapped once per link and checked to belong to a live process, with an
+ * area of the layout asked for (NULL: any); NULL when there is none
+ * (tried again now and then). */
 struct shared_seg *shared_peer(struct fab_link *link,
 			       const struct shared_area *area);
 pid_t shared_pid(const struct shared_seg *seg);
@@ -64,14 +65,11 @@ bool shared_trylock(struct shared_seg *seg);
 void shared_unlock(struct shared_seg *seg);
 
 /* ---- a copy into or out of the owner's memory, made without the lock ----
- * The copier names the owner's memory in a copy slot of the owner's
- * segment (one per link, claimed once), announces the copy (enter),
- * checks what it needs to (without the lock), arms the slot and hands the
- * slot's pieces to the system call, then leaves. An owner that takes
- * memory away fences every copy announced or armed: it empties the slot's
- * pieces (a copy that has not started moves nothing) and waits only while
- * the copier's thread runs (inside its system call); never for one that
- * is stopped or dead. */
+ * The copier names the memory in its slot (one per link), enters, checks
+ * without the lock, arms the slot for the system call, and leaves. An
+ * owner that takes memory away fences announced and armed copies: it
+ * empties the pieces and waits only while the copier's thread runs, never
+ * for one stopped or dead. */
 #define SHARED_COPY_IOV	64
 struct shared_copy;
 /* The link's slot (NULL: all are taken; the fabric it is). */

@@ -50,26 +50,6 @@
 #include "../fabric/two_adapters.h"
 
 
-static void *trylock_thread(void *seg)
-{
-	bool got = shared_trylock(seg);
-
-	if (got)
-		shared_unlock(seg);
-	return (void *)(uintptr_t)got;
-}
-
-/* shared_trylock() from a thread that holds nothing. */
-static bool trylock_elsewhere(struct shared_seg *seg)
-{
-	pthread_t t;
-	void *got;
-
-	assert_int_equal(pthread_create(&t, NULL, trylock_thread, seg), 0);
-	assert_int_equal(pthread_join(t, &got), 0);
-	return got != NULL;
-}
-
 static int setup(void **unused)
 {
 	two_adapters_open("/tmp/pvrdma-test-shared.XXXXXX");

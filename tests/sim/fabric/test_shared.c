@@ -58,24 +58,6 @@ static struct shared_seg *peer(const struct shared_area *area)
 	return seg;
 }
 
-static void *trylock_thread(void *seg)
-{
-	bool got = shared_trylock(seg);
-
-	if (got)
-		shared_unlock(seg);
-	return (void *)(uintptr_t)got;
-}
-
-static bool trylock_elsewhere(struct shared_seg *seg)
-{
-	pthread_t t;
-	void *got;
-
-	assert_int_equal(pthread_create(&t, NULL, trylock_thread, seg), 0);
-	assert_int_equal(pthread_join(t, &got), 0);
-	return got != NULL;
-}
 
 static void test_area(void **unused)
 {

@@ -2,9 +2,10 @@
 /*
  * Two adapters of the test process on the fabric, in a run directory of
  * their own: adapter 0 the requester, adapter 1 the target whose shared
- * segment the tests read through the link between them. No packet is sent
- * (a receive fails the test). For tests/sim/device/test_view.c and
- * tests/sim/device/test_publish.c.
+ * segment the tests read through the link between them (no packet is
+ * sent: a receive fails the test), and a try of a segment's lock from
+ * another thread. For tests/sim/fabric/test_shared.c,
+ * tests/sim/device/test_view.c and tests/sim/device/test_publish.c.
  */
 #ifndef PVRDMA_TEST_TWO_ADAPTERS_H
 #define PVRDMA_TEST_TWO_ADAPTERS_H
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 
 #include "fabric.h"
+#include "shared.h"
 
 static struct {
 	pthread_mutex_t lock;
@@ -64,6 +66,26 @@ static int two_adapters_close(void)
 	fabric_close(port[1]);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", sim_global.rundir);
 	return system(cmd) ? -1 : 0;
+}
+
+static inline void *trylock_thread(void *seg)
+{
+	bool got = shared_trylock(seg);
+
+	if (got)
+		shared_unlock(seg);
+	return (void *)(uintptr_t)got;
+}
+
+/* shared_trylock() from a thread that holds nothing. */
+static inline bool trylock_elsewhere(struct shared_seg *seg)
+{
+	pthread_t t;
+	void *got;
+
+	assert_int_equal(pthread_create(&t, NULL, trylock_thread, seg), 0);
+	assert_int_equal(pthread_join(t, &got), 0);
+	return got != NULL;
 }
 
 #endif /* PVRDMA_TEST_TWO_ADAPTERS_H */
