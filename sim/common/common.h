@@ -107,6 +107,10 @@ void sim_table_del(struct sim_table *t, uint32_t handle);
 bool sim_app_read(void *dst, const struct iovec *src, int n, size_t len);
 bool sim_app_write(const struct iovec *dst, int n, const void *src,
 		   size_t len);
+/* Reads len bytes from the application's src pieces into our dst pieces
+ * (both as long as len): one system call for a scattered copy. */
+bool sim_app_readv(const struct iovec *dst, int ndst,
+		   const struct iovec *src, int nsrc, size_t len);
 /* The page(s) of [p, p + len) are present and writable (an atomic's). */
 bool sim_app_writable(void *p, size_t len);
 /* Faults the pages of [addr, addr + len) in as a pin would, writable or

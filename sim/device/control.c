@@ -76,6 +76,7 @@ void engine_qp_modified(struct sim_qp *qp, enum ibv_qp_state old_state)
 		break;
 	case IBV_QPS_RTR:
 		e->resp.epsn = qp->attr.rq_psn & PSN_MASK;
+		e->resp.msn = 0;
 		e->resp.nak_sent = false;
 		e->need_resolve = true;
 		break;

@@ -183,6 +183,9 @@ struct eqp_req {
 /* The responder's part (resp.c, packets.c). */
 struct eqp_resp {
 	uint32_t epsn;
+	/* Request messages executed (24 bits), the MSN its ACKs and
+	 * responses carry (AETH), as IBA 9.7.5.1.2 counts them. */
+	uint32_t msn;
 	bool nak_sent;
 	struct fab_link *ack_link;
 	uint32_t ack_psn;

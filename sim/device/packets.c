@@ -223,6 +223,7 @@ static void request_packet(struct eqp *e, struct fab_link *from,
 		if (send || h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM)
 			message_done(e, h);
 		e->resp.seg_busy = false;
+		e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
 	}
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	e->resp.epsn = (h->psn + 1) & PSN_MASK;

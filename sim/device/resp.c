@@ -19,6 +19,7 @@ static void send_ctrl(struct eqp *e, struct fab_link *to, uint8_t type,
 	h.opcode = code;
 	h.psn = psn;
 	h.dst_qpn = dst_qpn;
+	h.imm = e->resp.msn;
 	if (code == FAB_NAK_RNR && type == FAB_NAK)
 		h.rkey = e->qp->attr.min_rnr_timer;
 	fabric_send(e->eng->port, to, &h, NULL, 0);
@@ -291,6 +292,7 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 			  PVRDMA_WC_RECV, h->len, 0);
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	e->resp.epsn = (h->psn + 1) & PSN_MASK;
+	e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
 	e->resp.nak_sent = false;
 	ack_queue(e, from, h->psn, h->len);
 }
@@ -321,10 +323,14 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 		return;
 	}
 	ack_flush_one(e);
+	/* a new READ is a message executed; a resend's answer is not */
+	if (h->psn == e->resp.epsn)
+		e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
 	dev_hdr_init(&r, e->qp, FAB_READ_RESP,
 		 e->qp->attr.ah_attr.grh.sgid_index);
 	r.dst_qpn = h->src_qpn;
 	r.psn = h->psn;
+	r.imm = e->resp.msn;
 	r.len = h->read_len;
 	r.flags |= pkt_mtu_flags(e->qp);
 	/* Sent from the MR itself whenever the socket takes it: a requester
@@ -404,6 +410,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 		e->resp.atomic_next =
 			(e->resp.atomic_next + 1) % ATOMIC_RESULTS;
 		e->resp.epsn = (h->psn + 1) & PSN_MASK;
+		e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
 		e->resp.nak_sent = false;
 	}
 	ack_flush_one(e);
@@ -411,6 +418,7 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 		 e->qp->attr.ah_attr.grh.sgid_index);
 	r.dst_qpn = h->src_qpn;
 	r.psn = h->psn;
+	r.imm = e->resp.msn;
 	r.atomic_a = orig;
 	fabric_send(e->eng->port, from, &r, NULL, 0);
 }
@@ -481,6 +489,7 @@ void dev_responder_rx(struct eqp *e, struct fab_link *from,
 		}
 		stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 		e->resp.epsn = (h->psn + 1) & PSN_MASK;
+		e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
 		e->resp.nak_sent = false;
 		ack_queue(e, from, h->psn, h->len);
 		break;

@@ -55,6 +55,8 @@ static void wire_stats_print(int fd, struct sim_dev *dev)
 		c.rx_bad_icrc);
 	dprintf(fd, "%s.roce_rx_malformed %lu\n", dev->cfg.ibdev,
 		c.rx_malformed);
+	dprintf(fd, "%s.roce_rx_bad_pkey %lu\n", dev->cfg.ibdev,
+		c.rx_bad_pkey);
 	dprintf(fd, "%s.roce_tx_packets %lu\n", dev->cfg.ibdev, c.tx_packets);
 }
 

@@ -95,7 +95,9 @@ struct fab_hdr {
 	uint32_t src_qpn;
 	uint32_t dst_qpn;
 	uint32_t psn;		/* 24 bits */
-	uint32_t imm;		/* network order, as posted */
+	uint32_t imm;		/* network order, as posted; ACK, NAK,
+				 * READ_RESP, ATOMIC_RESP: the responder's
+				 * MSN (24 bits) */
 	uint32_t rkey;		/* REQ: rkey; NAK RNR: timer encoding */
 	uint32_t qkey;		/* UD */
 	uint32_t len;		/* payload bytes that follow */
@@ -242,6 +244,8 @@ struct fab_wire_counts {
 	unsigned long rx_packets;	/* handed to the device */
 	unsigned long rx_bad_icrc;	/* dropped */
 	unsigned long rx_malformed;	/* dropped: headers, opcode, length */
+	unsigned long rx_bad_pkey;	/* dropped: not of the port's
+					 * partition */
 	unsigned long tx_packets;
 };
 bool fabric_wire_counts(const struct fab_port *port,

@@ -123,7 +123,9 @@ struct fab_port {
 	} roce_sport[ROCE_SPORTS];
 	struct fab_link *roce_links;	/* LINK_ROCE, by peer address */
 	unsigned int roce_nlinks;
-	uint8_t *roce_buf;		/* one datagram being sent or received */
+	uint8_t *roce_buf;		/* datagrams received (ROCE_RX_LEN),
+					 * then those being sent */
+	bool roce_no_gso;		/* the kernel has no UDP_SEGMENT */
 	struct fab_wire_counts roce_counts;
 	unsigned int tcp_unverified;	/* accepted links before HELLO */
 	unsigned long tcp_refused;	/* links refused for that, ever */

@@ -4,27 +4,27 @@
  * port 4791, unprivileged; a link per peer address, which is only that
  * address (UDP keeps no connection, nor order: the device's PSNs,
  * ACK timer and retries make RC reliable over it, as on any RoCE
- * network). Each packet is built whole in one buffer, its payload read
- * from the application's memory with sim_app_read() (memory taken away
- * behind the sim's back is an EFAULT, never a fault), and leaves with
- * don't-fragment set, so the kernel gives it the IPv4 identification 0
- * its ICRC was computed with.
+ * network). Sending is roce_tx.c's.
  *
- * What arrives is checked before the device sees any of it: the headers
+ * Datagrams are read a run at a time where the kernel coalesced them
+ * (UDP_GRO: one read, datagrams of one length but the last). What
+ * arrives is checked before the device sees any of it: the headers
  * decode (roce_decode), the ICRC is right for the addresses and ports it
  * came by (roce_icrc_check), and it maps to a packet the device speaks
  * (roce_map_rx). Everything else is dropped and counted.
  */
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <netinet/udp.h>
 
 #include <rdma/vmw_pvrdma-abi.h>
 
 #include "link.h"
 #include "roce_icrc.h"
 
-/* A datagram longer than the longest taken shows as one (MSG_TRUNC). */
-#define ROCE_BUF_LEN	(ROCE_MAX_DATAGRAM + 64)
+#ifndef UDP_GRO
+#define UDP_GRO		104
+#endif
 
 bool roce_open(struct fab_port *port)
 {
@@ -35,7 +35,7 @@ bool roce_open(struct fab_port *port)
 	char addr[INET_ADDRSTRLEN];
 
 	/* received, then sent (the device answers while it reads) */
-	port->roce_buf = malloc(2 * ROCE_BUF_LEN);
+	port->roce_buf = malloc(ROCE_RX_LEN + ROCE_TX_LEN);
 	if (!port->roce_buf)
 		return false;
 	fd = sim_fd_own(sim_libc.socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK |
@@ -45,6 +45,8 @@ bool roce_open(struct fab_port *port)
 	sim_libc.setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
 	sim_libc.setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &one, sizeof(one));
 	sim_libc.setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+	/* runs of datagrams of a flow in one read, where the kernel can */
+	sim_libc.setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
 	/* past net.core.rmem_max where the process may (CAP_NET_ADMIN):
 	 * the requesters' windows (device/packets.c) are sized for it */
 	if (sim_libc.setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf,
@@ -138,185 +140,6 @@ struct fab_link *roce_resolve(struct fab_port *port, const uint8_t gid[16])
 	return link_of(port, addr);
 }
 
-/*
- * The UDP source port of a QP's packets, requests and responses alike:
- * flow entropy for the network's ECMP hashing, derived from the QP number
- * as rxe derives it (the 14-bit golden-ratio hash, above 0xc000).
- */
-static uint16_t qp_sport(uint32_t qpn)
-{
-	return (uint16_t)(0xc000 + (((qpn & 0xffffff) * 0x61c88647u) >> 18));
-}
-
-static int sport_socket(struct fab_port *port, uint16_t sport)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(sport),
-				 .sin_addr.s_addr = port->adapter.ipv4 };
-	int fd, v = IP_PMTUDISC_DO, buf = FAB_SOCK_BUF, zero = 0;
-
-	fd = sim_fd_own(sim_libc.socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK |
-					SOCK_CLOEXEC, 0));
-	if (fd < 0)
-		return -1;
-	sim_libc.setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
-	sim_libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
-	/* only sent from: what reaches its port is not read */
-	sim_libc.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &zero, sizeof(zero));
-	if (sim_libc.bind(fd, (struct sockaddr *)&a, sizeof(a))) {
-		sim_fd_close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* The socket to send qpn's packets from, and its port: its own flow's
- * when it can have one, else the port's socket at 4791. */
-static int sport_of(struct fab_port *port, uint32_t qpn, uint16_t *sport)
-{
-	uint16_t want = qp_sport(qpn);
-	unsigned int i, h = want % ROCE_SPORTS;
-	int fd;
-
-	for (i = 0; i < ROCE_SPORTS; i++) {
-		unsigned int k = (h + i) % ROCE_SPORTS;
-
-		if (port->roce_sport[k].port == want) {
-			*sport = want;
-			return port->roce_sport[k].fd;
-		}
-		if (port->roce_sport[k].port)
-			continue;
-		fd = sport_socket(port, want);
-		if (fd < 0)
-			break;
-		port->roce_sport[k].port = want;
-		port->roce_sport[k].fd = fd;
-		*sport = want;
-		return fd;
-	}
-	*sport = ROCE_UDP_PORT;
-	return port->roce_fd;
-}
-
-/* sendto, with the IPv4 header's TOS and TTL the address vector asks
- * for (the ICRC masks both, so they change nothing it covers). */
-static ssize_t send_ip(int fd, const void *b, size_t n,
-		       const struct sockaddr_in *to, const struct fab_hdr *h)
-{
-	union {
-		char buf[2 * CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec v = { .iov_base = (void *)b, .iov_len = n };
-	struct msghdr m = { .msg_name = (void *)to, .msg_namelen = sizeof(*to),
-			    .msg_iov = &v, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-	size_t len = 0;
-	ssize_t r;
-
-	memset(&u, 0, sizeof(u));
-	m.msg_control = u.buf;
-	m.msg_controllen = sizeof(u.buf);
-	c = CMSG_FIRSTHDR(&m);
-	if (h->tclass) {
-		c->cmsg_level = IPPROTO_IP;
-		c->cmsg_type = IP_TOS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		*(int *)CMSG_DATA(c) = h->tclass;
-		len += CMSG_SPACE(sizeof(int));
-		c = CMSG_NXTHDR(&m, c);
-	}
-	if (h->hop_limit) {
-		c->cmsg_level = IPPROTO_IP;
-		c->cmsg_type = IP_TTL;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		*(int *)CMSG_DATA(c) = h->hop_limit;
-		len += CMSG_SPACE(sizeof(int));
-	}
-	m.msg_controllen = len;
-	if (!len)
-		m.msg_control = NULL;
-	do {
-		r = sim_libc.sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-	} while (r < 0 && errno == EINTR);
-	return r;
-}
-
-static bool send_one(struct fab_port *port, struct fab_link *link,
-		     const struct fab_hdr *h, const struct roce_pkt *p,
-		     const struct iovec *iov, int iovcnt, uint64_t off,
-		     uint32_t len)
-{
-	uint8_t *b = port->roce_buf + ROCE_BUF_LEN;
-	struct roce_flow4 f = { .saddr = port->adapter.ipv4,
-				.daddr = link->roce_addr,
-				.dport = ROCE_UDP_PORT, .frag = ROCE_IP_DF };
-	struct sockaddr_in to = { .sin_family = AF_INET,
-				  .sin_port = htons(ROCE_UDP_PORT),
-				  .sin_addr.s_addr = link->roce_addr };
-	struct iovec part[SIM_MAX_IOV];
-	size_t hl = roce_encode(p, b), n;
-	int np = 0, i, fd = sport_of(port, h->src_qpn, &f.sport);
-	ssize_t r;
-
-	/* the payload is bytes off..off+len of iov */
-	for (i = 0; i < iovcnt && np < (int)SIM_MAX_IOV; i++) {
-		size_t l = iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		part[np].iov_base = (uint8_t *)iov[i].iov_base + off;
-		part[np].iov_len = l - off;
-		off = 0;
-		np++;
-	}
-	if (len && !sim_app_read(b + hl, part, np, len)) {
-		errno = EFAULT;
-		return false;
-	}
-	n = hl + len;
-	memset(b + n, 0, p->pad);
-	n += p->pad;
-	roce_icrc_put(b + n, roce_icrc(&f, b, n));
-	n += ROCE_ICRC_LEN;
-	r = send_ip(fd, b, n, &to, h);
-	/* A datagram the socket cannot take now is lost, as on a
-	 * congested wire: the requester's timer resends. */
-	if (r == (ssize_t)n) {
-		link->tx_bytes += n;
-		port->roce_counts.tx_packets++;
-	}
-	return true;
-}
-
-bool roce_send(struct fab_port *port, struct fab_link *link,
-	       const struct fab_hdr *h, const struct iovec *iov, int iovcnt)
-{
-	struct roce_pkt p;
-	uint32_t i = 0, end = UINT32_MAX, count = 1, len;
-	uint64_t off;
-
-	/* a SEND's or WRITE's packets the requester's window lets go now */
-	if (h->type == FAB_REQ && h->opcode != PVRDMA_WR_RDMA_READ &&
-	    h->opcode != PVRDMA_WR_ATOMIC_CMP_AND_SWP &&
-	    h->opcode != PVRDMA_WR_ATOMIC_FETCH_AND_ADD && h->atomic_b) {
-		i = (uint32_t)h->atomic_a;
-		end = i + (uint32_t)h->atomic_b;
-	}
-	/* how many packets the message makes */
-	if (!roce_map_tx(h, 0, &count, &p, &off, &len))
-		return true;	/* nothing the wire carries */
-	for (; i < count && i < end; i++) {
-		roce_map_tx(h, i, &count, &p, &off, &len);
-		if (!send_one(port, link, h, &p, iov, iovcnt, off, len))
-			return false;
-	}
-	return true;
-}
-
 /* The GID a RoCE v2 peer at addr has: its IPv4-mapped address. */
 static void mapped_gid(uint8_t gid[16], uint32_t addr)
 {
@@ -325,11 +148,19 @@ static void mapped_gid(uint8_t gid[16], uint32_t addr)
 	memcpy(gid + 12, &addr, 4);
 }
 
-static void ttl_tos(struct msghdr *msg, struct fab_hdr *h)
+/* The TTL and TOS the datagrams came with, and the length of each when
+ * the kernel coalesced a run of them (UDP_GRO; else 0). */
+static uint16_t rx_cmsgs(struct msghdr *msg, struct fab_hdr *h)
 {
 	struct cmsghdr *c;
+	uint16_t seg = 0;
+	int v;
 
 	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			seg = (uint16_t)v;
+		}
 		if (c->cmsg_level != IPPROTO_IP)
 			continue;
 		if (c->cmsg_type == IP_TTL)
@@ -337,11 +168,12 @@ static void ttl_tos(struct msghdr *msg, struct fab_hdr *h)
 		else if (c->cmsg_type == IP_TOS)
 			h->tclass = *(uint8_t *)CMSG_DATA(c);
 	}
+	return seg;
 }
 
-/* One datagram of len bytes in port->roce_buf, from src. */
+/* One datagram of len bytes at pk, from src. */
 static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
-		   size_t len, struct fab_hdr *h)
+		   const uint8_t *pk, size_t len, struct fab_hdr *h)
 {
 	struct fab_wire_counts *st = &port->roce_counts;
 	struct roce_flow4 f = { .saddr = src->sin_addr.s_addr,
@@ -350,11 +182,17 @@ static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
 				.dport = ROCE_UDP_PORT };
 	struct roce_pkt p;
 
-	if (roce_decode(&p, port->roce_buf, len) != ROCE_OK) {
+	if (len > ROCE_MAX_DATAGRAM || roce_decode(&p, pk, len) != ROCE_OK) {
 		st->rx_malformed++;
 		return false;
 	}
-	if (!roce_icrc_check(&f, port->roce_buf, len)) {
+	/* a packet of another partition is not for this port (rxe drops
+	 * it too, before its ICRC) */
+	if (!roce_pkey_match(p.pkey, ROCE_DEFAULT_PKEY)) {
+		st->rx_bad_pkey++;
+		return false;
+	}
+	if (!roce_icrc_check(&f, pk, len)) {
 		st->rx_bad_icrc++;
 		return false;
 	}
@@ -373,23 +211,56 @@ static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
 	return true;
 }
 
+/* The datagrams of n bytes in the receive buffer, each seg long (the
+ * last may be shorter), to the device; how many it took. */
+static int rx_run(struct fab_port *port, const struct sockaddr_in *src,
+		  const struct fab_hdr *meta, size_t n, size_t seg)
+{
+	const uint8_t *pk = port->roce_buf;
+	struct fab_link *from = NULL;
+	struct fab_hdr h;
+	struct fab_rx rx;
+	size_t len;
+	int count = 0;
+
+	for (; n; pk += len, n -= len) {
+		len = n < seg ? n : seg;
+		h = *meta;
+		if (!rx_one(port, src, pk, len, &h))
+			continue;
+		if (!from)
+			from = link_of(port, src->sin_addr.s_addr);
+		if (!from) {
+			port->roce_counts.rx_malformed++;
+			continue;
+		}
+		from->exposed = true;
+		rx = (struct fab_rx){ .port = port,
+				      .mem = pk + roce_hdr_len(pk[0]),
+				      .left = h.len };
+		port->adapter.rx(port->adapter.owner, from, &h, &rx);
+		count++;
+	}
+	return count;
+}
+
+/* Reads what arrived, up to FAB_BURST datagrams a round. */
 int roce_rx(struct fab_port *port)
 {
 	union {
 		struct cmsghdr align;
-		uint8_t b[CMSG_SPACE(sizeof(int)) * 2 + 16];
+		uint8_t b[CMSG_SPACE(sizeof(int)) * 3 + 16];
 	} ctl;
 	struct sockaddr_in src;
 	struct iovec v = { .iov_base = port->roce_buf,
-			   .iov_len = ROCE_BUF_LEN };
+			   .iov_len = ROCE_RX_LEN };
 	struct msghdr msg;
-	struct fab_hdr h;
-	struct fab_rx rx;
-	struct fab_link *from;
-	int count = 0, i;
+	struct fab_hdr meta;
+	int count = 0, taken = 0;
+	uint16_t seg;
 	ssize_t n;
 
-	for (i = 0; port->roce_fd >= 0 && i < FAB_BURST; i++) {
+	while (port->roce_fd >= 0 && taken < FAB_BURST) {
 		memset(&msg, 0, sizeof(msg));
 		msg.msg_name = &src;
 		msg.msg_namelen = sizeof(src);
@@ -402,27 +273,17 @@ int roce_rx(struct fab_port *port)
 			continue;
 		if (n < 0)
 			break;
-		if ((msg.msg_flags & MSG_TRUNC) || n > ROCE_MAX_DATAGRAM ||
+		memset(&meta, 0, sizeof(meta));
+		seg = rx_cmsgs(&msg, &meta);
+		taken += seg ? (int)((n + seg - 1) / seg) : 1;
+		if ((msg.msg_flags & MSG_TRUNC) || !n ||
 		    msg.msg_namelen < sizeof(src) ||
 		    src.sin_family != AF_INET) {
 			port->roce_counts.rx_malformed++;
 			continue;
 		}
-		memset(&h, 0, sizeof(h));
-		if (!rx_one(port, &src, (size_t)n, &h))
-			continue;
-		ttl_tos(&msg, &h);
-		from = link_of(port, src.sin_addr.s_addr);
-		if (!from) {
-			port->roce_counts.rx_malformed++;
-			continue;
-		}
-		from->exposed = true;
-		rx = (struct fab_rx){ .port = port, .mem = port->roce_buf +
-					roce_hdr_len(port->roce_buf[0]),
-				      .left = h.len };
-		port->adapter.rx(port->adapter.owner, from, &h, &rx);
-		count++;
+		count += rx_run(port, &src, &meta, (size_t)n,
+				seg ? seg : (size_t)n);
 	}
 	return count;
 }

@@ -26,6 +26,13 @@ struct fab_link;
 /* UDP source ports a port sends from (one per QP's flow): more share
  * 4791. */
 #define ROCE_SPORTS		64
+/* Packets one sendmsg hands the kernel to cut (UDP_SEGMENT), and the
+ * bytes of their datagrams at most (one UDP datagram's payload). */
+#define ROCE_GSO_SEGS		64
+#define ROCE_TX_LEN		65000
+/* The receive buffer: a datagram, or the run of datagrams the kernel
+ * coalesced (UDP_GRO), which is one UDP datagram's payload at most. */
+#define ROCE_RX_LEN		(65536 + 64)
 /* Peers a port keeps a link for; more are not reached. */
 #define ROCE_MAX_LINKS		256
 
@@ -39,8 +46,9 @@ void roce_forget(struct fab_port *port);
 /* The link to the RoCE peer at the address gid maps; NULL if gid maps no
  * address of another host or the port speaks no RoCE. */
 struct fab_link *roce_resolve(struct fab_port *port, const uint8_t gid[16]);
-/* Sends the fabric packet h as RoCE packets (payload gathered from iov,
- * which may be the application's: errno EFAULT if unreadable). */
+/* roce_tx.c: sends the fabric packet h as RoCE packets (payload gathered
+ * from iov, which may be the application's: errno EFAULT if
+ * unreadable). */
 bool roce_send(struct fab_port *port, struct fab_link *link,
 	       const struct fab_hdr *h, const struct iovec *iov, int iovcnt);
 /* Reads the datagrams that arrived and hands each valid one to the

@@ -185,4 +185,17 @@ static inline uint8_t roce_aeth_kind(uint8_t syndrome)
 	return syndrome & 0x60;
 }
 
+/* The P_Key table of an adapter's port holds the default P_Key only
+ * (sim/host/sysfs.c shows it): a full member of the default partition. */
+#define ROCE_DEFAULT_PKEY	0xffff
+
+/* Whether a packet's P_Key matches the port's P_Key mine (IBA 10.9.3):
+ * the same partition (the low 15 bits, which 0 names in neither), and
+ * one of the two a full member (bit 15). */
+static inline bool roce_pkey_match(uint16_t pkey, uint16_t mine)
+{
+	return (pkey & 0x7fff) && (pkey & 0x7fff) == (mine & 0x7fff) &&
+	       ((pkey | mine) & 0x8000);
+}
+
 #endif /* PVRDMA_SIM_FABRIC_ROCE_HDR_H */

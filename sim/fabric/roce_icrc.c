@@ -5,58 +5,24 @@
  */
 #include <string.h>
 
+#include "roce_crc32.h"
 #include "roce_hdr.h"
 #include "roce_icrc.h"
 
-#define CRC32_POLY	0xedb88320u	/* reflected 0x04c11db7 */
 /* The pseudo-header: LRH 8, IPv4 20, UDP 8, then the BTH's 12. */
 #define PH_LEN		48
 #define PH_ID		12	/* where the identification is */
 
-/* crc_tab[k][b]: byte b followed by k zero bytes (slicing by 8). */
-static uint32_t crc_tab[8][256];
+#define crc_tab		roce_crc32_tab
 /* crc_rev[crc_tab[0][i] >> 24] = i: the top byte names the index. */
 static uint8_t crc_rev[256];
 
-__attribute__((constructor)) static void crc_tables(void)
+__attribute__((constructor(102))) static void crc_rev_table(void)
 {
-	uint32_t c;
-	int i, j, k;
+	int i;
 
-	for (i = 0; i < 256; i++) {
-		c = (uint32_t)i;
-		for (j = 0; j < 8; j++)
-			c = c & 1 ? (c >> 1) ^ CRC32_POLY : c >> 1;
-		crc_tab[0][i] = c;
-		crc_rev[c >> 24] = (uint8_t)i;
-	}
-	for (k = 1; k < 8; k++)
-		for (i = 0; i < 256; i++) {
-			c = crc_tab[k - 1][i];
-			crc_tab[k][i] = (c >> 8) ^ crc_tab[0][c & 0xff];
-		}
-}
-
-uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n)
-{
-	const uint8_t *p = buf;
-	uint32_t lo, hi;
-
-	while (n >= 8) {
-		lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
-			    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-		hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 |
-		     (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
-		crc = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
-		      crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^
-		      crc_tab[3][hi & 0xff] ^ crc_tab[2][(hi >> 8) & 0xff] ^
-		      crc_tab[1][(hi >> 16) & 0xff] ^ crc_tab[0][hi >> 24];
-		p += 8;
-		n -= 8;
-	}
-	while (n--)
-		crc = (crc >> 8) ^ crc_tab[0][(crc ^ *p++) & 0xff];
-	return crc;
+	for (i = 0; i < 256; i++)
+		crc_rev[crc_tab[0][i] >> 24] = (uint8_t)i;
 }
 
 static void put16(uint8_t *p, uint16_t v)
@@ -107,18 +73,6 @@ uint32_t roce_icrc(const struct roce_flow4 *f, const uint8_t *ib,
 	return roce_icrc_end(crc);
 }
 
-/* The register before n zero bytes that leave it at crc. */
-static uint32_t crc_unshift_zeros(uint32_t crc, size_t n)
-{
-	uint8_t i;
-
-	while (n--) {
-		i = crc_rev[crc >> 24];
-		crc = ((crc ^ crc_tab[0][i]) << 8) | i;
-	}
-	return crc;
-}
-
 /*
  * The two bytes that take the register from before to after, if any:
  * each step's table index shows in the top byte it leaves, so both
@@ -138,8 +92,11 @@ static bool crc_solve2(uint32_t before, uint32_t after, uint16_t *val)
 	return true;
 }
 
+/* With the register crc0 the packet's bytes after the BTH leave from a
+ * zero register (one pass over them for any flags and identification),
+ * whether some identification makes the ICRC right with f's flags. */
 static bool check_frag(struct roce_flow4 *f, const uint8_t *ib,
-		       size_t iblen, uint32_t icrc)
+		       size_t iblen, uint32_t icrc, uint32_t crc0)
 {
 	uint8_t ph[PH_LEN];
 	uint32_t before, rest, after;
@@ -152,8 +109,8 @@ static bool check_frag(struct roce_flow4 *f, const uint8_t *ib,
 	/* the CRC is linear: the bytes after the identification, from a
 	 * zero register, and that register shifted through them */
 	rest = roce_crc32_update(0, ph + PH_ID + 2, PH_LEN - PH_ID - 2);
-	rest = roce_crc32_update(rest, ib + ROCE_BTH_LEN, iblen - ROCE_BTH_LEN);
-	after = crc_unshift_zeros(~icrc ^ rest, tail);
+	rest = roce_crc32_shift(rest, iblen - ROCE_BTH_LEN) ^ crc0;
+	after = roce_crc32_unshift(~icrc ^ rest, tail);
 	if (!crc_solve2(before, after, &id))
 		return false;
 	f->ip_id = id;
@@ -162,16 +119,17 @@ static bool check_frag(struct roce_flow4 *f, const uint8_t *ib,
 
 bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len)
 {
-	uint32_t icrc;
+	uint32_t icrc, crc0;
 	size_t iblen;
 
 	if (len < ROCE_BTH_LEN + ROCE_ICRC_LEN)
 		return false;
 	iblen = len - ROCE_ICRC_LEN;
 	icrc = roce_icrc_get(ib + iblen);
+	crc0 = roce_crc32_update(0, ib + ROCE_BTH_LEN, iblen - ROCE_BTH_LEN);
 	f->frag = ROCE_IP_DF;
-	if (check_frag(f, ib, iblen, icrc))
+	if (check_frag(f, ib, iblen, icrc, crc0))
 		return true;
 	f->frag = 0;
-	return check_frag(f, ib, iblen, icrc);
+	return check_frag(f, ib, iblen, icrc, crc0);
 }

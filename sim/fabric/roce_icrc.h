@@ -34,9 +34,6 @@ struct roce_flow4 {
 
 #define ROCE_IP_DF	0x4000
 
-/* CRC-32 register after n more bytes (no pre- or post-complement). */
-uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n);
-
 /* The ICRC in three steps, for a packet gathered from pieces: start()
  * covers the pseudo-header and the BTH (bth: its 12 bytes); update() the
  * bytes that follow, in order; end() gives the ICRC. iblen is the

@@ -122,7 +122,7 @@ bool roce_map_tx(const struct fab_hdr *h, uint32_t n, uint32_t *count,
 	bool first, last;
 
 	memset(p, 0, sizeof(*p));
-	p->pkey = 0xffff;
+	p->pkey = ROCE_DEFAULT_PKEY;
 	p->dqpn = h->dst_qpn & 0xffffff;
 	*count = 1;
 	*off = 0;
@@ -166,6 +166,9 @@ bool roce_map_tx(const struct fab_hdr *h, uint32_t n, uint32_t *count,
 	default:
 		return false;
 	}
+	/* the AETH of a response: the responder's MSN */
+	if (h->type != FAB_REQ && h->type != FAB_UD_SEND)
+		p->aeth.msn = h->imm & PSN_MASK;
 	p->psn = (h->psn + n) & PSN_MASK;
 	p->pad = (uint8_t)(-*len & 3);
 	return true;
@@ -274,6 +277,7 @@ bool roce_map_rx(const struct roce_pkt *p, struct fab_hdr *h)
 		return false;	/* UC: the device has no such QP */
 	if (m & ROCE_M_REQ)
 		return map_rx_request(p, m, h);
+	h->imm = p->aeth.msn;
 	if (m & ROCE_M_READ) {
 		/* a READ may be answered in parts: each its packets */
 		h->type = FAB_READ_RESP;

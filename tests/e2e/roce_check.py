@@ -5,8 +5,10 @@ implementation independent of pvrdma-sim's: every datagram to UDP port 4791
 must decode as a BTH of a known RC or UD opcode and carry the ICRC that
 scapy computes for it. Prints the count of each opcode; exits 1 on any
 packet that fails, 2 if scapy is missing, 3 if the capture has no RoCE
-packet. With --self-test, also checks that a packet with one byte changed
-is caught (the check can fail)."""
+packet. Responses carry the responder's MSN (AETH): on each flow they
+must never go back, and a flow of more than one response must count
+messages (an MSN left 0 fails). With --self-test, also checks that a
+packet with one byte changed is caught (the check can fail)."""
 import sys
 
 try:
@@ -22,10 +24,43 @@ def icrc_ok(pkt):
     return int.from_bytes(q[BTH].compute_icrc(None), "big") == wire
 
 
+# Opcodes with an AETH after the BTH: READ response first, last, only;
+# ACK; atomic ACK.
+AETH_OPS = (0x0d, 0x0f, 0x10, 0x11, 0x12)
+
+
+def msn_of(p):
+    """(flow, MSN) of an RC response, or None."""
+    if p[BTH].opcode not in AETH_OPS:
+        return None
+    ib = raw(p[UDP].payload)
+    if len(ib) < 16:
+        return None
+    flow = (p[IP].src, p[IP].dst, p[BTH].dqpn)
+    return flow, int.from_bytes(ib[13:16], "big")
+
+
+def msn_check(msns):
+    """Every flow's MSNs never go back (modulo 2^24); one that had more
+    than a response counted some message. Returns the count of faults."""
+    bad = 0
+    for flow, seq in msns.items():
+        for a, b in zip(seq, seq[1:]):
+            if (b - a) & 0xffffff >= 0x800000:
+                print("MSN went back on", flow, a, "->", b)
+                bad += 1
+                break
+        if len(seq) > 1 and not any(seq):
+            print("MSN always 0 on", flow, "over", len(seq), "responses")
+            bad += 1
+        print("MSN on", flow, ":", len(seq), "responses, last", seq[-1])
+    return bad
+
+
 def main():
     path = sys.argv[1]
     self_test = "--self-test" in sys.argv
-    count, bad, ops = 0, 0, {}
+    count, bad, ops, msns = 0, 0, {}, {}
     first = None
     for p in rdpcap(path):
         if IP not in p or UDP not in p or p[UDP].dport != 4791:
@@ -40,9 +75,13 @@ def main():
             print("bad ICRC:", name, "psn", p[BTH].psn)
             bad += 1
         ops[name] = ops.get(name, 0) + 1
+        m = msn_of(p)
+        if m:
+            msns.setdefault(m[0], []).append(m[1])
         first = first or p
     for name in sorted(ops):
         print("%-40s %d" % (name, ops[name]))
+    bad += msn_check(msns)
     print("%d RoCE v2 packets, %d bad" % (count, bad))
     if self_test and first is not None:
         b = bytearray(raw(first[IP]))

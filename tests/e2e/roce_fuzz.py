@@ -48,8 +48,12 @@ def well_formed(rnd, qpns):
     pad = (-pay) & 3
     qpn = rnd.choice(qpns + [rnd.randrange(1 << 24), 0, 1, 0xffffff])
     psn = rnd.randrange(1 << 24) if rnd.random() < 0.5 else rnd.randrange(64)
+    # now and then another partition's (dropped), or the default one's
+    # limited member (taken)
+    pkey = 0xffff if rnd.random() < 0.8 else \
+        rnd.choice([0x8001, 0x1234, 0x0000, 0x7fff])
     bth = struct.pack("!BBHII", op, rnd.randrange(256) & 0xc0 | pad << 4,
-                      0xffff, qpn, rnd.randrange(2) << 31 | psn)
+                      pkey, qpn, rnd.randrange(2) << 31 | psn)
     ext = bytes(rnd.randrange(256) for _ in range(EXT[op]))
     if op in (0x13, 0x14) and rnd.random() < 0.5:   # aligned addresses
         ext = struct.pack("!Q", rnd.randrange(1 << 40) & ~7) + ext[8:]

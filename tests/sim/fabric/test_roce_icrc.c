@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "roce_crc32.h"
 #include "roce_hdr.h"
 #include "roce_icrc.h"
 

@@ -212,6 +212,59 @@ static void test_acks_and_naks(void **state)
 	assert_false(roce_map_tx(&h, 0, &count, &p, &off, &len));
 }
 
+/* Every response carries the responder's MSN in its AETH, as IBA
+ * 9.7.5.1.2 has it, and the way back gives it to the requester. */
+static void test_responses_carry_msn(void **state)
+{
+	static const uint8_t types[] = { FAB_ACK, FAB_NAK, FAB_READ_RESP,
+					 FAB_ATOMIC_RESP };
+	struct fab_hdr h, back;
+	struct roce_pkt p, d;
+	uint32_t count, len;
+	uint64_t off;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(types); i++) {
+		memset(&h, 0, sizeof(h));
+		h.type = types[i];
+		h.opcode = types[i] == FAB_NAK ? FAB_NAK_SEQ : FAB_ACK_DONE;
+		h.imm = 0x12abcdef;	/* 24 bits of it are the MSN */
+		h.len = types[i] == FAB_READ_RESP ? 8 : 0;
+		h.flags = IBV_MTU_1024 << FAB_F_MTU_SHIFT;
+		assert_true(roce_map_tx(&h, 0, &count, &p, &off, &len));
+		assert_int_equal(p.aeth.msn, 0xabcdef);
+		through_wire(&p, len, &d);
+		assert_int_equal(d.aeth.msn, 0xabcdef);
+		memset(&back, 0, sizeof(back));
+		assert_true(roce_map_rx(&d, &back));
+		assert_int_equal(back.imm, 0xabcdef);
+	}
+}
+
+/* The default partition is the port's: its full (0xffff) and limited
+ * (0x7fff) members get in; other partitions, and the invalid P_Key, do
+ * not (IBA 10.9.3). What the sim sends is of the default partition. */
+static void test_pkey(void **state)
+{
+	struct fab_hdr h = req(PVRDMA_WR_SEND, 8);
+	struct roce_pkt p;
+	uint32_t count, len;
+	uint64_t off;
+
+	(void)state;
+	assert_true(roce_pkey_match(0xffff, ROCE_DEFAULT_PKEY));
+	assert_true(roce_pkey_match(0x7fff, ROCE_DEFAULT_PKEY));
+	assert_false(roce_pkey_match(0x7fff, 0x7fff));	/* both limited */
+	assert_false(roce_pkey_match(0x8001, ROCE_DEFAULT_PKEY));
+	assert_false(roce_pkey_match(0x1234, ROCE_DEFAULT_PKEY));
+	assert_false(roce_pkey_match(0x0000, 0x0000));
+	assert_false(roce_pkey_match(0x8000, 0x8000));
+	assert_true(roce_pkey_match(0x8123, 0x0123));
+	assert_true(roce_map_tx(&h, 0, &count, &p, &off, &len));
+	assert_int_equal(p.pkey, ROCE_DEFAULT_PKEY);
+}
+
 static void test_ud(void **state)
 {
 	struct fab_hdr h = { .magic = FAB_MAGIC, .type = FAB_UD_SEND }, back;
@@ -249,6 +302,8 @@ int main(void)
 		cmocka_unit_test(test_read_and_atomics),
 		cmocka_unit_test(test_acks_and_naks),
 		cmocka_unit_test(test_ud),
+		cmocka_unit_test(test_responses_carry_msn),
+		cmocka_unit_test(test_pkey),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

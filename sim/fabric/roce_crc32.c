@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * CRC-32 of the ICRC (roce_crc32.h): tables eight bytes at a time, and
+ * folding with carry-less multiplication where the processor has it.
+ *
+ * Folding, in the reflected representation (bit j of a 128-bit block
+ * stands for x^(127-j)): a block X of the message followed by D more
+ * bits adds X * x^D to the message's polynomial, and X * x^D is congruent
+ * modulo the CRC polynomial to a block no wider than X, which can be
+ * added to the block D bits on instead. With X = lo * x^64 + hi and a
+ * carry-less product of reflected values carrying one extra factor x,
+ * that block is clmul(lo, x^(D+63) mod P) ^ clmul(hi, x^(D-1) mod P).
+ * Four blocks are folded D = 512 bits on at a time, then onto each
+ * other, and the last block left goes through the tables.
+ */
+#include <string.h>
+
+#include "roce_crc32.h"
+
+#define POLY_REFLECTED	0xedb88320u
+#define POLY_NORMAL	0x04c11db7u
+
+uint32_t roce_crc32_tab[8][256];
+/* x^(8 * 2^k) mod P, reflected: the shift by 2^k zero bytes; and
+ * x^(-8 * 2^k), its inverse (x is invertible: P has a constant term). */
+static uint32_t zero_pow[64], zero_inv[64];
+
+/* a * b mod P, both reflected (bit 31 is x^0). */
+static uint32_t mul_mod(uint32_t a, uint32_t b)
+{
+	uint32_t p = 0, bit;
+
+	for (bit = 1u << 31; bit; bit >>= 1) {
+		if (a & bit)
+			p ^= b;
+		b = b & 1 ? (b >> 1) ^ POLY_REFLECTED : b >> 1;
+	}
+	return p;
+}
+
+static uint32_t (*mul)(uint32_t a, uint32_t b) = mul_mod;
+
+uint32_t roce_crc32_shift(uint32_t crc, uint64_t n)
+{
+	int k;
+
+	for (k = 0; n; k++, n >>= 1)
+		if (n & 1)
+			crc = mul(crc, zero_pow[k]);
+	return crc;
+}
+
+uint32_t roce_crc32_unshift(uint32_t crc, uint64_t n)
+{
+	int k;
+
+	for (k = 0; n; k++, n >>= 1)
+		if (n & 1)
+			crc = mul(crc, zero_inv[k]);
+	return crc;
+}
+
+uint32_t roce_crc32_update_tables(uint32_t crc, const void *buf, size_t n)
+{
+	uint32_t (*t)[256] = roce_crc32_tab;
+	const uint8_t *p = buf;
+	uint32_t lo, hi;
+
+	while (n >= 8) {
+		lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+			    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+		hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 |
+		     (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+		crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^
+		      t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
+		      t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^
+		      t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+		p += 8;
+		n -= 8;
+	}
+	while (n--)
+		crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xff];
+	return crc;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define FOLD_TARGET	__attribute__((target("pclmul,sse2")))
+#define FOLD_MIN	64
+
+/* x^n mod P as a reflected 64-bit operand (bit 63 is x^0). */
+static uint64_t fold_constant(unsigned int n)
+{
+	uint32_t r = 1;
+	uint64_t v = 0;
+	int d;
+
+	while (n--)
+		r = (r << 1) ^ (r & 0x80000000u ? POLY_NORMAL : 0);
+	for (d = 0; d < 32; d++)
+		if (r & (1u << d))
+			v |= 1ull << (63 - d);
+	return v;
+}
+
+static uint64_t k_fold1[2], k_fold4[2];	/* {lo's, hi's}: D = 128, 512 */
+static bool can_fold;
+
+/* mul_mod with one carry-less multiplication: the product's high half
+ * is reduced already, its low half L stands for L * x^32, which is L
+ * through four zero bytes; the product of reflected operands carries
+ * one factor x too many, which the shift by one takes out. */
+FOLD_TARGET static uint32_t mul_clmul(uint32_t a, uint32_t b)
+{
+	__m128i p = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)a),
+					 _mm_cvtsi32_si128((int)b), 0x00);
+	uint64_t v = (uint64_t)_mm_cvtsi128_si64(p) << 1;
+	uint32_t r = (uint32_t)v;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		r = (r >> 8) ^ roce_crc32_tab[0][r & 0xff];
+	return r ^ (uint32_t)(v >> 32);
+}
+
+FOLD_TARGET static inline __m128i fold(__m128i x, __m128i k, __m128i next)
+{
+	return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),
+					   _mm_clmulepi64_si128(x, k, 0x11)),
+			     next);
+}
+
+FOLD_TARGET static uint32_t update_fold(uint32_t crc, const uint8_t *p,
+					size_t n)
+{
+	__m128i k1 = _mm_set_epi64x((long long)k_fold1[1],
+				    (long long)k_fold1[0]);
+	__m128i k4 = _mm_set_epi64x((long long)k_fold4[1],
+				    (long long)k_fold4[0]);
+	__m128i x0, x1, x2, x3;
+	uint8_t last[16];
+
+	/* the register is the first four bytes' complement */
+	x0 = _mm_xor_si128(_mm_loadu_si128((const void *)p),
+			   _mm_cvtsi32_si128((int)crc));
+	x1 = _mm_loadu_si128((const void *)(p + 16));
+	x2 = _mm_loadu_si128((const void *)(p + 32));
+	x3 = _mm_loadu_si128((const void *)(p + 48));
+	p += 64;
+	n -= 64;
+	for (; n >= 64; p += 64, n -= 64) {
+		x0 = fold(x0, k4, _mm_loadu_si128((const void *)p));
+		x1 = fold(x1, k4, _mm_loadu_si128((const void *)(p + 16)));
+		x2 = fold(x2, k4, _mm_loadu_si128((const void *)(p + 32)));
+		x3 = fold(x3, k4, _mm_loadu_si128((const void *)(p + 48)));
+	}
+	x0 = fold(x0, k1, x1);
+	x0 = fold(x0, k1, x2);
+	x0 = fold(x0, k1, x3);
+	for (; n >= 16; p += 16, n -= 16)
+		x0 = fold(x0, k1, _mm_loadu_si128((const void *)p));
+	_mm_storeu_si128((void *)last, x0);
+	crc = roce_crc32_update_tables(0, last, sizeof(last));
+	return roce_crc32_update_tables(crc, p, n);
+}
+
+static void fold_init(void)
+{
+	k_fold1[0] = fold_constant(128 + 63);
+	k_fold1[1] = fold_constant(128 - 1);
+	k_fold4[0] = fold_constant(512 + 63);
+	k_fold4[1] = fold_constant(512 - 1);
+	__builtin_cpu_init();
+	can_fold = __builtin_cpu_supports("pclmul") &&
+		   __builtin_cpu_supports("sse2");
+	if (can_fold)
+		mul = mul_clmul;
+}
+
+bool roce_crc32_folds(void)
+{
+	return can_fold;
+}
+
+uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n)
+{
+	if (can_fold && n >= FOLD_MIN)
+		return update_fold(crc, buf, n);
+	return roce_crc32_update_tables(crc, buf, n);
+}
+#else
+static void fold_init(void)
+{
+}
+
+bool roce_crc32_folds(void)
+{
+	return false;
+}
+
+uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n)
+{
+	return roce_crc32_update_tables(crc, buf, n);
+}
+#endif
+
+/* before roce_icrc.c's, which reads the byte table */
+__attribute__((constructor(101))) static void crc_init(void)
+{
+	uint32_t c;
+	int i, j, k;
+
+	for (i = 0; i < 256; i++) {
+		c = (uint32_t)i;
+		for (j = 0; j < 8; j++)
+			c = c & 1 ? (c >> 1) ^ POLY_REFLECTED : c >> 1;
+		roce_crc32_tab[0][i] = c;
+	}
+	for (k = 1; k < 8; k++)
+		for (i = 0; i < 256; i++) {
+			c = roce_crc32_tab[k - 1][i];
+			roce_crc32_tab[k][i] = (c >> 8) ^
+					       roce_crc32_tab[0][c & 0xff];
+		}
+	/* x^-1 = (P + 1) / x: x^31 and the low terms of P shifted down */
+	c = 0;
+	for (j = 0; j < 32; j++)
+		if ((0x80000000u | (POLY_NORMAL >> 1)) & (1u << j))
+			c |= 1u << (31 - j);
+	zero_inv[0] = 1u << 31;
+	zero_pow[0] = 1u << (31 - 8);
+	for (j = 0; j < 8; j++)
+		zero_inv[0] = mul_mod(zero_inv[0], c);
+	for (k = 1; k < 64; k++) {
+		zero_pow[k] = mul_mod(zero_pow[k - 1], zero_pow[k - 1]);
+		zero_inv[k] = mul_mod(zero_inv[k - 1], zero_inv[k - 1]);
+	}
+	fold_init();
+}
