@@ -78,5 +78,7 @@ void sim_signal_watch_start(void);
 
 /* ---- sysfs.c ---- */
 int sim_sysfs_write(void);
+/* The PCI address of adapter dev's function ("0000:0b:00.1"). */
+void sim_sysfs_pci_bdf(const struct sim_dev *dev, char bdf[16]);
 
 #endif /* PVRDMA_SIM_HOST_H */

@@ -20,6 +20,7 @@
 #include <net/if_arp.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/socket.h>
 
 #include "netdev.h"
@@ -306,6 +307,8 @@ static int ifreq_answer(const struct sim_dev *dev, unsigned long request,
 		       request == SIOCGIFNETMASK ? NETDEV_IPV4_MASK :
 		       (a.s_addr | ~NETDEV_IPV4_MASK));
 		return 0;
+	case SIOCETHTOOL:
+		return sim_netdev_ethtool(dev, (uintptr_t)ifr->ifr_data);
 	default:
 		return -ENODEV;	/* what the kernel said of the name */
 	}

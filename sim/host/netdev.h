@@ -9,6 +9,7 @@
 #include <net/if.h>
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <netinet/in.h>
 
 #include "host.h"
@@ -34,6 +35,10 @@ bool sim_netdev_ipv4(const struct sim_dev *dev, struct in_addr *addr);
 bool sim_netdev_ipv6(const struct sim_dev *dev, struct in6_addr *addr);
 
 #define NETDEV_FLAGS	(IFF_UP | IFF_BROADCAST | IFF_RUNNING | IFF_MULTICAST)
+
+/* SIOCETHTOOL on the netdev of dev, the command at user (ethtool.c):
+ * 0 or a negative errno. */
+int sim_netdev_ethtool(const struct sim_dev *dev, uint64_t user);
 
 typedef int (*sim_ioctl_fn)(int fd, unsigned long request, ...);
 /* ioctl() on any fd that is not the sim's: the interface requests

@@ -36,6 +36,8 @@
  *   neigh.c      the simulated Ethernet segment's neighbour table
  *   ifaddrs.c    getifaddrs, if_nametoindex & co. and interface ioctls:
  *                the ports' netdevs (netdev.c) added to the host's
+ *   ethtool.c    SIOCETHTOOL on those netdevs: vmxnet3's driver info,
+ *                link state and settings
  *   sys_overlay.c  sysfs at its real paths: the walk that picks the
  *                tree's file or the host's for a path under /sys
  *   sys_dirs.c   open, directory streams (merged listings), scandir,

@@ -154,10 +154,15 @@ static void guid_text(uint64_t guid_be, char *buf, size_t len)
  * paired with on a VM) of its own bus 0x0b+N behind root port 00:15+N.0,
  * as vSphere places PCIe devices. "devices/pci0000:00/<port>/<bdf>".
  */
+void sim_sysfs_pci_bdf(const struct sim_dev *dev, char bdf[16])
+{
+	snprintf(bdf, 16, "0000:%02x:00.1", 0x0b + dev->index);
+}
+
 static void pci_names(const struct sim_dev *dev, char bdf[16],
 		      char rel[PATH_MAX])
 {
-	snprintf(bdf, 16, "0000:%02x:00.1", 0x0b + dev->index);
+	sim_sysfs_pci_bdf(dev, bdf);
 	snprintf(rel, PATH_MAX, "devices/pci0000:00/0000:00:%02x.0/%s",
 		 0x15 + dev->index, bdf);
 }

@@ -295,11 +295,13 @@ int ucma_join_mcast(struct cm_id *id, uint64_t uid,
 		return -ENOSPC;
 	if (!cm_addr_len(addr))
 		return -EINVAL;
-	if (id->state != CM_ADDR_BOUND && id->state != CM_ADDR_RESOLVED &&
-	    id->state != CM_ROUTE_RESOLVED)
+	if (id->state != CM_ADDR_BOUND && id->state != CM_ADDR_RESOLVED)
 		return -EINVAL;
 	if (id->qp_type != IBV_QPT_UD || cm_addr_any(addr) || !id->dev)
 		return -EINVAL;
+	/* Linux has no IPv6 groups on a RoCE v2 port (ENOTSUPP, 524). */
+	if (addr->sa_family != AF_INET && id->dev->cfg.roce == 2)
+		return -524;
 	mc = calloc(1, sizeof(*mc));
 	if (!mc)
 		return -ENOMEM;
@@ -317,9 +319,15 @@ int ucma_join_mcast(struct cm_id *id, uint64_t uid,
 	/*
 	 * The join itself succeeds on a RoCE port; the device has no
 	 * multicast groups (max_mcast_grp 0), so attaching the QP to the
-	 * group fails and librdmacm reports MULTICAST_ERROR.
+	 * group fails and librdmacm reports MULTICAST_ERROR. The group's
+	 * GID is Linux's on RoCE: an IPv4 group is IPv4-mapped on RoCE v2,
+	 * ff0e::ffff:a.b.c.d on RoCE v1.
 	 */
 	cm_addr_gid(addr, &mgid);
+	if (addr->sa_family == AF_INET && id->dev->cfg.roce == 1) {
+		mgid.raw[0] = 0xff;
+		mgid.raw[1] = 0x0e;
+	}
 	e = ucma_event_queue(id, RDMA_CM_EVENT_MULTICAST_JOIN, 0);
 	if (!e)
 		return 0;
@@ -331,7 +339,8 @@ int ucma_join_mcast(struct cm_id *id, uint64_t uid,
 	e->resp.param.ud.qkey = CM_UDP_QKEY;
 	memcpy(e->resp.param.ud.ah_attr.grh.dgid, mgid.raw, 16);
 	e->resp.param.ud.ah_attr.grh.sgid_index = (uint8_t)id->sgid_index;
-	e->resp.param.ud.ah_attr.grh.hop_limit = CM_HOP_LIMIT;
+	e->resp.param.ud.ah_attr.grh.hop_limit =
+		addr->sa_family == AF_INET ? CM_HOP_LIMIT : 1;
 	e->resp.param.ud.ah_attr.is_global = 1;
 	e->resp.param.ud.ah_attr.port_num = 1;
 	return 0;

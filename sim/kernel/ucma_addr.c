@@ -56,9 +56,11 @@ int ucma_bind_id(struct cm_id *id, const struct sockaddr *sa)
 			return -EINVAL;
 		dev = cm_addr_local(sa, &gid_index);
 		/* An address of lo (127/8, ::1) that no port has in its GID
-		 * table: no device; any other: not an address of the host. */
-		if (!dev)
-			return cm_addr_loopback(sa) ? -ENODEV : -EADDRNOTAVAIL;
+		 * table binds no device, as Linux binds it on RoCE: a listen
+		 * then waits on every port for connections to that address.
+		 * Any other: not an address of the host. */
+		if (!dev && !cm_addr_loopback(sa))
+			return -EADDRNOTAVAIL;
 	}
 	port = cm_addr_port(sa);
 	if (sa->sa_family == AF_IB) {
