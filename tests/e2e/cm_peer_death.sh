@@ -23,34 +23,11 @@ sip=127.1.0.1
 
 # rping_killed: an rping client is killed once it pings.
 rping_killed() {
-	local spid cpid i=0
 	sim_start server "$sprov" "--ipv4 $sip" rping -s -a $sip -p "$port" \
 		-C 1000000 -V
-	spid=$bg_pid
-	wait_cm_agent $sip "$spid" || e2e_fail "the server never opened rdma_cm"
-	while :; do
-		sleep 0.2
-		sim_start client "$cprov" "--ipv4 127.1.0.2" rping -c -a $sip \
-			-p "$port" -C 1000000 -V -v
-		cpid=$bg_pid
-		# stdout is a file: rping's pings come in blocks
-		until grep -q "ping data: rdma-ping-" "$RUNDIR/client.out"; do
-			i=$((i + 1))
-			[ "$i" -lt 600 ] || e2e_fail "the client never pinged"
-			kill -0 "$cpid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$cpid" 2>/dev/null && break
-		# refused: the server's rping was not listening yet
-		grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out" ||
-			e2e_fail "the client ended before it was killed"
-	done
-	# The client's own process (timeout(1) leads its group).
-	pkill -KILL -g "$cpid" -x rping || e2e_fail "no rping client to kill"
-	e2e_log "client killed while it pinged"
-	sim_wait "$spid"
-	[ "$rc" != 124 ] || e2e_fail "the server waited for its killed client"
-	expect_out server "server DISCONNECT EVENT"
+	wait_cm_agent $sip "$bg_pid" || e2e_fail "the server never opened rdma_cm"
+	rping_client_killed "$bg_pid" sim_start client "$cprov" \
+		"--ipv4 127.1.0.2" rping -c -a $sip -p "$port" -C 1000000 -V -v
 	e2e_pass "rping: the server sees its killed client go: $sprov server"
 }
 

@@ -295,6 +295,36 @@ provider_of() {
 # retry it. A refused client is not a result: the pair is started again.
 CM_REFUSED='REJECTED.*[^0-9]8([^0-9]|$)|UNREACHABLE.*[^0-9-]1([^0-9]|$)|Connection refused'
 
+# Kills an rping client while it pings, and checks that the rping server
+# (pid $1) is told: DISCONNECTED, before its time limit. The rest is the
+# command that starts the client (sim_start or mh_start), run again while
+# the server refuses it for not listening yet.
+rping_client_killed() {
+	local spid=$1 cpid i=0
+	shift
+	while :; do
+		sleep 0.2
+		"$@"
+		cpid=$bg_pid
+		# stdout is a file: rping's pings come in blocks
+		until grep -q "ping data: rdma-ping-" "$RUNDIR/client.out"; do
+			i=$((i + 1))
+			[ "$i" -lt 600 ] || e2e_fail "the client never pinged"
+			kill -0 "$cpid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -0 "$cpid" 2>/dev/null && break
+		grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out" ||
+			e2e_fail "the client ended before it was killed"
+	done
+	# The client's own process (timeout(1) leads its group).
+	pkill -KILL -g "$cpid" -x rping || e2e_fail "no rping client to kill"
+	e2e_log "client killed while it pinged"
+	sim_wait "$spid"
+	[ "$rc" != 124 ] || e2e_fail "the server waited for its killed client"
+	expect_out server "server DISCONNECT EVENT"
+}
+
 # gid_hex_of_ipv4 A.B.C.D: the IPv4-mapped GID in 32 hex digits.
 gid_hex_of_ipv4() {
 	local IFS=.

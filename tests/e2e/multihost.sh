@@ -518,33 +518,12 @@ cm_peer_death() {
 # An rping client on the other host is SIGKILLed while it pings: the
 # server gets DISCONNECTED and exits within the hang guard.
 rping_killed() {
-	local spid cpid i=0
 	mh_start server "$NS_A" "$ADDR_A" "$sprov" "" \
 		rping -s -a "$ADDR_A" -C 1000000 -V
-	spid=$bg_pid
-	mh_wait_listen "$NS_A" 4792 "$spid" ||
+	mh_wait_listen "$NS_A" 4792 "$bg_pid" ||
 		e2e_fail "the server's CM agent never listened on TCP"
-	while :; do
-		sleep 0.2
-		mh_start client "$NS_B" "$ADDR_B" "$cprov" "" \
-			rping -c -a "$ADDR_A" -C 1000000 -V -v
-		cpid=$bg_pid
-		until grep -q "ping data: rdma-ping-" "$RUNDIR/client.out"; do
-			i=$((i + 1))
-			[ "$i" -lt 600 ] || e2e_fail "the client never pinged"
-			kill -0 "$cpid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$cpid" 2>/dev/null && break
-		grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out" ||
-			e2e_fail "the client ended before it was killed"
-	done
-	# The client's own process (timeout(1) leads its group).
-	pkill -KILL -g "$cpid" -x rping || e2e_fail "no rping client to kill"
-	e2e_log "client killed while it pinged"
-	sim_wait "$spid"
-	[ "$rc" != 124 ] || e2e_fail "the server waited for its killed client"
-	expect_out server "server DISCONNECT EVENT"
+	rping_client_killed "$bg_pid" mh_start client "$NS_B" "$ADDR_B" \
+		"$cprov" "" rping -c -a "$ADDR_A" -C 1000000 -V -v
 	e2e_pass "rping across hosts: the server sees its killed client go"
 }
 
