@@ -48,15 +48,23 @@ udaddy) CM_EXPECT="SIDR_REQ SIDR_REP" ;;
 cm_refused) CM_EXPECT="REQ REJ" ;;
 *) CM_EXPECT="" ;;
 esac
-# perftest's server listens for its test connection only once the
-# exchange over its first one is done. A client on the sim (no TCG) is
-# often there first: rxe's CM rejects it (IB CM reason 8, as the capture
-# shows), and perftest 4.5's client, retrying, hands rdma_resolve_addr a
-# freed rdma_cm_id and crashes in librdmacm; a new pair races the same
-# way. Their other direction runs.
+# perftest's -R server opens the listener of its test connection only
+# after an exchange over its first rdma_cm connection. A client on the sim,
+# not slowed by TCG as the server is, sends its REQ before that: rxe's CM
+# rejects it at once (IB CM reason 8, as Linux's cm.c does for a service
+# ID nothing listens on), and perftest 4.5's client then retries with the
+# rdma_cm_ids it has just destroyed and crashes in librdmacm. Two rxe
+# hosts race the same way when the client is the faster one (README). The
+# client on the sim is therefore held before that connection until the
+# guest shows its listener (cm_hold.c); INTEROP_CM_UNHELD=1 runs it
+# unheld, to see the race.
+CM_HELD=""
 case $scenario in send_lat_cm | write_bw_cm)
-	[ "$dir" = sim_client ] && [ "$PEER" = sim ] &&
-		skip "perftest -R's server in a TCG guest listens too late for a client on the sim (perftest race, REJ 8)"
+	if [ "$dir" = sim_client ] && [ "$PEER" = sim ] && [ -z "${INTEROP_CM_UNHELD:-}" ]; then
+		[ -f "${INTEROP_CM_HOLD:-}" ] ||
+			skip "no libinterop_cm_hold.so (built where rdma/rdma_cma.h is found)"
+		CM_HELD=1
+	fi
 esac
 need_guest_host
 [ "$PEER" = sim ] && need_sim_roce
@@ -164,6 +172,10 @@ server_ready() {
 			done
 			fail "the sim server never listened on TCP port $PORT"
 		fi ;;
+	cm_held)
+		guest put "$INTEROP_SRC/guest_cm_listen.sh" || fail "cannot copy guest_cm_listen.sh"
+		CM_IDN=$(guest exec -t 60 -- "sh ./guest_cm_listen.sh -1 50") ||
+			fail "no rdma_cm listener in the guest" ;;
 	cm)
 		if [ "$SERVER" = guest ] || [ "$PEER" = rxe2 ]; then
 			[ "$SERVER" = guest ] && n=1 || n=2
@@ -187,7 +199,11 @@ pair() {
 	while :; do
 		start_on "$SERVER" server "$scmd"
 		server_ready "$kind"
-		run_on "$CLIENT" client "$ccmd"
+		if [ "$kind" = cm_held ]; then
+			run_held_client "$ccmd"
+		else
+			run_on "$CLIENT" client "$ccmd"
+		fi
 		client_rc=$rc
 		if [ "$kind" != cm ] || [ "$client_rc" = 0 ] || [ "$tries" -ge 10 ] ||
 		   ! grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out"; then
@@ -202,6 +218,29 @@ pair() {
 	done
 	finish_on "$SERVER" server
 	server_rc=$?
+}
+
+# run_held_client 'CMD': CMD on the sim, its second rdma_resolve_addr (the
+# test connection's; the first is the exchange's) held by cm_hold.c until
+# the guest has a listener newer than the exchange's ($CM_IDN); sets $rc.
+run_held_client() {
+	rm -f "$RUNDIR/cm_hold"
+	old_preload=${LD_PRELOAD:-}
+	export INTEROP_CM_HOLD_FILE="$RUNDIR/cm_hold" INTEROP_CM_HOLD_CALL=2 \
+		INTEROP_CM_HOLD_SECONDS="$INTEROP_TIMEOUT"
+	export LD_PRELOAD="${old_preload:+$old_preload:}$INTEROP_CM_HOLD"
+	start_on sim client "$1"
+	if [ -n "$old_preload" ]; then LD_PRELOAD=$old_preload; else unset LD_PRELOAD; fi
+	unset INTEROP_CM_HOLD_FILE INTEROP_CM_HOLD_CALL INTEROP_CM_HOLD_SECONDS
+	if n=$(guest exec -t "$INTEROP_TIMEOUT" -- "sh ./guest_cm_listen.sh $CM_IDN $((INTEROP_TIMEOUT - 10))"); then
+		ilog "the guest's test listener (cm_id $n, after $CM_IDN) is up: the client goes on"
+	else
+		ilog "the guest's server never listened for its test connection"
+	fi
+	: >"$RUNDIR/cm_hold"
+	wait "$bg_pid"
+	rc=$?
+	ilog "$(grep '^cm_hold:' "$RUNDIR/client.out" || echo 'cm_hold: the client never held')"
 }
 
 both_ok() {
@@ -225,6 +264,7 @@ perftest() {
 	shift
 	kind=tcp
 	case " $* " in *" -R "*) kind=cm ;; esac
+	[ -n "$CM_HELD" ] && kind=cm_held
 	pair "$kind" "$prog $(dev_args "$SERVER" perftest) -F -n $ITERS -p $PORT $*" \
 		"$prog $(dev_args "$CLIENT" perftest) -F -n $ITERS -p $PORT $* $SERVER_IP"
 	both_ok "$prog"
@@ -234,6 +274,7 @@ perftest() {
 	[ "$CLIENT" = guest ] || [ "$PEER" = rxe2 ] && num="($num|inf)"
 	expect_out client "^ *[0-9]+ +$ITERS +$num"
 	expect_no_out client "Couldn't|[Ff]ailed|[Ee]rror"
+	[ -z "$CM_HELD" ] || expect_out client "^cm_hold: rdma_resolve_addr call 2 held [0-9.]+ s$"
 }
 
 # rping exits 255 when its event thread loses a race to the main thread's
