@@ -295,6 +295,23 @@ provider_of() {
 # retry it. A refused client is not a result: the pair is started again.
 CM_REFUSED='REJECTED.*[^0-9]8([^0-9]|$)|UNREACHABLE.*[^0-9-]1([^0-9]|$)|Connection refused'
 
+# After the rping server (pid $1) was fuzzed: it must have lived through
+# it, and an rping client of 20 pings, run by the rest of the arguments
+# (the command that runs it, sim_run or mh_run, and rping's), connects to
+# it; both end well.
+rping_after_fuzz() {
+	local spid=$1
+	shift
+	kill -0 "$spid" 2>/dev/null || e2e_fail "the server died under fuzzing"
+	"$@"
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	rping_rc server
+	rping_rc client
+	expect_out client "ping data: rdma-ping-19: " "20 pings"
+}
+
 # Kills an rping client while it pings, and checks that the rping server
 # (pid $1) is told: DISCONNECTED, before its time limit. The rest is the
 # command that starts the client (sim_start or mh_start), run again while
