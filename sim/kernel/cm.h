@@ -55,7 +55,7 @@
 #define CM_RDMA_HDR			36
 
 /* IB CM reject reasons and SIDR statuses rdma_cm uses. */
-#define CM_REJ_TIMEOUT			1
+#define CM_REJ_TIMEOUT			4
 #define CM_REJ_INVALID_SERVICE_ID	8
 #define CM_REJ_CONSUMER_DEFINED		28
 #define CM_REJ_VENDOR_OPTION		35

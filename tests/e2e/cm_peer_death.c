@@ -10,7 +10,7 @@
  *
  * STAGE, where the client ends, and what the server gets:
  *   req          its REQ was received, the server has not accepted: the
- *                CM's REJ (reason 1, timeout) makes the channel readable,
+ *                CM's REJ (reason 4, timeout) makes the channel readable,
  *                and librdmacm drops the event (the new id has no user
  *                context before its accept); rdma_accept is then EINVAL
  *   rep          the server accepted, the client has its REP (no QP, so
