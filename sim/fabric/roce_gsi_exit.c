@@ -255,7 +255,7 @@ static bool watch_start(void)
 		    stack + WATCH_STACK - SPAWN_STACK);
 	sim_libc.pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid > 0)
-		sim_sys6(SYS_wait4, pid, 0, __WCLONE, 0, 0, 0);
+		sim_sys6(SYS_wait4, pid, 0, __WALL, 0, 0, 0);
 	/* The watch has its copies; the stack is its until it ends. */
 	watch_forget(&w, ex.w.pid <= 0);
 	if (ex.w.pid <= 0) {
