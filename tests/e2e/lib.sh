@@ -12,6 +12,8 @@
 
 set -u
 
+. "$E2E_SRC/rping_pings.sh"
+
 E2E_TIMEOUT=${E2E_TIMEOUT:-60}
 E2E_PIDS=""
 E2E_PRELOAD=""
@@ -323,14 +325,11 @@ rping_client_killed() {
 		sleep 0.2
 		"$@"
 		cpid=$bg_pid
-		# stdout is a file: rping's pings come in blocks
-		until grep -q "ping data: rdma-ping-" "$RUNDIR/client.out"; do
-			i=$((i + 1))
-			[ "$i" -lt 600 ] || e2e_fail "the client never pinged"
-			kill -0 "$cpid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$cpid" 2>/dev/null && break
+		rping_pings "$cpid"
+		case $? in
+		0) break ;;
+		2) e2e_fail "the client never pinged" ;;
+		esac
 		grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out" ||
 			e2e_fail "the client ended before it was killed"
 	done

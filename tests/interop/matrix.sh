@@ -33,6 +33,7 @@
 # INTEROP_PEER=rxe2 puts a second guest's rxe0 (198.51.100.3) where the sim
 # would be: the harness and every check of the matrix proven rxe to rxe.
 . "$(dirname "$0")/lib.sh"
+. "$INTEROP_SRC/../e2e/rping_pings.sh"
 
 dir=${1:-}
 scenario=${2:-}
@@ -309,15 +310,11 @@ rping_killed() {
 		server_ready cm
 		sim_bg client rping -c -a "$SERVER_IP" -V -v -C 1000000
 		cpid=$bg_pid
-		i=0
-		# stdout is a file: rping's pings come in blocks
-		until grep -q "ping data: rdma-ping-" "$RUNDIR/client.out"; do
-			i=$((i + 1))
-			[ "$i" -lt 600 ] || fail "the client never pinged"
-			kill -0 "$cpid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$cpid" 2>/dev/null && break
+		rping_pings "$cpid"
+		case $? in
+		0) break ;;
+		2) fail "the client never pinged" ;;
+		esac
 		[ "$tries" -lt 10 ] && grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out" ||
 			fail "the client ended before it was killed"
 		tries=$((tries + 1))
