@@ -284,6 +284,11 @@ bool fabric_gsi_ready(unsigned int index);
 bool fabric_gsi_exit_set(unsigned int slot, unsigned int index,
 			 uint32_t daddr, const uint8_t *mad, size_t len);
 void fabric_gsi_exit_clear(unsigned int slot);
+/* Registers the fork() handlers of their lock, once (0 or an errno). It
+ * nests inside the locks of the connection manager that sets them, whose
+ * handlers must register after these: fork() runs prepare handlers in
+ * the reverse order of registration, and takes the locks in that order. */
+int fabric_gsi_exit_fork_handlers(void);
 
 /* Sleep protocol of the device thread: announce the intent to sleep, then
  * re-check every other source of work, then fabric_wait(port, timeout) or

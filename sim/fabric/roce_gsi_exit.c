@@ -69,7 +69,6 @@ static pthread_mutex_t exit_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	pid_t owner;			/* whose watch runs; 0: none */
 	pid_t failed;			/* whose watch could not start */
-	bool fork_handlers;
 	int wfd;			/* the pipe's write end */
 	struct watch w;
 	struct exit_gmp gmp[FAB_GSI_EXIT_SLOTS];
@@ -225,12 +224,6 @@ static bool watch_start(void)
 	if (ex.failed == getpid())
 		return false;
 	ex.failed = getpid();
-	if (!ex.fork_handlers) {
-		if (pthread_atfork(exit_fork_prepare, exit_fork_parent,
-				   exit_fork_child))
-			return false;
-		ex.fork_handlers = true;
-	}
 	if (sim_sys(SYS_pipe2, p, O_CLOEXEC, 0))
 		return false;
 	w.rfd = sim_fd_own(p[0]);
@@ -264,6 +257,19 @@ static bool watch_start(void)
 	}
 	ex.owner = getpid();
 	return true;
+}
+
+int fabric_gsi_exit_fork_handlers(void)
+{
+	static bool registered;
+	int ret;
+
+	if (registered)
+		return 0;
+	ret = pthread_atfork(exit_fork_prepare, exit_fork_parent,
+			     exit_fork_child);
+	registered = !ret;
+	return ret;
 }
 
 bool fabric_gsi_exit_set(unsigned int slot, unsigned int index,

@@ -315,6 +315,9 @@ int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size);
  * is such a peer's; cm_gsi_connect: the socket of a new connection to
  * it, on which the first message is the REQ or SIDR REQ, or -1. */
 int cm_gsi_start(void);
+/* Registers the GSI's fork() handlers and those of the locks inside it,
+ * once, before the agent's own (0 or an errno). */
+int cm_gsi_fork_handlers(void);
 bool cm_gsi_gid(const union ibv_gid *gid);
 int cm_gsi_connect(void);
 /* Sends as MADs, on the calling thread, what the GSI connections' agent

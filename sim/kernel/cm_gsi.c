@@ -594,22 +594,30 @@ static void gsi_open_ports(void)
 	}
 }
 
+int cm_gsi_fork_handlers(void)
+{
+	static bool registered;
+	int ret;
+
+	if (registered)
+		return 0;
+	/* the fabric's exit GMPs' lock nests inside gsi.lock */
+	ret = fabric_gsi_exit_fork_handlers();
+	if (!ret)
+		ret = pthread_atfork(gsi_fork_prepare, gsi_fork_parent,
+				     gsi_fork_child);
+	registered = !ret;
+	return ret;
+}
+
 int cm_gsi_start(void)
 {
-	static bool fork_handlers;
 	pthread_t thread;
 	sigset_t all, old;
 	int ret;
 
 	if (sim_global.wire != SIM_WIRE_ROCE || gsi.started)
 		return 0;
-	if (!fork_handlers) {
-		ret = pthread_atfork(gsi_fork_prepare, gsi_fork_parent,
-				     gsi_fork_child);
-		if (ret)
-			return -ret;
-		fork_handlers = true;
-	}
 	gsi.wake = sim_fd_own(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
 	if (gsi.wake < 0)
 		return -errno;

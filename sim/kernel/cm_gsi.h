@@ -23,7 +23,9 @@
  * which sends it once the process is gone, however it ends (a signal
  * too): a kernel's CM outlives its process, and so must this.
  *
- * Lock order: cm_lock, then gsi's own lock; the thread takes no other.
+ * Lock order: cm_lock, then gsi's own lock, then the fabric's lock of
+ * the exit GMPs (their fork handlers register in the reverse order);
+ * the thread takes no other.
  */
 #ifndef PVRDMA_SIM_CM_GSI_H
 #define PVRDMA_SIM_CM_GSI_H
