@@ -233,7 +233,7 @@ expect_rc() {
 # tree the sanitizer takes the SIGSEGV, reports it and exits 1.
 expect_death() {
 	case $3 in
-	kill) expect_rc "$1" "$2" 137 ;;
+	kill | fork) expect_rc "$1" "$2" 137 ;;
 	exit) expect_rc "$1" "$2" 0 ;;
 	crash)
 		if [ "${E2E_SANITIZE:-0}" = 1 ] && [ "$2" = 1 ]; then
