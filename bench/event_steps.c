@@ -30,6 +30,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 enum step {
 	S_WAIT0, S_WAIT, S_ARM, S_POLL, S_RECV, S_SEND0, S_SEND, S_SEVENT,
 	S_SARM, S_SPOLL, S_COUNT
@@ -123,13 +125,6 @@ static void iteration(struct side *s, double *t, bool receive)
 	t[S_SARM] = now_ns();
 	poll_one(s->scq);
 	t[S_SPOLL] = now_ns();
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 static double quantile(double *v, long n, double q)

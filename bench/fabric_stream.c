@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "fabric.h"
 
 #define WINDOW		128
@@ -47,14 +48,6 @@ static uint64_t received;	/* receiver: REQ packets taken */
 static struct fab_link *peer;	/* receiver: where they came from */
 static uint64_t acked;		/* sender: highest ACK */
 static bool echoed;		/* sender: the ping came back */
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void send_pkt(struct fab_link *to, enum fab_type type, uint32_t psn,
 		     size_t len)
@@ -134,13 +127,6 @@ static void receiver(int ready_fd, uint64_t count)
 		fabric_poll(port, 100);
 	fabric_close(port);
 	_exit(0);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)

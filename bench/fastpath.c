@@ -28,6 +28,8 @@
 #include <infiniband/verbs.h>
 #include <valgrind/callgrind.h>
 
+#include "bench_util.h"
+
 #define MSG_SIZE	64
 #define MAX_N		512	/* fits the send and receive queues */
 #define EMPTY_POLLS	1000
@@ -75,12 +77,6 @@ int bench_poll_cqe(struct ibv_cq *cq, struct ibv_wc *wc)
 int bench_poll_empty(struct ibv_cq *cq, struct ibv_wc *wc)
 {
 	return ibv_poll_cq(cq, 1, wc);
-}
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "fastpath: %s: %s\n", what, strerror(err));
-	exit(1);
 }
 
 static struct ibv_qp *make_qp(struct pair *p, struct ibv_cq *scq,

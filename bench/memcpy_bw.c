@@ -12,15 +12,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #define REGION	(64u << 20)
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Keeps the compiler from dropping copies nobody reads. */
 static volatile uint8_t sink;

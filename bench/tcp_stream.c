@@ -30,22 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define SOCK_BUF	(4 << 20)	/* as sim/fabric/fabric.c */
 #define RX_CHUNK	(256 << 10)
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "tcp_stream: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static void tune(int fd)
 {
@@ -65,27 +53,27 @@ static int server(struct sockaddr_in *sa)
 
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0)
-		die("socket");
+		die("socket", errno);
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	tune(fd);
 	if (bind(fd, (struct sockaddr *)sa, sizeof(*sa)) || listen(fd, 1))
-		die("bind");
+		die("bind", errno);
 	c = accept(fd, NULL, NULL);
 	if (c < 0)
-		die("accept");
+		die("accept", errno);
 	/* the client says first how many bytes follow */
 	if (recv(c, &want, sizeof(want), MSG_WAITALL) != sizeof(want))
-		die("recv");
+		die("recv", errno);
 	while (total < want) {
 		n = recv(c, buf, sizeof(buf), 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			die("recv");
+			die("recv", errno);
 		total += n;
 	}
 	if (send(c, "", 1, MSG_NOSIGNAL) != 1)
-		die("send");
+		die("send", errno);
 	close(c);
 	close(fd);
 	return 0;
@@ -113,23 +101,23 @@ static int client(struct sockaddr_in *sa, size_t size, uint64_t count,
 	size_t off;
 
 	if (!buf)
-		die("calloc");
+		die("calloc", errno);
 	for (;;) {
 		fd = socket(AF_INET, SOCK_STREAM, 0);
 		if (fd < 0)
-			die("socket");
+			die("socket", errno);
 		tune(fd);
 		if (!connect(fd, (struct sockaddr *)sa, sizeof(*sa)))
 			break;
 		if (++tries > 100)
-			die("connect");
+			die("connect", errno);
 		close(fd);
 		usleep(50000);
 	}
 	if (send(fd, &total, sizeof(total), MSG_NOSIGNAL) != sizeof(total))
-		die("send");
+		die("send", errno);
 	if (poller && pthread_create(&poller_thread, NULL, busy_poller, NULL))
-		die("pthread_create");
+		die("pthread_create", errno);
 	t0 = now_s();
 	for (i = 0; i < count; i++) {
 		for (off = 0; off < size; off += n) {
@@ -139,11 +127,11 @@ static int client(struct sockaddr_in *sa, size_t size, uint64_t count,
 				continue;
 			}
 			if (n <= 0)
-				die("send");
+				die("send", errno);
 		}
 	}
 	if (recv(fd, &ack, 1, MSG_WAITALL) != 1)
-		die("recv");
+		die("recv", errno);
 	t = now_s() - t0;
 	if (poller) {
 		atomic_store(&poller_stop, true);

@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT	103
 #endif
@@ -39,26 +41,12 @@
 #define SOCK_BUF	(4 << 20)	/* as sim/fabric */
 #define RX_LEN		65536
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "udp_stream: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
 static int udp_socket(void)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), sz = SOCK_BUF;
 
 	if (fd < 0)
-		die("socket");
+		die("socket", errno);
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
@@ -75,9 +63,9 @@ static int server(struct sockaddr_in *sa, bool gro)
 	ssize_t n;
 
 	if (gro && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)))
-		die("UDP_GRO");
+		die("UDP_GRO", errno);
 	if (bind(fd, (struct sockaddr *)sa, sizeof(*sa)))
-		die("bind");
+		die("bind", errno);
 	for (;;) {
 		fl = sizeof(from);
 		n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from,
@@ -85,7 +73,7 @@ static int server(struct sockaddr_in *sa, bool gro)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			die("recv");
+			die("recv", errno);
 		if (n != 1) {
 			total += n;
 			continue;
@@ -93,7 +81,7 @@ static int server(struct sockaddr_in *sa, bool gro)
 		/* the end: answered for each end datagram the client sends */
 		if (sendto(fd, &total, sizeof(total), 0,
 			   (struct sockaddr *)&from, fl) != sizeof(total))
-			die("sendto");
+			die("sendto", errno);
 		if (buf[0] == 'q')
 			break;
 	}
@@ -131,13 +119,13 @@ static uint64_t finish(int fd, struct sockaddr_in *sa, char what)
 	for (tries = 0; tries < 100; tries++) {
 		if (sendto(fd, &what, 1, 0, (struct sockaddr *)sa,
 			   sizeof(*sa)) != 1)
-			die("sendto");
+			die("sendto", errno);
 		if (poll(&p, 1, 100) == 1 &&
 		    recv(fd, &got, sizeof(got), 0) == sizeof(got))
 			return got;
 	}
 	errno = ETIMEDOUT;
-	die("no answer from the server");
+	die("no answer from the server", errno);
 	return 0;
 }
 
@@ -150,9 +138,9 @@ static int client(struct sockaddr_in *sa, size_t size, uint64_t count,
 	double t0, t;
 
 	if (!buf)
-		die("calloc");
+		die("calloc", errno);
 	if (gso && setsockopt(fd, IPPROTO_UDP, UDP_SEGMENT, &seg, sizeof(seg)))
-		die("UDP_SEGMENT");
+		die("UDP_SEGMENT", errno);
 	/* the server is up once it answers */
 	finish(fd, sa, 's');
 	t0 = now_s();

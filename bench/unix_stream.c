@@ -21,16 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define SOCK_BUF	(4 << 20)	/* as sim/fabric/fabric.c */
 #define RX_CHUNK	(256 << 10)
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void send_all(int fd, const uint8_t *buf, size_t len)
 {
@@ -65,13 +59,6 @@ static void recv_all(int fd, uint8_t *buf, size_t len)
 		buf += n;
 		len -= n;
 	}
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)

@@ -19,19 +19,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 static double now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* One direction: a pipe (write end, read end) or one eventfd (both). */

@@ -270,6 +270,25 @@ bool fabric_gsi_send(unsigned int index, uint32_t daddr, const uint8_t *mad,
 		     size_t len);
 /* Whether adapter `index` of this process has its RoCE v2 wire open. */
 bool fabric_gsi_ready(unsigned int index);
+/*
+ * The GMPs this process owes the wire when it ends (roce_gsi_exit.c): what
+ * a kernel's CM sends for the connections of a process that dies, however
+ * it dies. fabric_gsi_exit_set() leaves in entry `slot` (below
+ * FAB_GSI_EXIT_SLOTS) the MAD to send from QP 1 of adapter `index` to
+ * QP 1 at daddr, in place of what the entry held; fabric_gsi_exit_clear()
+ * withdraws it. Once the process has ended (killed, crashed, exited or
+ * replaced by exec), every MAD set is sent, once. False when it cannot
+ * be: the adapter speaks no RoCE, or nothing can outlive the process.
+ */
+#define FAB_GSI_EXIT_SLOTS	256
+bool fabric_gsi_exit_set(unsigned int slot, unsigned int index,
+			 uint32_t daddr, const uint8_t *mad, size_t len);
+void fabric_gsi_exit_clear(unsigned int slot);
+/* Registers the fork() handlers of their lock, once (0 or an errno). It
+ * nests inside the locks of the connection manager that sets them, whose
+ * handlers must register after these: fork() runs prepare handlers in
+ * the reverse order of registration, and takes the locks in that order. */
+int fabric_gsi_exit_fork_handlers(void);
 
 /* Sleep protocol of the device thread: announce the intent to sleep, then
  * re-check every other source of work, then fabric_wait(port, timeout) or

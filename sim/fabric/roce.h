@@ -51,6 +51,11 @@ struct fab_link *roce_resolve(struct fab_port *port, const uint8_t gid[16]);
  * unreadable). */
 bool roce_send(struct fab_port *port, struct fab_link *link,
 	       const struct fab_hdr *h, const struct iovec *iov, int iovcnt);
+/* A UDP socket at ipv4:sport that is only sent from (don't-fragment, no
+ * receive buffer), or -1. With bound, a port taken by another socket
+ * gives way to any port, the one bound stored there; sport 0 asks for
+ * any port. */
+int roce_sport_socket(uint32_t ipv4, uint16_t sport, uint16_t *bound);
 /* Reads the datagrams that arrived and hands each valid one to the
  * port's receive callback; returns how many. */
 int roce_rx(struct fab_port *port);
@@ -59,6 +64,13 @@ int roce_rx(struct fab_port *port);
  * went to the GSI handler or was dropped. */
 bool roce_gsi_rx(struct fab_port *port, uint32_t saddr,
 		 const struct roce_pkt *p);
+/* roce_gsi.c: a GMP whole (headers, the MAD, its ICRC), from QP 1 of
+ * saddr:sport to QP 1 at daddr, in b; returns its length. */
+#define ROCE_GSI_DATAGRAM_LEN	(ROCE_BTH_LEN + ROCE_DETH_LEN + 256 + \
+				 ROCE_ICRC_LEN)
+size_t roce_gsi_datagram(uint32_t saddr, uint16_t sport, uint32_t daddr,
+			 uint32_t psn, const uint8_t *mad,
+			 uint8_t b[ROCE_GSI_DATAGRAM_LEN]);
 
 /* roce_map.c: one fabric packet as the RoCE packets it makes. n is the
  * packet's index, *count how many the message makes; p gets the headers,

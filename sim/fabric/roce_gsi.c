@@ -69,14 +69,11 @@ static uint16_t gsi_sport(void)
 	return (uint16_t)(0xc000 + ((GSI_QPN * 0x61c88647u) >> 18));
 }
 
-/* The adapter's sending socket at its address (gsi_lock held). */
+/* The adapter's sending socket at its address, at QP 1's port if it is
+ * free, else at any (gsi_lock held). */
 static int gsi_socket(unsigned int index, uint32_t saddr, uint16_t *sport)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET,
-				 .sin_port = htons(gsi_sport()),
-				 .sin_addr.s_addr = saddr };
-	socklen_t len = sizeof(a);
-	int fd, v = IP_PMTUDISC_DO, zero = 0;
+	int fd;
 
 	if (gsi_tx[index].owner == getpid()) {
 		*sport = gsi_tx[index].sport;
@@ -85,25 +82,31 @@ static int gsi_socket(unsigned int index, uint32_t saddr, uint16_t *sport)
 	if (gsi_tx[index].owner)
 		sim_fd_close(gsi_tx[index].fd);	/* the parent's, copied */
 	gsi_tx[index].owner = 0;
-	fd = sim_fd_own(sim_libc.socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK |
-					SOCK_CLOEXEC, 0));
+	fd = roce_sport_socket(saddr, gsi_sport(), &gsi_tx[index].sport);
 	if (fd < 0)
 		return -1;
-	sim_libc.setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
-	sim_libc.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &zero, sizeof(zero));
-	if (sim_libc.bind(fd, (struct sockaddr *)&a, sizeof(a))) {
-		a.sin_port = 0;	/* taken: any port will do */
-		if (sim_libc.bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
-		    sim_libc.getsockname(fd, (struct sockaddr *)&a, &len)) {
-			sim_fd_close(fd);
-			return -1;
-		}
-	}
 	gsi_tx[index].fd = fd;
 	gsi_tx[index].owner = getpid();
-	gsi_tx[index].sport = ntohs(a.sin_port);
 	*sport = gsi_tx[index].sport;
 	return fd;
+}
+
+size_t roce_gsi_datagram(uint32_t saddr, uint16_t sport, uint32_t daddr,
+			 uint32_t psn, const uint8_t *mad,
+			 uint8_t b[ROCE_GSI_DATAGRAM_LEN])
+{
+	struct roce_pkt p = { .opcode = UD_SEND_ONLY, .pkey = 0xffff,
+			      .dqpn = GSI_QPN, .psn = psn & 0xffffff,
+			      .deth = { .qkey = GSI_QKEY, .sqp = GSI_QPN } };
+	struct roce_flow4 f = { .saddr = saddr, .daddr = daddr,
+				.sport = sport, .dport = ROCE_UDP_PORT,
+				.frag = ROCE_IP_DF };
+	size_t n = roce_encode(&p, b);
+
+	memcpy(b + n, mad, GSI_MAD_LEN);
+	n += GSI_MAD_LEN;
+	roce_icrc_put(b + n, roce_icrc(&f, b, n));
+	return n + ROCE_ICRC_LEN;
 }
 
 bool fabric_gsi_send(unsigned int index, uint32_t daddr, const uint8_t *mad,
@@ -111,33 +114,25 @@ bool fabric_gsi_send(unsigned int index, uint32_t daddr, const uint8_t *mad,
 {
 	struct fab_port *port = index < SIM_MAX_ADAPTERS ?
 				fab_local_port(index) : NULL;
-	uint8_t b[ROCE_BTH_LEN + ROCE_DETH_LEN + GSI_MAD_LEN + ROCE_ICRC_LEN];
-	struct roce_pkt p = { .opcode = UD_SEND_ONLY, .pkey = 0xffff,
-			      .dqpn = GSI_QPN,
-			      .deth = { .qkey = GSI_QKEY, .sqp = GSI_QPN } };
+	uint8_t b[ROCE_GSI_DATAGRAM_LEN];
 	struct sockaddr_in to = { .sin_family = AF_INET,
 				  .sin_port = htons(ROCE_UDP_PORT),
 				  .sin_addr.s_addr = daddr };
-	struct roce_flow4 f = { .daddr = daddr, .dport = ROCE_UDP_PORT,
-				.frag = ROCE_IP_DF };
-	size_t hl, n;
+	uint16_t sport;
+	uint32_t psn;
+	size_t n;
 	ssize_t r;
 	int fd;
 
 	if (!port || port->roce_fd < 0 || len != GSI_MAD_LEN)
 		return false;
-	f.saddr = port->adapter.ipv4;
 	pthread_mutex_lock(&gsi_lock);
-	fd = gsi_socket(index, f.saddr, &f.sport);
-	p.psn = gsi_tx[index].psn++ & 0xffffff;
+	fd = gsi_socket(index, port->adapter.ipv4, &sport);
+	psn = gsi_tx[index].psn++;
 	pthread_mutex_unlock(&gsi_lock);
 	if (fd < 0)
 		return false;
-	hl = roce_encode(&p, b);
-	memcpy(b + hl, mad, len);
-	n = hl + len;
-	roce_icrc_put(b + n, roce_icrc(&f, b, n));
-	n += ROCE_ICRC_LEN;
+	n = roce_gsi_datagram(port->adapter.ipv4, sport, daddr, psn, mad, b);
 	do {
 		r = sim_libc.sendto(fd, b, n, MSG_DONTWAIT | MSG_NOSIGNAL,
 				    (struct sockaddr *)&to, sizeof(to));

@@ -39,11 +39,12 @@ static uint16_t qp_sport(uint32_t qpn)
 	return (uint16_t)(0xc000 + (((qpn & 0xffffff) * 0x61c88647u) >> 18));
 }
 
-static int sport_socket(struct fab_port *port, uint16_t sport)
+int roce_sport_socket(uint32_t ipv4, uint16_t sport, uint16_t *bound)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
 				 .sin_port = htons(sport),
-				 .sin_addr.s_addr = port->adapter.ipv4 };
+				 .sin_addr.s_addr = ipv4 };
+	socklen_t len = sizeof(a);
 	int fd, v = IP_PMTUDISC_DO, buf = FAB_SOCK_BUF, zero = 0;
 
 	fd = sim_fd_own(sim_libc.socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK |
@@ -55,10 +56,20 @@ static int sport_socket(struct fab_port *port, uint16_t sport)
 	/* only sent from: what reaches its port is not read */
 	sim_libc.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &zero, sizeof(zero));
 	if (sim_libc.bind(fd, (struct sockaddr *)&a, sizeof(a))) {
-		sim_fd_close(fd);
-		return -1;
+		a.sin_port = 0;	/* taken: any port, if the caller takes one */
+		if (!bound || sim_libc.bind(fd, (struct sockaddr *)&a,
+					    sizeof(a)))
+			goto err;
+	}
+	if (bound) {
+		if (sim_libc.getsockname(fd, (struct sockaddr *)&a, &len))
+			goto err;
+		*bound = ntohs(a.sin_port);
 	}
 	return fd;
+err:
+	sim_fd_close(fd);
+	return -1;
 }
 
 /* The socket to send qpn's packets from, and its port: its own flow's
@@ -78,7 +89,7 @@ static int sport_of(struct fab_port *port, uint32_t qpn, uint16_t *sport)
 		}
 		if (port->roce_sport[k].port)
 			continue;
-		fd = sport_socket(port, want);
+		fd = roce_sport_socket(port->adapter.ipv4, want, NULL);
 		if (fd < 0)
 			break;
 		port->roce_sport[k].port = want;

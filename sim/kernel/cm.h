@@ -55,7 +55,7 @@
 #define CM_RDMA_HDR			36
 
 /* IB CM reject reasons and SIDR statuses rdma_cm uses. */
-#define CM_REJ_TIMEOUT			1
+#define CM_REJ_TIMEOUT			4
 #define CM_REJ_INVALID_SERVICE_ID	8
 #define CM_REJ_CONSUMER_DEFINED		28
 #define CM_REJ_VENDOR_OPTION		35
@@ -315,6 +315,9 @@ int cm_tcp_connect(const union ibv_gid *gid, size_t msg_size);
  * is such a peer's; cm_gsi_connect: the socket of a new connection to
  * it, on which the first message is the REQ or SIDR REQ, or -1. */
 int cm_gsi_start(void);
+/* Registers the GSI's fork() handlers and those of the locks inside it,
+ * once, before the agent's own (0 or an errno). */
+int cm_gsi_fork_handlers(void);
 bool cm_gsi_gid(const union ibv_gid *gid);
 int cm_gsi_connect(void);
 /* Sends as MADs, on the calling thread, what the GSI connections' agent

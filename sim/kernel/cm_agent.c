@@ -618,8 +618,13 @@ int cm_agent_start(void)
 	if (cm_agent.started)
 		return 0;
 	if (!fork_handlers) {
-		ret = pthread_atfork(cm_fork_prepare, cm_fork_parent,
-				     cm_fork_child);
+		/* fork() takes the locks of its prepare handlers in the
+		 * reverse order of their registration: those that nest
+		 * inside cm_lock (cm_gsi.h) register first. */
+		ret = cm_gsi_fork_handlers();
+		if (!ret)
+			ret = pthread_atfork(cm_fork_prepare, cm_fork_parent,
+					     cm_fork_child);
 		if (ret)
 			return -ret;
 		fork_handlers = true;

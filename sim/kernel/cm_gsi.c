@@ -40,6 +40,7 @@ static struct {
 	struct gsi_conn *conns;
 	unsigned int nconns;
 	uint64_t rng;
+	bool exit_slot_used[GSI_MAX_CONNS];
 	pthread_mutex_t rxq_lock;
 	struct gsi_rx rxq[RXQ_LEN];
 	unsigned int rxq_head, rxq_count;
@@ -92,17 +93,31 @@ static bool rxq_pop(struct gsi_rx *out)
 	return got;
 }
 
+_Static_assert(GSI_MAX_CONNS <= FAB_GSI_EXIT_SLOTS,
+	       "an exit GMP for every connection");
+
 /* ---- connections (gsi.lock held) ---- */
+
+/* A new transaction's ID: random above, the connection's below. */
+static uint64_t new_tid(const struct gsi_conn *c)
+{
+	return (uint64_t)gsi_random() << 32 | c->local_id;
+}
 
 static struct gsi_conn *conn_new(int fd)
 {
 	struct gsi_conn *c;
+	unsigned int slot = 0;
 
 	if (gsi.nconns >= GSI_MAX_CONNS)
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	while (gsi.exit_slot_used[slot])	/* one is free: nconns */
+		slot++;
+	gsi.exit_slot_used[slot] = true;
+	c->exit_slot = slot;
 	c->fd = fd;
 	do
 		c->local_id = gsi_random();
@@ -120,6 +135,39 @@ static void conn_close_fd(struct gsi_conn *c)
 	c->fd = -1;
 	c->resend_at = 0;
 	c->forget_at = cm_now_ns() + GSI_LINGER_NS;
+	fabric_gsi_exit_clear(c->exit_slot);
+}
+
+static void conn_free(struct gsi_conn *c)
+{
+	fabric_gsi_exit_clear(c->exit_slot);
+	gsi.exit_slot_used[c->exit_slot] = false;
+	gsi.nconns--;
+	free(c);
+}
+
+/*
+ * What ib_cm would send for c if the process ended now, its id not
+ * destroyed (gsi_exit_msg), left with the fabric to send once the
+ * process is gone. The agent's end closed, nothing is owed: the agent
+ * said what destroying the id says.
+ */
+static void conn_owe(struct gsi_conn *c)
+{
+	struct gsi_conn t = *c;	/* gsi_msg_to_mad() moves c on */
+	uint8_t b[CM_MAD_LEN];
+	struct cm_msg m;
+	struct cm_mad d;
+
+	if (c->fd >= 0 && gsi_exit_msg(c, &m)) {
+		if (m.type == CM_MSG_DREQ)
+			t.tid = new_tid(c);
+		if (gsi_msg_to_mad(&t, &m, &d) && cm_mad_encode(&d, b) &&
+		    fabric_gsi_exit_set(c->exit_slot, c->dev, c->peer, b,
+					CM_MAD_LEN))
+			return;
+	}
+	fabric_gsi_exit_clear(c->exit_slot);
 }
 
 static void send_last(struct gsi_conn *c)
@@ -165,7 +213,7 @@ static bool conn_open(struct gsi_conn *c, const struct cm_msg *m)
 	memcpy(&c->peer, m->dst_gid + 12, 4);
 	c->active = true;
 	c->ud = m->type == CM_MSG_SIDR_REQ;
-	c->tid = (uint64_t)gsi_random() << 32 | c->local_id;
+	c->tid = new_tid(c);
 	return true;
 }
 
@@ -193,12 +241,13 @@ static void from_agent(struct gsi_conn *c, const struct cm_msg *m)
 		}
 	}
 	if (m->type == CM_MSG_DREQ)	/* a new transaction */
-		c->tid = (uint64_t)gsi_random() << 32 | c->local_id;
+		c->tid = new_tid(c);
 	if (!gsi_msg_to_mad(c, m, &d))
 		return;
 	note_sent(c, m->type);
 	send_mad(c, &d, m->type == CM_MSG_REQ || m->type == CM_MSG_SIDR_REQ ||
 			m->type == CM_MSG_REP || m->type == CM_MSG_DREQ);
+	conn_owe(c);
 }
 
 /* The agent's end of c is readable: messages, or its close. */
@@ -293,6 +342,7 @@ static void req_received(const struct gsi_rx *r, const struct cm_mad *d)
 	c->sid = d->service_id;
 	c->tid = d->tid;
 	to_agent(c, &m);
+	conn_owe(c);
 }
 
 /* A DREQ of no connection this side keeps: ib_cm answers its DREP. */
@@ -321,6 +371,9 @@ static void mad_received(const struct gsi_rx *r)
 	}
 	c = find_local(r->saddr, d.attr_id == CM_ATTR_SIDR_REP ?
 				 d.local_comm_id : d.remote_comm_id);
+	if (!c && d.attr_id == CM_ATTR_REJ && d.reason == CM_REJ_TIMEOUT)
+		/* the REQ's sender gave up before it had our ID */
+		c = find_remote(r->saddr, d.local_comm_id, false);
 	if (!c || c->ud != (d.attr_id == CM_ATTR_SIDR_REP) ||
 	    (c->remote_id && d.attr_id != CM_ATTR_SIDR_REP &&
 	     d.attr_id != CM_ATTR_REJ && c->remote_id != d.local_comm_id)) {
@@ -351,6 +404,7 @@ static void mad_received(const struct gsi_rx *r)
 	if (d.attr_id != CM_ATTR_DREQ)
 		c->resend_at = 0;
 	to_agent(c, &m);
+	conn_owe(c);
 }
 
 /* ---- the thread ---- */
@@ -364,8 +418,7 @@ static int gsi_timers(void)
 	while ((c = *p)) {
 		if (c->fd < 0 && c->forget_at <= now) {
 			*p = c->next;
-			gsi.nconns--;
-			free(c);
+			conn_free(c);
 			continue;
 		}
 		if (c->resend_at && c->resend_at <= now) {
@@ -489,26 +542,6 @@ int cm_gsi_connect(void)
 }
 
 /*
- * The process exits: its rdma_cm file closes, and the kernel's CM would
- * end each connection as destroying its id does (cm.c's cm_destroy): what
- * the agent already said leaves first, then what is still owed.
- */
-static void gsi_at_exit(void)
-{
-	struct gsi_conn *c;
-	struct cm_msg m;
-
-	if (!gsi.started)
-		return;
-	cm_gsi_kick();
-	pthread_mutex_lock(&gsi.lock);
-	for (c = gsi.conns; c; c = c->next)
-		if (c->fd >= 0 && gsi_exit_msg(c, &m))
-			from_agent(c, &m);
-	pthread_mutex_unlock(&gsi.lock);
-}
-
-/*
  * fork(): the thread is not in the child; its connections are the
  * parent's. The child closes its copies and starts afresh at its first
  * rdma_cm file, as the agent does.
@@ -536,6 +569,7 @@ static void gsi_fork_child(void)
 		}
 		gsi.conns = NULL;
 		gsi.nconns = 0;
+		memset(gsi.exit_slot_used, 0, sizeof(gsi.exit_slot_used));
 		sim_fd_close(gsi.wake);
 		gsi.wake = -1;
 		gsi.rng = 0;
@@ -560,23 +594,30 @@ static void gsi_open_ports(void)
 	}
 }
 
+int cm_gsi_fork_handlers(void)
+{
+	static bool registered;
+	int ret;
+
+	if (registered)
+		return 0;
+	/* the fabric's exit GMPs' lock nests inside gsi.lock */
+	ret = fabric_gsi_exit_fork_handlers();
+	if (!ret)
+		ret = pthread_atfork(gsi_fork_prepare, gsi_fork_parent,
+				     gsi_fork_child);
+	registered = !ret;
+	return ret;
+}
+
 int cm_gsi_start(void)
 {
-	static bool fork_handlers;
 	pthread_t thread;
 	sigset_t all, old;
 	int ret;
 
 	if (sim_global.wire != SIM_WIRE_ROCE || gsi.started)
 		return 0;
-	if (!fork_handlers) {
-		ret = pthread_atfork(gsi_fork_prepare, gsi_fork_parent,
-				     gsi_fork_child);
-		if (ret)
-			return -ret;
-		atexit(gsi_at_exit);
-		fork_handlers = true;
-	}
 	gsi.wake = sim_fd_own(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
 	if (gsi.wake < 0)
 		return -errno;

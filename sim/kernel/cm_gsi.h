@@ -18,9 +18,14 @@
  * connection to the agent that answers for the local GID, as another
  * sim's agent would. MADs that do not decode, or name no connection, are
  * dropped; a DREQ for a connection no longer known gets its DREP, as
- * ib_cm gives it.
+ * ib_cm gives it. What ib_cm would send for each connection if the
+ * process ended (gsi_exit_msg) is kept up to date with the fabric,
+ * which sends it once the process is gone, however it ends (a signal
+ * too): a kernel's CM outlives its process, and so must this.
  *
- * Lock order: cm_lock, then gsi's own lock; the thread takes no other.
+ * Lock order: cm_lock, then gsi's own lock, then the fabric's lock of
+ * the exit GMPs (their fork handlers register in the reverse order);
+ * the thread takes no other.
  */
 #ifndef PVRDMA_SIM_CM_GSI_H
 #define PVRDMA_SIM_CM_GSI_H
@@ -54,6 +59,8 @@ struct gsi_conn {
 	uint64_t resend_at;		/* 0: nothing waits for an answer */
 	unsigned int tries;
 	uint64_t forget_at;		/* once the agent's end closed */
+	unsigned int exit_slot;		/* what it is owed at the process's
+					 * end (fabric_gsi_exit_set) */
 };
 
 extern uint64_t cm_gsi_resend_ns;

@@ -118,6 +118,13 @@ bool gsi_msg_to_mad(struct gsi_conn *c, const struct cm_msg *m,
 		d->attr_id = CM_ATTR_REJ;
 		d->msg_of = rej_of(c);
 		d->reason = m->reason;
+		/* A timeout's REJ may come before the peer's comm ID did:
+		 * ib_cm finds what it ends by the rejecter's CA GUID (its
+		 * REQ's) in the ARI and its local comm ID. */
+		if (m->reason == CM_REJ_TIMEOUT) {
+			memcpy(d->ari, &sim_devs[c->dev].node_guid, 8);
+			d->ari_len = 8;
+		}
 		break;
 	case CM_MSG_DREQ:
 		d->attr_id = CM_ATTR_DREQ;

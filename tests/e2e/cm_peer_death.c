@@ -10,7 +10,7 @@
  *
  * STAGE, where the client ends, and what the server gets:
  *   req          its REQ was received, the server has not accepted: the
- *                CM's REJ (reason 1, timeout) makes the channel readable,
+ *                CM's REJ (reason 4, timeout) makes the channel readable,
  *                and librdmacm drops the event (the new id has no user
  *                context before its accept); rdma_accept is then EINVAL
  *   rep          the server accepted, the client has its REP (no QP, so
@@ -19,7 +19,9 @@
  *   established  connected: DISCONNECTED, and the server's posted
  *                receive is flushed once it disconnects too
  * DEATH, how it ends: kill (SIGKILL), exit (exit(0) with its ids still
- * there), crash (SIGSEGV).
+ * there), crash (SIGSEGV), fork (SIGKILL, while a child it forked lives
+ * on past the server's wait: the child holds nothing of its parent's
+ * connection, so the parent's end is told at once).
  * FILE: the server creates it once it has the CONNECT_REQUEST (stage
  * req: the client waits for it before it dies).
  *
@@ -164,6 +166,18 @@ static void die(void)
 	fflush(stdout);
 	if (!strcmp(death, "exit"))
 		exit(0);
+	if (!strcmp(death, "fork") && fork() == 0) {
+		int i;
+
+		/* past the server's wait, or until the test is over (the
+		 * sync file goes with its run directory) */
+		for (i = 0; i < E2E_WAIT_SECONDS + 10; i++) {
+			if (access(sync_file, F_OK))
+				break;
+			sleep(1);
+		}
+		_exit(0);
+	}
 	if (!strcmp(death, "crash")) {
 		volatile uintptr_t unmapped = 8;
 

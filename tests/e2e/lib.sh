@@ -12,6 +12,8 @@
 
 set -u
 
+. "$E2E_SRC/rping_pings.sh"
+
 E2E_TIMEOUT=${E2E_TIMEOUT:-60}
 E2E_PIDS=""
 E2E_PRELOAD=""
@@ -231,7 +233,7 @@ expect_rc() {
 # tree the sanitizer takes the SIGSEGV, reports it and exits 1.
 expect_death() {
 	case $3 in
-	kill) expect_rc "$1" "$2" 137 ;;
+	kill | fork) expect_rc "$1" "$2" 137 ;;
 	exit) expect_rc "$1" "$2" 0 ;;
 	crash)
 		if [ "${E2E_SANITIZE:-0}" = 1 ] && [ "$2" = 1 ]; then
@@ -295,6 +297,23 @@ provider_of() {
 # retry it. A refused client is not a result: the pair is started again.
 CM_REFUSED='REJECTED.*[^0-9]8([^0-9]|$)|UNREACHABLE.*[^0-9-]1([^0-9]|$)|Connection refused'
 
+# After the rping server (pid $1) was fuzzed: it must have lived through
+# it, and an rping client of 20 pings, run by the rest of the arguments
+# (the command that runs it, sim_run or mh_run, and rping's), connects to
+# it; both end well.
+rping_after_fuzz() {
+	local spid=$1
+	shift
+	kill -0 "$spid" 2>/dev/null || e2e_fail "the server died under fuzzing"
+	"$@"
+	client_rc=$rc
+	sim_wait "$spid"
+	server_rc=$rc
+	rping_rc server
+	rping_rc client
+	expect_out client "ping data: rdma-ping-19: " "20 pings"
+}
+
 # Kills an rping client while it pings, and checks that the rping server
 # (pid $1) is told: DISCONNECTED, before its time limit. The rest is the
 # command that starts the client (sim_start or mh_start), run again while
@@ -306,14 +325,11 @@ rping_client_killed() {
 		sleep 0.2
 		"$@"
 		cpid=$bg_pid
-		# stdout is a file: rping's pings come in blocks
-		until grep -q "ping data: rdma-ping-" "$RUNDIR/client.out"; do
-			i=$((i + 1))
-			[ "$i" -lt 600 ] || e2e_fail "the client never pinged"
-			kill -0 "$cpid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$cpid" 2>/dev/null && break
+		rping_pings "$cpid"
+		case $? in
+		0) break ;;
+		2) e2e_fail "the client never pinged" ;;
+		esac
 		grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out" ||
 			e2e_fail "the client ended before it was killed"
 	done

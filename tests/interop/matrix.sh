@@ -17,6 +17,8 @@
 #   ucmatose                                rdma_cm, 4 RC connections at once
 #   udaddy                                  rdma_cm UD: SIDR REQ/REP
 #   cm_refused                              no listener: REJECTED, IB CM reason 8
+#   rping_killed                            sim_client only: the sim's rping client
+#                                           SIGKILLed mid-run: rxe's server is told
 #   data_integrity                          every opcode, data and completions checked
 #   ud_grh                                  the GRH area of UD receives, RoCE v2 over IPv4
 #   rnr                                     the responder has no receive: the
@@ -31,6 +33,7 @@
 # INTEROP_PEER=rxe2 puts a second guest's rxe0 (198.51.100.3) where the sim
 # would be: the harness and every check of the matrix proven rxe to rxe.
 . "$(dirname "$0")/lib.sh"
+. "$INTEROP_SRC/../e2e/rping_pings.sh"
 
 dir=${1:-}
 scenario=${2:-}
@@ -46,6 +49,7 @@ case $scenario in
 write_bw_cm | send_lat_cm | rping | ucmatose) CM_EXPECT="REQ REP RTU DREQ DREP" ;;
 udaddy) CM_EXPECT="SIDR_REQ SIDR_REP" ;;
 cm_refused) CM_EXPECT="REQ REJ" ;;
+rping_killed) CM_EXPECT="REQ REP RTU DREQ" ;;
 *) CM_EXPECT="" ;;
 esac
 # perftest's -R server opens the listener of its test connection only
@@ -332,6 +336,42 @@ cm_refused() {
 	expect_out client "cma_event type RDMA_CM_EVENT_REJECTED"
 }
 
+# The sim's rping client is killed (SIGKILL) while it pings: the DREQ its
+# CM owes still reaches rxe (the sim's process that outlives the client
+# sends it, as a kernel destroys a dead process's ids), and rxe's rping
+# server gets DISCONNECTED and ends. Without that DREQ the server ends on
+# its QP's retries, with no DISCONNECTED. The other way round, the killed
+# client would be rxe's, whose kernel sends the DREQ: not the sim's doing.
+rping_killed() {
+	[ "$CLIENT" = sim ] && [ "$PEER" = sim ] ||
+		skip "the client killed is the sim's (rxe's DREQ is its kernel's)"
+	tries=0
+	while :; do
+		start_on "$SERVER" server "rping -s -a $SERVER_IP -V -C 1000000"
+		server_ready cm
+		sim_bg client rping -c -a "$SERVER_IP" -V -v -C 1000000
+		cpid=$bg_pid
+		rping_pings "$cpid"
+		case $? in
+		0) break ;;
+		2) fail "the client never pinged" ;;
+		esac
+		[ "$tries" -lt 10 ] && grep -Eq -- "$CM_REFUSED" "$RUNDIR/client.out" ||
+			fail "the client ended before it was killed"
+		tries=$((tries + 1))
+		ilog "client refused: no listener yet; starting the pair again"
+		guest kill "$bg_job"
+		finish_on "$SERVER" server
+	done
+	# the client's own process (setsid made the group)
+	pkill -KILL -g "$cpid" -x rping || fail "no rping client to kill"
+	ilog "the sim's client killed while it pinged"
+	finish_on "$SERVER" server
+	server_rc=$?
+	[ "$server_rc" != 124 ] || fail "rxe's rping server never ended"
+	expect_out server "server DISCONNECT EVENT"
+}
+
 # our_pair PROGRAM ARGS: one of our verbs programs on both sides. Their side
 # channel is on loopback unless E2E_CHANNEL_ADDR says the server's address:
 # both sides get it (the sim's side from the environment).
@@ -410,6 +450,7 @@ rping) rping ;;
 ucmatose) ucmatose ;;
 udaddy) udaddy ;;
 cm_refused) cm_refused ;;
+rping_killed) rping_killed ;;
 data_integrity) our_pair data_integrity ;;
 ud_grh)
 	# A Linux RoCE sender puts its route's TTL (64) in the IPv4 header,
