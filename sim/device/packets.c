@@ -141,12 +141,14 @@ static bool send_place(struct eqp *e, struct fab_link *from,
 	return false;
 }
 
-/* A WRITE's packet into the range its first packet named. */
+/* A WRITE's packet into the range its first packet named: with the
+ * run's copy (place.c) where it can, else now. */
 static bool write_place(struct eqp *e, struct fab_link *from,
 			const struct fab_hdr *h, struct fab_rx *rx)
 {
 	struct sim_qp *qp = e->qp;
 	struct local_iov ri;
+	int later = 0;
 
 	ri.n = SIM_MAX_IOV;
 	if (e->resp.seg_off + h->len > e->resp.seg_total ||
@@ -156,12 +158,13 @@ static bool write_place(struct eqp *e, struct fab_link *from,
 		       e->resp.seg_va + e->resp.seg_off, h->len,
 		       IBV_ACCESS_REMOTE_WRITE,
 		       ri.iov, &ri.n) != SIM_ACCESS_OK ||
-	    (!fab_rx_read(rx, ri.iov, ri.n) && rx->fault)) {
+	    ((later = dev_place_defer(e, from, h, rx, &ri)) == 0 &&
+	     !fab_rx_read(rx, ri.iov, ri.n) && rx->fault)) {
 		e->resp.seg_busy = false;
 		dev_resp_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return false;
 	}
-	return true;
+	return later >= 0;
 }
 
 /* The last packet of a SEND or WRITE with immediate: its completion. */

@@ -11,7 +11,9 @@
  * arrives is checked before the device sees any of it: the headers
  * decode (roce_decode), the ICRC is right for the addresses and ports it
  * came by (roce_icrc_check), and it maps to a packet the device speaks
- * (roce_map_rx). Everything else is dropped and counted.
+ * (roce_map_rx). Everything else is dropped and counted. The payloads
+ * of a run stay in the buffer until the device's rx_end: it may place
+ * many packets with one copy (fab_rx_take).
  */
 #include <netinet/in.h>
 #include <netinet/ip.h>
@@ -239,11 +241,26 @@ static int rx_run(struct fab_port *port, const struct sockaddr_in *src,
 		from->exposed = true;
 		rx = (struct fab_rx){ .port = port,
 				      .mem = pk + roce_hdr_len(pk[0]),
-				      .left = h.len };
+				      .left = h.len, .lasts = true };
 		port->adapter.rx(port->adapter.owner, from, &h, &rx);
 		count++;
 	}
+	/* the buffer is read into again: copies deferred are made now */
+	if (count && port->adapter.rx_end)
+		port->adapter.rx_end(port->adapter.owner);
 	return count;
+}
+
+const uint8_t *fab_rx_take(struct fab_rx *rx, uint64_t len)
+{
+	const uint8_t *p = rx->mem;
+
+	if (!rx->lasts || rx->link || rx->failed || rx->fault ||
+	    len > rx->left)
+		return NULL;
+	rx->mem += len;
+	rx->left -= len;
+	return p;
 }
 
 /* Reads what arrived, up to FAB_BURST datagrams a round. */

@@ -22,7 +22,9 @@
 # (mpi_check, one rank per host) | rping_killed (an rping client is
 # killed: its server is told) | cm_peer_death STAGE DEATH (the same at each
 # stage of a connection, cm_peer_death.c) | host_netdev (an adapter by --netdev:
-# its netdev is the veth, whose address the interface calls list once).
+# its netdev is the veth, whose address the interface calls list once) |
+# place_fault (a WRITE's target page faults mid-message: that WRITE fails,
+# nothing after it is acknowledged or placed).
 #
 # Needs root, and network namespaces that commands run in, joined by veth
 # pairs (netns_probe, lib.sh, tries all of it first): where any of it is
@@ -223,6 +225,21 @@ link_fault() {
 	[ "$mode" = sigstop-beyond ] &&
 		expect_out client "transport retry counter exceeded"
 	e2e_pass "rc_recovery $mode, the link down and up: $sprov server, $cprov client"
+}
+
+# A WRITE whose target page faults mid-message, between two others
+# (place_fault.c): the faulting one fails, nothing after it is
+# acknowledged or placed.
+place_fault() {
+	local args="--port $PORT --gid-index 1"
+	export E2E_CHANNEL_ADDR=$ADDR_A
+	mh_pair "--mtu 1024" "$E2E_BIN/place_fault --server $args" \
+		"$E2E_BIN/place_fault --client $args"
+	expect_rc "place_fault client" "$client_rc" 0
+	expect_rc "place_fault server" "$server_rc" 0
+	expect_out client "passed"
+	expect_out server "done"
+	e2e_pass "a WRITE faulting mid-message fails alone: $sprov server, $cprov client"
 }
 
 # Completion events across the hosts (cq_events: one an arm, solicited
@@ -555,6 +572,7 @@ roce_fuzz_cm) roce_fuzz_cm ;;
 cm_resend) cm_resend ;;
 mpi) mpi ;;
 host_netdev) host_netdev ;;
+place_fault) place_fault ;;
 perftest_cm) perftest_cm "$@" ;;
 *) e2e_fail "unknown scenario $scenario" ;;
 esac
