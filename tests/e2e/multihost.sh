@@ -23,8 +23,8 @@
 # killed: its server is told) | cm_peer_death STAGE DEATH (the same at each
 # stage of a connection, cm_peer_death.c) | host_netdev (an adapter by --netdev:
 # its netdev is the veth, whose address the interface calls list once) |
-# place_fault (a WRITE's target page faults mid-message: that WRITE fails,
-# nothing after it is acknowledged or placed).
+# verbs PROGRAM (an e2e verbs program, server and client: data_integrity,
+# place_fault).
 #
 # Needs root, and network namespaces that commands run in, joined by veth
 # pairs (netns_probe, lib.sh, tries all of it first): where any of it is
@@ -227,19 +227,20 @@ link_fault() {
 	e2e_pass "rc_recovery $mode, the link down and up: $sprov server, $cprov client"
 }
 
-# A WRITE whose target page faults mid-message, between two others
-# (place_fault.c): the faulting one fails, nothing after it is
-# acknowledged or placed.
-place_fault() {
-	local args="--port $PORT --gid-index 1"
+# One of the e2e verbs programs as server and client across the hosts:
+# data_integrity (every opcode, data and completions checked), place_fault
+# (a WRITE whose target page faults mid-message, between two others: it
+# fails, nothing after it is acknowledged or placed).
+verbs_prog() {
+	local prog=$1 args="--port $PORT --gid-index 1"
 	export E2E_CHANNEL_ADDR=$ADDR_A
-	mh_pair "--mtu 1024" "$E2E_BIN/place_fault --server $args" \
-		"$E2E_BIN/place_fault --client $args"
-	expect_rc "place_fault client" "$client_rc" 0
-	expect_rc "place_fault server" "$server_rc" 0
-	expect_out client "passed"
-	expect_out server "done"
-	e2e_pass "a WRITE faulting mid-message fails alone: $sprov server, $cprov client"
+	mh_pair "--mtu 1024" "$E2E_BIN/$prog --server $args" \
+		"$E2E_BIN/$prog --client $args"
+	expect_rc "$prog client" "$client_rc" 0
+	expect_rc "$prog server" "$server_rc" 0
+	expect_no_out client "^FAIL"
+	expect_no_out server "^FAIL"
+	e2e_pass "$prog between two hosts: $sprov server, $cprov client"
 }
 
 # Completion events across the hosts (cq_events: one an arm, solicited
@@ -572,7 +573,7 @@ roce_fuzz_cm) roce_fuzz_cm ;;
 cm_resend) cm_resend ;;
 mpi) mpi ;;
 host_netdev) host_netdev ;;
-place_fault) place_fault ;;
+verbs) verbs_prog "$@" ;;
 perftest_cm) perftest_cm "$@" ;;
 *) e2e_fail "unknown scenario $scenario" ;;
 esac
