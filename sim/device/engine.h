@@ -259,6 +259,10 @@ struct place_batch {
 	bool flushing;
 	struct place_entry ent[PLACE_MAX_ENTRIES];
 	struct iovec piece[PLACE_MAX_PIECES];
+	/* the copy's arrays: not on a stack, which may be a small signal
+	 * stack of the application (a trapped doorbell receives) */
+	struct iovec local[PLACE_MAX_ENTRIES];
+	struct iovec remote[PLACE_MAX_PIECES];
 };
 
 struct engine {

@@ -81,7 +81,7 @@ static void iov_append(struct iovec *v, int *n, void *base, size_t len)
  * copy faulted, or b->n when all are in place. */
 static unsigned int copy_from(struct place_batch *b, unsigned int first)
 {
-	struct iovec local[PLACE_MAX_ENTRIES], remote[PLACE_MAX_PIECES];
+	struct iovec *local = b->local, *remote = b->remote;
 	int nl = 0, nr = 0, k;
 	unsigned int i;
 	size_t done, off = 0;
