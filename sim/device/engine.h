@@ -477,9 +477,9 @@ void pkt_acked(struct eqp *e, uint32_t psn);
 
 /* ---- place.c: WRITE packets of a run placed with one copy ---- */
 /* Takes the payload of WRITE packet h (its place: ri) for the run's
- * copy: 1; 0 when it cannot be (the caller copies it now); -1 when a
- * copy made to make room failed an earlier packet of the QP (h is then
- * dropped: the QP is in error). */
+ * copy: 1; 0 when it cannot be (the caller copies it now, after those
+ * taken); -1 when the copy of those taken, made first, failed an
+ * earlier packet of the QP (h is then dropped: the QP is in error). */
 int dev_place_defer(struct eqp *e, struct fab_link *from,
 		    const struct fab_hdr *h, struct fab_rx *rx,
 		    const struct local_iov *ri);

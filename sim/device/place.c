@@ -39,16 +39,18 @@ int dev_place_defer(struct eqp *e, struct fab_link *from,
 	struct place_entry *p;
 	const uint8_t *src;
 
+	/* a packet copied now comes after those taken: they go first */
 	if (!rx->lasts || b->flushing || !h->len || !dev_place_joins(h) ||
-	    ri->n <= 0 || ri->n > (int)PLACE_MAX_PIECES)
-		return 0;
+	    ri->n <= 0 || ri->n > (int)PLACE_MAX_PIECES ||
+	    h->len > rx->left)
+		return dev_place_settle(e) ? 0 : -1;
 	if ((b->n == PLACE_MAX_ENTRIES ||
 	     b->npieces + (unsigned int)ri->n > PLACE_MAX_PIECES) &&
 	    !dev_place_settle(e))
 		return -1;
 	src = fab_rx_take(rx, h->len);
 	if (!src)
-		return 0;
+		return dev_place_settle(e) ? 0 : -1;
 	p = &b->ent[b->n++];
 	*p = (struct place_entry){
 		.e = e, .from = from, .src = src, .len = h->len,
