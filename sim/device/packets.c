@@ -292,18 +292,20 @@ void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
 }
 
 /*
- * Packets a QP has in flight at most on such a link: 256 KiB, about
- * what the receiver's socket holds (fabric/roce.c), so that a long
- * message, or a stream of them, is not lost at the receiver wholesale
- * and resent again and again; what is lost past a gap is sent again
- * from the gap (the responder's sequence NAK names it). rxe bounds its
- * packets in flight per QP as well.
+ * Packets a QP has in flight at most on such a link: what the
+ * receiver's socket holds while its reader waits for a CPU
+ * (fabric_link_window(): 256 KiB to 1 MiB), so that a long message, or
+ * a stream of them, is not lost at the receiver wholesale and resent
+ * again and again, nor stalls the stream each time the receiver waits;
+ * what is lost past a gap is sent again from the gap (the responder's
+ * sequence NAK names it). rxe bounds its packets in flight per QP as
+ * well.
  */
-static uint32_t window_pkts(uint32_t mtu)
+static uint32_t window_pkts(const struct eqp *e, uint32_t mtu)
 {
-	uint32_t w = (256u << 10) / mtu;
+	uint32_t w = fabric_link_window(e->req.link) / mtu;
 
-	return w < 16 ? 16 : w > 256 ? 256 : w;
+	return w < 16 ? 16 : w > 1024 ? 1024 : w;
 }
 
 static uint32_t wqe_packets(const struct out_wqe *o)
@@ -334,7 +336,7 @@ bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
 		base = e->req.win_base;
 	next = (o->psn + o->pkts_sent) & PSN_MASK;
 	inflight = psn_before(next, base) ? 0 : (next - base) & PSN_MASK;
-	room = window_pkts(mtu);
+	room = window_pkts(e, mtu);
 	if (inflight >= room)
 		return false;
 	n = total - o->pkts_sent;

@@ -194,6 +194,10 @@ bool fabric_link_alive(const struct fab_link *link);
 /* The link carries messages as packets of the path MTU (FAB_F_SEG): the
  * requester counts one PSN per packet, as the wire does. */
 bool fabric_link_segments(const struct fab_link *link);
+/* The bytes of packets a requester keeps in flight on such a link: what
+ * the receiver's socket can hold while its reader waits for a CPU, sized
+ * from this port's own (the peer's is not known); 0 for other links. */
+uint32_t fabric_link_window(const struct fab_link *link);
 /* The listening socket of the port at the other end of link (names its
  * shared segment, shared.c); NULL or "" when it has none. */
 const char *fabric_link_peer_path(const struct fab_link *link);

@@ -28,6 +28,23 @@
 #define UDP_GRO		104
 #endif
 
+/* A quarter of what the socket holds (the kernel reports twice the
+ * bytes asked for: its overhead), between 256 KiB, what the default
+ * net.core.rmem_max lets an unprivileged socket hold, and 1 MiB. */
+static uint32_t window_of(int fd)
+{
+	int got = 0;
+	socklen_t len = sizeof(got);
+	uint32_t w;
+
+	if (sim_libc.getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len) ||
+	    got <= 0)
+		got = 0;
+	w = (uint32_t)got / 4;
+	return w < ROCE_WINDOW_MIN ? ROCE_WINDOW_MIN :
+	       w > ROCE_WINDOW_MAX ? ROCE_WINDOW_MAX : w;
+}
+
 bool roce_open(struct fab_port *port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
@@ -56,6 +73,7 @@ bool roce_open(struct fab_port *port)
 		sim_libc.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf,
 				    sizeof(buf));
 	sim_libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	port->roce_window = window_of(fd);
 	if (sim_libc.bind(fd, (struct sockaddr *)&a, sizeof(a))) {
 		inet_ntop(AF_INET, &a.sin_addr, addr, sizeof(addr));
 		fprintf(stderr, "pvrdma-sim: %s: RoCE v2 at %s:%u: %s\n",
@@ -310,6 +328,11 @@ int roce_rx(struct fab_port *port)
 bool fabric_link_segments(const struct fab_link *link)
 {
 	return link && link->kind == LINK_ROCE;
+}
+
+uint32_t fabric_link_window(const struct fab_link *link)
+{
+	return fabric_link_segments(link) ? link->port->roce_window : 0;
 }
 
 bool fabric_wire_counts(const struct fab_port *port,
