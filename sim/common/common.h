@@ -111,6 +111,11 @@ bool sim_app_write(const struct iovec *dst, int n, const void *src,
  * (both as long as len): one system call for a scattered copy. */
 bool sim_app_readv(const struct iovec *dst, int ndst,
 		   const struct iovec *src, int nsrc, size_t len);
+/* Copies our src pieces into the application's dst pieces, in order, in
+ * one system call: the bytes copied, fewer than asked where a page of dst
+ * faulted (0 when nothing could be). */
+size_t sim_app_scatter(const struct iovec *dst, int ndst,
+		       const struct iovec *src, int nsrc);
 /* The page(s) of [p, p + len) are present and writable (an atomic's). */
 bool sim_app_writable(void *p, size_t len);
 /* Faults the pages of [addr, addr + len) in as a pin would, writable or

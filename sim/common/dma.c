@@ -83,6 +83,20 @@ bool sim_app_write(const struct iovec *dst, int n, const void *src,
 	return got >= 0 && (size_t)got == want;
 }
 
+size_t sim_app_scatter(const struct iovec *dst, int ndst,
+		       const struct iovec *src, int nsrc)
+{
+	ssize_t got;
+
+	if (!ndst || !nsrc)
+		return 0;
+	do {
+		got = process_vm_writev(sim_self_pid(), src, nsrc, dst, ndst,
+					0);
+	} while (got < 0 && errno == EINTR);
+	return got > 0 ? (size_t)got : 0;
+}
+
 /*
  * Faulting pages in with MADV_POPULATE_{WRITE,READ} applies the rules of a
  * pin (mapped, and writable or readable as asked; breaks copy-on-write as

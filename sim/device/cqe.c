@@ -86,9 +86,13 @@ void dev_cqe_write(struct sim_qp *qp, struct sim_cq *cq,
 	       const struct pvrdma_cqe *src, bool solicited)
 {
 	struct sim_dev *dev = qp->uctx->dev;
+	struct engine *eng = engine_of(dev);
 
 	if (!cq)
 		return;
+	/* what a CQE shows must be in place (place.c) */
+	if (eng)
+		dev_place_flush(eng);
 	/* Same-host requesters write CQEs into a published CQ too
 	 * (direct_send.c): one producer at a time. */
 	if (cq->shared) {

@@ -42,6 +42,8 @@
  *   packets.c   messages as packets of the path MTU, for a link that
  *               carries them so (RoCE v2): PSNs per packet, a message
  *               placed packet by packet
+ *   place.c     the WRITE packets of one run of datagrams placed with
+ *               one copy, before anything shows or acknowledges them
  *
  * Everything except the doorbell queue runs with dev->lock held, so the
  * control path (uverbs) sees objects either before or after a unit of work.
@@ -228,6 +230,41 @@ struct eqp {
 	struct eqp_direct direct;
 };
 
+/*
+ * place.c: the packets of RDMA WRITEs that came in one run of datagrams
+ * (fab_rx_take()), placed with one copy. An entry keeps what failing
+ * its packet needs: what the responder's ACK and MSN were before it.
+ */
+#define PLACE_MAX_ENTRIES	128u
+#define PLACE_MAX_PIECES	256u
+
+struct place_entry {
+	struct eqp *e;
+	struct fab_link *from;
+	const uint8_t *src;		/* the payload, in the run's buffer */
+	uint32_t len;
+	uint32_t psn;
+	uint32_t src_qpn;
+	uint32_t msn;			/* the responder's, before it */
+	uint32_t ack_psn;		/* the ACK queued before it, if */
+	bool ack_queued;
+	bool dead;			/* an earlier one of its QP failed */
+	struct fab_link *ack_link;
+	uint64_t ack_bytes;
+	uint16_t piece, npieces;	/* its range of place_batch.piece */
+};
+
+struct place_batch {
+	unsigned int n, npieces;
+	bool flushing;
+	struct place_entry ent[PLACE_MAX_ENTRIES];
+	struct iovec piece[PLACE_MAX_PIECES];
+	/* the copy's arrays: not on a stack, which may be a small signal
+	 * stack of the application (a trapped doorbell receives) */
+	struct iovec local[PLACE_MAX_ENTRIES];
+	struct iovec remote[PLACE_MAX_PIECES];
+};
+
 struct engine {
 	struct sim_dev *dev;
 	struct db_queue dbq;
@@ -260,6 +297,7 @@ struct engine {
 	 * pub_lock() nests (dev->lock held) */
 	unsigned int own_depth;
 	bool own_locked;
+	struct place_batch place;
 };
 
 /* thread.c: the device of each adapter, by dev->index. */
@@ -436,6 +474,25 @@ bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
 void pkt_rewind(struct eqp *e, uint32_t psn);
 /* Packets before psn are acknowledged: the window moves. */
 void pkt_acked(struct eqp *e, uint32_t psn);
+
+/* ---- place.c: WRITE packets of a run placed with one copy ---- */
+/* Takes the payload of WRITE packet h (its place: ri) for the run's
+ * copy: 1; 0 when it cannot be (the caller copies it now, after those
+ * taken); -1 when the copy of those taken, made first, failed an
+ * earlier packet of the QP (h is then dropped: the QP is in error). */
+int dev_place_defer(struct eqp *e, struct fab_link *from,
+		    const struct fab_hdr *h, struct fab_rx *rx,
+		    const struct local_iov *ri);
+/* Makes the copies taken; fails, as a copy that faults fails it, the
+ * packet of each QP whose copy faulted, and drops its QP's later ones. */
+void dev_place_flush(struct engine *eng);
+/* dev_place_flush(); false if that failed e (it is now in error). */
+bool dev_place_settle(struct eqp *e);
+/* The packet h may join the run's copy: the engine copies before any
+ * other. */
+bool dev_place_joins(const struct fab_hdr *h);
+/* fab_rx_end_fn: the run's buffer goes away. */
+void engine_rx_end(void *owner);
 
 /* ---- async.c: --async-mode ---- */
 /* One polling round of the device thread while the adapter is active;

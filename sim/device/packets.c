@@ -141,12 +141,14 @@ static bool send_place(struct eqp *e, struct fab_link *from,
 	return false;
 }
 
-/* A WRITE's packet into the range its first packet named. */
+/* A WRITE's packet into the range its first packet named: with the
+ * run's copy (place.c) where it can, else now. */
 static bool write_place(struct eqp *e, struct fab_link *from,
 			const struct fab_hdr *h, struct fab_rx *rx)
 {
 	struct sim_qp *qp = e->qp;
 	struct local_iov ri;
+	int later = 0;
 
 	ri.n = SIM_MAX_IOV;
 	if (e->resp.seg_off + h->len > e->resp.seg_total ||
@@ -156,12 +158,13 @@ static bool write_place(struct eqp *e, struct fab_link *from,
 		       e->resp.seg_va + e->resp.seg_off, h->len,
 		       IBV_ACCESS_REMOTE_WRITE,
 		       ri.iov, &ri.n) != SIM_ACCESS_OK ||
-	    (!fab_rx_read(rx, ri.iov, ri.n) && rx->fault)) {
+	    ((later = dev_place_defer(e, from, h, rx, &ri)) == 0 &&
+	     !fab_rx_read(rx, ri.iov, ri.n) && rx->fault)) {
 		e->resp.seg_busy = false;
 		dev_resp_fail(e, from, h, FAB_NAK_REM_ACCESS);
 		return false;
 	}
-	return true;
+	return later >= 0;
 }
 
 /* The last packet of a SEND or WRITE with immediate: its completion. */
@@ -289,18 +292,20 @@ void pkt_read_response(struct eqp *e, const struct fab_hdr *h,
 }
 
 /*
- * Packets a QP has in flight at most on such a link: 256 KiB, about
- * what the receiver's socket holds (fabric/roce.c), so that a long
- * message, or a stream of them, is not lost at the receiver wholesale
- * and resent again and again; what is lost past a gap is sent again
- * from the gap (the responder's sequence NAK names it). rxe bounds its
- * packets in flight per QP as well.
+ * Packets a QP has in flight at most on such a link: what the
+ * receiver's socket holds while its reader waits for a CPU
+ * (fabric_link_window(): 256 KiB to 1 MiB), so that a long message, or
+ * a stream of them, is not lost at the receiver wholesale and resent
+ * again and again, nor stalls the stream each time the receiver waits;
+ * what is lost past a gap is sent again from the gap (the responder's
+ * sequence NAK names it). rxe bounds its packets in flight per QP as
+ * well.
  */
-static uint32_t window_pkts(uint32_t mtu)
+static uint32_t window_pkts(const struct eqp *e, uint32_t mtu)
 {
-	uint32_t w = (256u << 10) / mtu;
+	uint32_t w = fabric_link_window(e->req.link) / mtu;
 
-	return w < 16 ? 16 : w > 256 ? 256 : w;
+	return w < 16 ? 16 : w > 1024 ? 1024 : w;
 }
 
 static uint32_t wqe_packets(const struct out_wqe *o)
@@ -331,7 +336,7 @@ bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
 		base = e->req.win_base;
 	next = (o->psn + o->pkts_sent) & PSN_MASK;
 	inflight = psn_before(next, base) ? 0 : (next - base) & PSN_MASK;
-	room = window_pkts(mtu);
+	room = window_pkts(e, mtu);
 	if (inflight >= room)
 		return false;
 	n = total - o->pkts_sent;

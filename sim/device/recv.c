@@ -191,6 +191,10 @@ void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,
 	struct sim_cq *cq;
 	struct eqp *e;
 
+	/* packets of a run are handled in order: those placed later first
+	 * (place.c) */
+	if (!dev_place_joins(h))
+		dev_place_flush(eng);
 	if (h->type == FAB_NOTIFY) {
 		/* A same-host requester wrote a CQE into this receive CQ and
 		 * took its arm (direct_send.c). The CQ goes by its number:

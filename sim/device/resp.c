@@ -25,9 +25,11 @@ static void send_ctrl(struct eqp *e, struct fab_link *to, uint8_t type,
 	fabric_send(e->eng->port, to, &h, NULL, 0);
 }
 
-/* A queued ACK goes out before any other response of the QP. */
+/* A queued ACK goes out before any other response of the QP, and only
+ * once what it acknowledges is in place (place.c). */
 static void ack_flush_one(struct eqp *e)
 {
+	dev_place_flush(e->eng);
 	if (!qlink_linked(&e->ack))
 		return;
 	qlink_del(&e->ack);
@@ -41,8 +43,11 @@ static void ack_flush_one(struct eqp *e)
 static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
 		      uint64_t len)
 {
-	if (qlink_linked(&e->ack) && e->resp.ack_link != to)
+	if (qlink_linked(&e->ack) && e->resp.ack_link != to) {
 		ack_flush_one(e);
+		if (e->qp->attr.state == IBV_QPS_ERR)
+			return;	/* a packet before this one failed */
+	}
 	if (!qlink_linked(&e->ack))
 		e->resp.ack_bytes = 0;
 	e->resp.ack_link = to;
@@ -65,9 +70,13 @@ void dev_acks_flush(struct engine *eng)
 		ack_flush_one(eqp_of(eng->acks.first, ack));
 }
 
+/* A packet placed later that failed (place.c) NAKed first: this
+ * packet, after it, is dropped. */
 static void nak(struct eqp *e, struct fab_link *to, uint8_t code,
 		uint32_t psn, uint32_t dst_qpn)
 {
+	if (!dev_place_settle(e))
+		return;
 	ack_flush_one(e);
 	stat_add(&e->qp->uctx->dev->stats.naks, 1);
 	send_ctrl(e, to, FAB_NAK, code, psn, dst_qpn);
@@ -215,6 +224,8 @@ static bool payload_read(struct eqp *e, struct fab_link *from,
 static void responder_fail(struct eqp *e, struct fab_link *from,
 			   const struct fab_hdr *h, uint8_t code)
 {
+	if (!dev_place_settle(e))
+		return;
 	nak(e, from, code, h->psn, h->src_qpn);
 	dev_qp_to_error(e);
 }

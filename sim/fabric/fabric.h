@@ -123,6 +123,7 @@ struct fab_rx {
 	uint64_t left;		/* payload bytes not yet read */
 	bool failed;		/* the link broke inside the payload */
 	bool fault;		/* the destination could not be written */
+	bool lasts;		/* mem stays until the port's rx_end */
 };
 
 /* Reads the next bytes of the payload into iov (at most what is left).
@@ -131,6 +132,10 @@ struct fab_rx {
  * application took away behind the sim's back): the link is fine, the
  * rest of the payload is dropped, the device fails the operation. */
 bool fab_rx_read(struct fab_rx *rx, const struct iovec *iov, int iovcnt);
+/* The next len bytes of the payload where they lie, taken as read, for
+ * a receiver that copies them later, before its rx_end returns; NULL when
+ * the payload does not last that long (rx->lasts) or is shorter. */
+const uint8_t *fab_rx_take(struct fab_rx *rx, uint64_t len);
 
 /*
  * One packet arrived at the port (the adapter's lock held): the device's
@@ -139,6 +144,10 @@ bool fab_rx_read(struct fab_rx *rx, const struct iovec *iov, int iovcnt);
  */
 typedef void (*fab_rx_fn)(void *owner, struct fab_link *from,
 			  const struct fab_hdr *hdr, struct fab_rx *rx);
+/* The payloads of the packets rx was called for since the last call go
+ * away (the run of datagrams a read took, fabric/roce.c): what was taken
+ * of them with fab_rx_take() must be copied now. */
+typedef void (*fab_rx_end_fn)(void *owner);
 
 /* What the fabric knows of the adapter a port belongs to. */
 struct fab_adapter {
@@ -147,6 +156,7 @@ struct fab_adapter {
 	const unsigned int *gid_count;	/* ... and how many are in use */
 	pthread_mutex_t *lock;		/* the adapter's lock */
 	fab_rx_fn rx;			/* called for each packet */
+	fab_rx_end_fn rx_end;		/* NULL, or after a run of them */
 	void *owner;			/* rx's first argument */
 	uint32_t ipv4;			/* network order; outside 127/8:
 					 * listens for other hosts (tcp.c) */
@@ -184,6 +194,10 @@ bool fabric_link_alive(const struct fab_link *link);
 /* The link carries messages as packets of the path MTU (FAB_F_SEG): the
  * requester counts one PSN per packet, as the wire does. */
 bool fabric_link_segments(const struct fab_link *link);
+/* The bytes of packets a requester keeps in flight on such a link: what
+ * the receiver's socket can hold while its reader waits for a CPU, sized
+ * from this port's own (the peer's is not known); 0 for other links. */
+uint32_t fabric_link_window(const struct fab_link *link);
 /* The listening socket of the port at the other end of link (names its
  * shared segment, shared.c); NULL or "" when it has none. */
 const char *fabric_link_peer_path(const struct fab_link *link);

@@ -126,6 +126,8 @@ struct fab_port {
 	uint8_t *roce_buf;		/* datagrams received (ROCE_RX_LEN),
 					 * then those being sent */
 	bool roce_no_gso;		/* the kernel has no UDP_SEGMENT */
+	uint32_t roce_window;		/* bytes a requester keeps in
+					 * flight (fabric_link_window()) */
 	struct fab_wire_counts roce_counts;
 	unsigned int tcp_unverified;	/* accepted links before HELLO */
 	unsigned long tcp_refused;	/* links refused for that, ever */

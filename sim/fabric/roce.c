@@ -11,7 +11,9 @@
  * arrives is checked before the device sees any of it: the headers
  * decode (roce_decode), the ICRC is right for the addresses and ports it
  * came by (roce_icrc_check), and it maps to a packet the device speaks
- * (roce_map_rx). Everything else is dropped and counted.
+ * (roce_map_rx). Everything else is dropped and counted. The payloads
+ * of a run stay in the buffer until the device's rx_end: it may place
+ * many packets with one copy (fab_rx_take).
  */
 #include <netinet/in.h>
 #include <netinet/ip.h>
@@ -25,6 +27,23 @@
 #ifndef UDP_GRO
 #define UDP_GRO		104
 #endif
+
+/* A quarter of what the socket holds (the kernel reports twice the
+ * bytes asked for: its overhead), between 256 KiB, what the default
+ * net.core.rmem_max lets an unprivileged socket hold, and 1 MiB. */
+static uint32_t window_of(int fd)
+{
+	int got = 0;
+	socklen_t len = sizeof(got);
+	uint32_t w;
+
+	if (sim_libc.getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &len) ||
+	    got <= 0)
+		got = 0;
+	w = (uint32_t)got / 4;
+	return w < ROCE_WINDOW_MIN ? ROCE_WINDOW_MIN :
+	       w > ROCE_WINDOW_MAX ? ROCE_WINDOW_MAX : w;
+}
 
 bool roce_open(struct fab_port *port)
 {
@@ -54,6 +73,7 @@ bool roce_open(struct fab_port *port)
 		sim_libc.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf,
 				    sizeof(buf));
 	sim_libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	port->roce_window = window_of(fd);
 	if (sim_libc.bind(fd, (struct sockaddr *)&a, sizeof(a))) {
 		inet_ntop(AF_INET, &a.sin_addr, addr, sizeof(addr));
 		fprintf(stderr, "pvrdma-sim: %s: RoCE v2 at %s:%u: %s\n",
@@ -239,11 +259,26 @@ static int rx_run(struct fab_port *port, const struct sockaddr_in *src,
 		from->exposed = true;
 		rx = (struct fab_rx){ .port = port,
 				      .mem = pk + roce_hdr_len(pk[0]),
-				      .left = h.len };
+				      .left = h.len, .lasts = true };
 		port->adapter.rx(port->adapter.owner, from, &h, &rx);
 		count++;
 	}
+	/* the buffer is read into again: copies deferred are made now */
+	if (count && port->adapter.rx_end)
+		port->adapter.rx_end(port->adapter.owner);
 	return count;
+}
+
+const uint8_t *fab_rx_take(struct fab_rx *rx, uint64_t len)
+{
+	const uint8_t *p = rx->mem;
+
+	if (!rx->lasts || rx->link || rx->failed || rx->fault ||
+	    len > rx->left)
+		return NULL;
+	rx->mem += len;
+	rx->left -= len;
+	return p;
 }
 
 /* Reads what arrived, up to FAB_BURST datagrams a round. */
@@ -293,6 +328,11 @@ int roce_rx(struct fab_port *port)
 bool fabric_link_segments(const struct fab_link *link)
 {
 	return link && link->kind == LINK_ROCE;
+}
+
+uint32_t fabric_link_window(const struct fab_link *link)
+{
+	return fabric_link_segments(link) ? link->port->roce_window : 0;
 }
 
 bool fabric_wire_counts(const struct fab_port *port,

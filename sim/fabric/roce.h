@@ -33,6 +33,10 @@ struct fab_link;
 /* The receive buffer: a datagram, or the run of datagrams the kernel
  * coalesced (UDP_GRO), which is one UDP datagram's payload at most. */
 #define ROCE_RX_LEN		(65536 + 64)
+/* Bytes a requester keeps in flight to a RoCE peer (roce.c's
+ * window_of()). */
+#define ROCE_WINDOW_MIN		(256u << 10)
+#define ROCE_WINDOW_MAX		(1024u << 10)
 /* Peers a port keeps a link for; more are not reached. */
 #define ROCE_MAX_LINKS		256
 

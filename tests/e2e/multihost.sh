@@ -22,7 +22,9 @@
 # (mpi_check, one rank per host) | rping_killed (an rping client is
 # killed: its server is told) | cm_peer_death STAGE DEATH (the same at each
 # stage of a connection, cm_peer_death.c) | host_netdev (an adapter by --netdev:
-# its netdev is the veth, whose address the interface calls list once).
+# its netdev is the veth, whose address the interface calls list once) |
+# verbs PROGRAM (an e2e verbs program, server and client: data_integrity,
+# place_fault).
 #
 # Needs root, and network namespaces that commands run in, joined by veth
 # pairs (netns_probe, lib.sh, tries all of it first): where any of it is
@@ -223,6 +225,22 @@ link_fault() {
 	[ "$mode" = sigstop-beyond ] &&
 		expect_out client "transport retry counter exceeded"
 	e2e_pass "rc_recovery $mode, the link down and up: $sprov server, $cprov client"
+}
+
+# One of the e2e verbs programs as server and client across the hosts:
+# data_integrity (every opcode, data and completions checked), place_fault
+# (a WRITE whose target page faults mid-message, between two others: it
+# fails, nothing after it is acknowledged or placed).
+verbs_prog() {
+	local prog=$1 args="--port $PORT --gid-index 1"
+	export E2E_CHANNEL_ADDR=$ADDR_A
+	mh_pair "--mtu 1024" "$E2E_BIN/$prog --server $args" \
+		"$E2E_BIN/$prog --client $args"
+	expect_rc "$prog client" "$client_rc" 0
+	expect_rc "$prog server" "$server_rc" 0
+	expect_no_out client "^FAIL"
+	expect_no_out server "^FAIL"
+	e2e_pass "$prog between two hosts: $sprov server, $cprov client"
 }
 
 # Completion events across the hosts (cq_events: one an arm, solicited
@@ -548,6 +566,7 @@ roce_fuzz_cm) roce_fuzz_cm ;;
 cm_resend) cm_resend ;;
 mpi) mpi ;;
 host_netdev) host_netdev ;;
+verbs) verbs_prog "$@" ;;
 perftest_cm) perftest_cm "$@" ;;
 *) e2e_fail "unknown scenario $scenario" ;;
 esac
