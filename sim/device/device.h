@@ -145,7 +145,7 @@ struct sim_comp_channel {
 	bool user_closed;
 	/* For same-host requesters, which raise a CQ's event on fd_dev
 	 * themselves: the channel (never reused in the process) and the
-	 * inode of fd_dev's socket. */
+	 * inode of fd_dev's pipe. */
 	uint64_t id;
 	uint64_t dev_ino;
 };

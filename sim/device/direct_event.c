@@ -7,12 +7,12 @@
  * woken once, by the thread that did the work. No thread of the target
  * runs for it.
  *
- * The channel is a socket pair of the target (sim/kernel); its device end
- * is published with the CQ (publish.c). The requester takes that end with
- * pidfd_getfd (the ptrace access check of process_vm_writev, which the
- * copy itself needs) and keeps it, per adapter, by the target's segment
- * and the channel's id, which the target never reuses; the inode checks
- * that the descriptor still is that socket. The arm is taken under the
+ * The channel is a pipe of the target (sim/kernel, event_pipe.c); its
+ * write end is published with the CQ (publish.c). The requester takes that
+ * end with pidfd_getfd (the ptrace access check of process_vm_writev,
+ * which the copy itself needs) and keeps it, per adapter, by the target's
+ * segment and the channel's id, which the target never reuses; the inode
+ * and the access mode check that the descriptor still is that write end. The arm is taken under the
  * target's segment lock, the event sent after it: sent under the lock, it
  * would wake the target into that lock (its next arm takes it), most
  * often on this very core. Between the two the CQ is marked as raising:
@@ -25,13 +25,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <rdma/ib_user_verbs.h>
 
 #include "direct.h"
+#include "event_pipe.h"
 #include "engine.h"
 #include "fds.h"
 #include "shared.h"
@@ -73,8 +73,9 @@ static int chan_fetch(pid_t pid, const struct view_cq *v)
 	sim_sys(SYS_close, pidfd, 0, 0);
 	if (fd < 0)
 		return -1;
-	if (sim_sys(SYS_fstat, fd, &st, 0) || !S_ISSOCK(st.st_mode) ||
-	    (uint64_t)st.st_ino != v->chan_ino) {
+	if (sim_sys(SYS_fstat, fd, &st, 0) || !S_ISFIFO(st.st_mode) ||
+	    (uint64_t)st.st_ino != v->chan_ino ||
+	    (sim_sys(SYS_fcntl, fd, F_GETFL, 0) & O_ACCMODE) != O_WRONLY) {
 		sim_sys(SYS_close, fd, 0, 0);
 		return -1;
 	}
@@ -125,7 +126,7 @@ bool direct_event_raise(struct sim_dev *dev, struct shared_seg *seg,
 			uint32_t cqn, const struct view_cq *v)
 {
 	struct ib_uverbs_comp_event_desc desc = { .cq_handle = v->cq_handle };
-	long n;
+	bool sent;
 	int fd;
 
 	if (!v->has_chan)
@@ -135,14 +136,11 @@ bool direct_event_raise(struct sim_dev *dev, struct shared_seg *seg,
 		view_cq_raise_end(seg, cqn, false);
 		return false;
 	}
-	do {
-		n = sim_sys6(SYS_sendto, fd, (long)&desc, sizeof(desc),
-			     MSG_DONTWAIT | MSG_NOSIGNAL, 0, 0);
-	} while (n == -EINTR);
-	/* A reader that closed its end, or a queue full of unread events:
-	 * the target's device would have lost this event too. */
-	view_cq_raise_end(seg, cqn, n == (long)sizeof(desc));
-	if (n == (long)sizeof(desc))
+	sent = sim_event_post(fd, &desc, sizeof(desc));
+	/* A queue full of unread events: the target's device would have
+	 * lost this event too. */
+	view_cq_raise_end(seg, cqn, sent);
+	if (sent)
 		atomic_fetch_add_explicit(&dev->stats.peer_events, 1,
 					  memory_order_relaxed);
 	return true;

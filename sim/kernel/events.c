@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Completion and asynchronous events: one datagram per event on the
- * channel's or the context's socket, in the kernel's wire formats
- * (struct ib_uverbs_comp_event_desc / ib_uverbs_async_event_desc).
+ * Completion and asynchronous events, in the kernel's wire formats
+ * (struct ib_uverbs_comp_event_desc / ib_uverbs_async_event_desc): one
+ * packet per event on the channel's pipe (event_pipe.c), one datagram per
+ * event on the context's socket.
  *
  * The destroy commands report how many events of an object the
  * application received. The kernel counts an event when it is read and
@@ -16,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "sys.h"
 #include "uverbs_internal.h"
 
 static bool send_event(int fd, const void *desc, size_t len)
@@ -44,7 +46,7 @@ void sim_event_comp(struct sim_cq *cq, bool solicited)
 		return;
 	memset(&desc, 0, sizeof(desc));
 	desc.cq_handle = cq->user_handle;
-	if (send_event(cq->channel->fd_dev, &desc, sizeof(desc))) {
+	if (sim_event_post(cq->channel->fd_dev, &desc, sizeof(desc))) {
 		cq->comp_events_reported++;
 		atomic_fetch_add_explicit(&cq->uctx->dev->stats.comp_events, 1,
 					  memory_order_relaxed);
@@ -72,9 +74,9 @@ void sim_event_async(struct sim_ucontext *uctx, uint64_t element,
 	errno = saved;
 }
 
-/* Is fd still the socket we gave out (the application may have closed it
+/* Is fd still the file we gave out (the application may have closed it
  * and the number may now be another file)? */
-static bool same_socket(int fd, dev_t st_dev, ino_t st_ino)
+static bool same_file(int fd, dev_t st_dev, ino_t st_ino)
 {
 	struct stat st;
 
@@ -82,13 +84,29 @@ static bool same_socket(int fd, dev_t st_dev, ino_t st_ino)
 	       st.st_ino == st_ino;
 }
 
+/* An unread event out of the queue without waiting: from the channel's
+ * pipe through the sim's own read end, from the context's socket. */
+static bool take_event(int fd, bool pipe, void *desc, size_t len)
+{
+	if (pipe)
+		return sim_sys(SYS_read, fd, desc, len) == (long)len;
+	return sim_libc.recvfrom(fd, desc, len, MSG_DONTWAIT, NULL, NULL) ==
+	       (ssize_t)len;
+}
+
+static bool put_event(int fd, bool pipe, const void *desc, size_t len)
+{
+	return pipe ? sim_event_post(fd, desc, len) :
+		      send_event(fd, desc, len);
+}
+
 /*
- * Takes every unread datagram out of the user's end, puts back those not
- * for `match`, in their order, and returns how many were. All the others
- * are held until the queue is empty: one put back while reading would be
- * read again, forever.
+ * Takes every unread event out of the queue (take_fd), puts back those
+ * not for `match` (dev_fd), in their order, and returns how many were.
+ * All the others are held until the queue is empty: one put back while
+ * reading would be read again, forever.
  */
-static uint32_t reclaim(int user_fd, int dev_fd, size_t len,
+static uint32_t reclaim(int take_fd, int dev_fd, bool pipe, size_t len,
 			bool (*is_match)(const void *desc, uint64_t key),
 			uint64_t key)
 {
@@ -96,13 +114,8 @@ static uint32_t reclaim(int user_fd, int dev_fd, size_t len,
 	uint8_t *keep = NULL, *grown;
 	size_t nkeep = 0, cap = 0, i;
 	uint32_t dropped = 0;
-	ssize_t n;
 
-	for (;;) {
-		n = sim_libc.recvfrom(user_fd, desc, len, MSG_DONTWAIT, NULL,
-				      NULL);
-		if (n != (ssize_t)len)
-			break;
+	while (take_event(take_fd, pipe, desc, len)) {
 		if (is_match(desc, key)) {
 			dropped++;
 			continue;
@@ -113,7 +126,7 @@ static uint32_t reclaim(int user_fd, int dev_fd, size_t len,
 			if (!grown) {
 				/* No room to hold the rest: this one goes
 				 * back behind them rather than be lost. */
-				send_event(dev_fd, desc, len);
+				put_event(dev_fd, pipe, desc, len);
 				break;
 			}
 			keep = grown;
@@ -121,7 +134,7 @@ static uint32_t reclaim(int user_fd, int dev_fd, size_t len,
 		memcpy(keep + nkeep++ * len, desc, len);
 	}
 	for (i = 0; i < nkeep; i++)
-		send_event(dev_fd, keep + i * len, len);
+		put_event(dev_fd, pipe, keep + i * len, len);
 	free(keep);
 	return dropped;
 }
@@ -152,11 +165,11 @@ uint32_t sim_event_comp_reclaim(struct uverbs_channel *chan,
 				uint64_t cq_user_handle)
 {
 	if (chan->ch.user_closed ||
-	    !same_socket(chan->ch.fd_user, chan->st_dev, chan->st_ino)) {
+	    !same_file(chan->ch.fd_user, chan->st_dev, chan->st_ino)) {
 		chan->ch.user_closed = true;
 		return 0;
 	}
-	return reclaim(chan->ch.fd_user, chan->ch.fd_dev,
+	return reclaim(chan->fd_drain, chan->ch.fd_dev, true,
 		       sizeof(struct ib_uverbs_comp_event_desc), comp_match,
 		       cq_user_handle);
 }
@@ -165,10 +178,10 @@ uint32_t sim_event_async_reclaim(struct sim_file *f, uint64_t element)
 {
 	struct sim_ucontext *uctx = f->uctx;
 
-	if (!uctx || !same_socket(uctx->async_fd_user, f->async_st_dev,
+	if (!uctx || !same_file(uctx->async_fd_user, f->async_st_dev,
 				  f->async_st_ino))
 		return 0;
-	return reclaim(uctx->async_fd_user, uctx->async_fd_dev,
+	return reclaim(uctx->async_fd_user, uctx->async_fd_dev, false,
 		       sizeof(struct ib_uverbs_async_event_desc), async_match,
 		       element);
 }

@@ -519,8 +519,7 @@ void uverbs_close(struct sim_file *f)
 	while ((ch = f->channels)) {
 		f->channels = ch->next;
 		/* The application keeps its end; it now reads end-of-file. */
-		sim_fd_close(ch->ch.fd_dev);
-		free(ch);
+		uverbs_channel_free(ch);
 	}
 	pthread_mutex_unlock(&f->dev->lock);
 

@@ -292,8 +292,19 @@ void uverbs_mr_free(struct sim_file *f, void *obj)
  * The kernel frees a channel when its last user (the fd, a CQ) goes; the
  * sim does not see the application's close(), so channels whose user end
  * is gone and that no CQ uses are let go here, before a new one is made:
- * a program that makes and destroys channels does not pile up sockets.
+ * a program that makes and destroys channels does not pile up pipes.
  */
+void uverbs_channel_free(struct uverbs_channel *ch)
+{
+	struct sim_event_pipe p = {
+		.user = ch->ch.fd_user, .dev = ch->ch.fd_dev,
+		.drain = ch->fd_drain,
+	};
+
+	sim_event_pipe_close(&p);
+	free(ch);
+}
+
 static void channels_prune(struct sim_file *f)
 {
 	struct uverbs_channel **pp = &f->channels, *ch;
@@ -308,8 +319,7 @@ static void channels_prune(struct sim_file *f)
 			continue;
 		}
 		*pp = ch->next;
-		sim_fd_close(ch->ch.fd_dev);
-		free(ch);
+		uverbs_channel_free(ch);
 	}
 }
 
@@ -320,6 +330,7 @@ int uverbs_create_comp_channel(struct uverbs_call *c)
 {
 	struct ib_uverbs_create_comp_channel cmd;
 	struct ib_uverbs_create_comp_channel_resp resp = { 0 };
+	struct sim_event_pipe p;
 	struct uverbs_channel *ch;
 	struct stat st;
 	int ret;
@@ -331,21 +342,26 @@ int uverbs_create_comp_channel(struct uverbs_call *c)
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
-	ret = event_socketpair(&ch->ch.fd_user, &ch->ch.fd_dev, &ch->st_dev,
-			       &ch->st_ino);
+	ret = sim_event_pipe_open(&p);
 	if (ret) {
 		free(ch);
 		return ret;
 	}
+	ch->ch.fd_user = p.user;
+	ch->ch.fd_dev = p.dev;
+	ch->fd_drain = p.drain;
 	ch->ch.id = atomic_fetch_add(&channel_ids, 1) + 1;
-	if (!sim_libc.fstat(ch->ch.fd_dev, &st))
+	/* Both ends of a pipe are its one inode. */
+	if (!sim_libc.fstat(ch->ch.fd_user, &st)) {
+		ch->st_dev = st.st_dev;
+		ch->st_ino = st.st_ino;
 		ch->ch.dev_ino = st.st_ino;
+	}
 	resp.fd = (uint32_t)ch->ch.fd_user;
 	ret = uverbs_response(c, &resp, sizeof(resp));
 	if (ret) {
 		sim_libc.close(ch->ch.fd_user);
-		sim_fd_close(ch->ch.fd_dev);
-		free(ch);
+		uverbs_channel_free(ch);
 		return ret;
 	}
 	ch->next = c->f->channels;

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include "event_pipe.h"
 #include "fds.h"
 #include "kernel.h"
 #include "libc.h"
@@ -42,9 +43,10 @@ struct uobj {
 	void *obj;
 };
 
-/* A completion channel: a datagram socket pair, one event a datagram. */
+/* A completion channel: a pipe, one event a packet (event_pipe.c). */
 struct uverbs_channel {
 	struct sim_comp_channel ch;
+	int fd_drain;			/* the sim's read end */
 	dev_t st_dev;			/* identity of the user's end, so a */
 	ino_t st_ino;			/* reused fd number is not mistaken */
 	struct uverbs_channel *next;
@@ -102,6 +104,7 @@ void *uobj_get(struct sim_file *f, enum uobj_type type, uint32_t handle);
 void uobj_del(struct sim_file *f, uint32_t handle);
 /* Device tables: place an object at a chosen number. */
 struct uverbs_channel *uverbs_channel_find(struct sim_file *f, int fd);
+void uverbs_channel_free(struct uverbs_channel *ch);
 
 /* events.c: events not yet read by the application when their object
  * goes away are taken back, as the kernel drops them from its queue. */

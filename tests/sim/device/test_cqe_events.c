@@ -16,6 +16,7 @@
  *     CQ's arm raises the event by the CQ's number, also when the QP it
  *     wrote for is gone by then (the CQ outlives it).
  */
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,10 +26,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #define H_REAL_EVENTS
+#include "event_pipe.h"
 #include "fabric.h"
 #include "ring.h"
 #include "engine_harness.h"
@@ -37,25 +40,31 @@ static struct harness H;
 static struct sim_comp_channel chan_a, chan_b;
 static int user_a = -1, user_b = -1;
 
-static void channel_open(struct sim_comp_channel *ch, int *user)
-{
-	int sv[2];
+static struct sim_event_pipe pipe_a, pipe_b;
 
-	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0,
-				    sv), 0);
+/* A channel as the kernel layer makes it, its user end non-blocking. */
+static void channel_open(struct sim_comp_channel *ch,
+			 struct sim_event_pipe *p, int *user)
+{
+	struct stat st;
+
+	assert_int_equal(sim_event_pipe_open(p), 0);
+	assert_int_equal(fcntl(p->user, F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(fstat(p->user, &st), 0);
 	memset(ch, 0, sizeof(*ch));
-	ch->fd_user = sv[0];
-	ch->fd_dev = sv[1];
+	ch->fd_user = p->user;
+	ch->fd_dev = p->dev;
+	ch->dev_ino = st.st_ino;
 	ch->refs = 1;
-	*user = sv[0];
+	*user = p->user;
 }
 
 static int setup(void **unused)
 {
 	harness_init(&H);
 	harness_qp_pair(&H, IBV_QPT_RC);
-	channel_open(&chan_a, &user_a);
-	channel_open(&chan_b, &user_b);
+	channel_open(&chan_a, &pipe_a, &user_a);
+	channel_open(&chan_b, &pipe_b, &user_b);
 	harness_lock(&H);
 	H.a.cq.cq.channel = &chan_a;
 	H.a.cq.cq.user_handle = 0xaaaa;
@@ -68,10 +77,10 @@ static int setup(void **unused)
 static int teardown(void **unused)
 {
 	harness_fini(&H);
-	close(chan_a.fd_user);
-	close(chan_a.fd_dev);
-	close(chan_b.fd_user);
-	close(chan_b.fd_dev);
+	close(user_a);
+	close(user_b);
+	sim_event_pipe_close(&pipe_a);
+	sim_event_pipe_close(&pipe_b);
 	return 0;
 }
 
@@ -81,7 +90,7 @@ static int events_pending(int user)
 	struct ib_uverbs_comp_event_desc d;
 	int n = 0;
 
-	while (recv(user, &d, sizeof(d), MSG_DONTWAIT) == sizeof(d))
+	while (read(user, &d, sizeof(d)) == sizeof(d))
 		n++;
 	return n;
 }
@@ -94,7 +103,7 @@ static void wait_event(int user, uint64_t cq_handle)
 
 	if (poll(&p, 1, 20000) != 1)
 		fail_msg("no completion event arrived");
-	assert_int_equal(recv(user, &d, sizeof(d), 0), sizeof(d));
+	assert_int_equal(read(user, &d, sizeof(d)), sizeof(d));
 	assert_int_equal(d.cq_handle, cq_handle);
 }
 

@@ -218,7 +218,8 @@ static void test_comp_channel_churn(void **state)
 				     sizeof(ccr)), 8 + sizeof(cc));
 		close((int)ccr.fd);
 	}
-	assert_true(open_fds() <= before + 1);
+	/* the last channel is let go by the next make: its two ends */
+	assert_true(open_fds() <= before + 2);
 	uverbs_close(f);
 	close(last_async_fd);
 }
