@@ -84,7 +84,7 @@ struct raise_entry {
 	_Atomic int32_t pid;		/* 0: free */
 	_Atomic uint32_t phase;
 	uint32_t cqn;
-	uint32_t pad;
+	int32_t tid;			/* the requester's thread */
 };
 
 struct srq_entry {
@@ -327,16 +327,19 @@ int view_cq_arm_of(unsigned int adapter, uint32_t cqn)
  * long, no more; one killed there, only until its process is gone. */
 #define VIEW_RAISE_WAIT_NS	1000000000ull
 
-/* The process has exited (a zombie, or reaped): it sends nothing more. */
-static bool process_gone(pid_t pid)
+/* The thread has exited (a zombie, or reaped): it sends nothing more.
+ * The thread's own state: a process whose first thread ended is a zombie
+ * to /proc/PID/stat while its other threads run. */
+static bool raiser_gone(pid_t pid, pid_t tid)
 {
-	char path[64], buf[512], *p;
+	char path[80], buf[512], *p;
 	long fd, n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
+		 (int)tid);
 	fd = sim_sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return sim_sys(SYS_kill, pid, 0, 0) == -ESRCH;
+		return fd == -ENOENT || sim_sys(SYS_kill, pid, 0, 0) == -ESRCH;
 	n = sim_sys(SYS_read, fd, (long)buf, sizeof(buf) - 1);
 	sim_sys(SYS_close, fd, 0, 0);
 	if (n <= 0)
@@ -346,7 +349,19 @@ static bool process_gone(pid_t pid)
 	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
 }
 
-/* Frees the raise of a process that is gone (lock held). One that died
+static pid_t self_tid(void)
+{
+	static __thread pid_t pid, tid;
+
+	/* A forked child's thread is another one. */
+	if (pid != sim_self_pid()) {
+		pid = sim_self_pid();
+		tid = (pid_t)sim_sys(SYS_gettid, 0, 0, 0);
+	}
+	return tid;
+}
+
+/* Frees the raise of a requester that is gone (lock held). One that died
  * sending counts as sent: a SIGKILL acts when the system call returns,
  * and its event is then in the channel (read, or taken back with the
  * CQ); only a death in the few instructions before the call misleads. */
@@ -355,7 +370,7 @@ static bool raise_reap(struct shared_seg *seg, struct raise_entry *r)
 	int32_t pid = atomic_load(&r->pid);
 	struct cq_entry *c;
 
-	if (!pid || !process_gone(pid))
+	if (!pid || !raiser_gone(pid, r->tid))
 		return false;
 	c = cq_slot(seg, r->cqn);
 	if (atomic_load(&r->phase) == RAISE_SENDING && c->valid &&
@@ -579,6 +594,7 @@ int view_cq_raise_begin(struct shared_seg *seg, uint32_t cqn)
 		if (atomic_load_explicit(&r->pid, memory_order_relaxed))
 			continue;
 		r->cqn = cqn;
+		r->tid = self_tid();
 		atomic_store_explicit(&r->phase, RAISE_TAKEN,
 				      memory_order_relaxed);
 		atomic_store(&r->pid, sim_self_pid());
