@@ -56,14 +56,14 @@ unsigned int direct_execute(struct sim_qp *qp, struct fab_link *link,
  * (into a view to publish); the events they raised counted in the CQ. */
 void direct_cq_chan_view(const struct sim_cq *cq, struct view_cq *v);
 void direct_cq_events_sync(struct sim_cq *cq);
-/* The requester took the arm of the target's CQ cqn (v: as it found it,
- * the target's lock held): it raises the event on the target's channel
- * after the lock (direct_event_raise(); false: it could not, the target's
- * device must, NOTIFY). */
-void direct_event_take(struct shared_seg *seg, uint32_t cqn,
-		       const struct view_cq *v);
+/* The requester is to take the arm of the target's CQ cqn (the target's
+ * lock held): its raise (-1: none free, the arm stays); it raises the
+ * event on the target's channel after the lock (direct_event_raise(), v
+ * as it found the CQ, which ends the raise; false: it could not, the
+ * target's device must, NOTIFY, and the caller ends the raise). */
+int direct_event_take(struct shared_seg *seg, uint32_t cqn);
 bool direct_event_raise(struct sim_dev *dev, struct shared_seg *seg,
-			uint32_t cqn, const struct view_cq *v);
+			uint32_t cqn, const struct view_cq *v, int raise);
 /* direct_send.c: a SEND, SEND_WITH_IMM or RDMA_WRITE_WITH_IMM executed by
  * the requester, as direct_execute() (which calls it) says. */
 unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,

@@ -115,15 +115,13 @@ static int chan_get(unsigned int adapter, struct shared_seg *seg,
 	return c->fd;
 }
 
-void direct_event_take(struct shared_seg *seg, uint32_t cqn,
-		       const struct view_cq *v)
+int direct_event_take(struct shared_seg *seg, uint32_t cqn)
 {
-	if (v->has_chan)
-		view_cq_raise_begin(seg, cqn);
+	return view_cq_raise_begin(seg, cqn);
 }
 
 bool direct_event_raise(struct sim_dev *dev, struct shared_seg *seg,
-			uint32_t cqn, const struct view_cq *v)
+			uint32_t cqn, const struct view_cq *v, int raise)
 {
 	struct ib_uverbs_comp_event_desc desc = { .cq_handle = v->cq_handle };
 	bool sent;
@@ -132,14 +130,13 @@ bool direct_event_raise(struct sim_dev *dev, struct shared_seg *seg,
 	if (!v->has_chan)
 		return false;
 	fd = dev->index < SIM_MAX_ADAPTERS ? chan_get(dev->index, seg, v) : -1;
-	if (fd < 0) {
-		view_cq_raise_end(seg, cqn, false);
+	if (fd < 0)
 		return false;
-	}
+	view_cq_raise_sending(seg, raise);
 	sent = sim_event_post(fd, &desc, sizeof(desc));
 	/* A queue full of unread events: the target's device would have
 	 * lost this event too. */
-	view_cq_raise_end(seg, cqn, sent);
+	view_cq_raise_end(seg, cqn, raise, sent);
 	if (sent)
 		atomic_fetch_add_explicit(&dev->stats.peer_events, 1,
 					  memory_order_relaxed);

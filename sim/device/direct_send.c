@@ -314,16 +314,25 @@ static bool send_copy(struct shared_seg *seg, struct shared_copy *c,
 	return direct_copied(got, wr->total_len);
 }
 
+/* The target's CQ was armed for the CQE written (cq): the arm's event is
+ * owed on CQ cqn, found as v, through the raise taken in its view. */
+struct send_notify {
+	bool cq;
+	int raise;
+	uint32_t cqn;
+	struct view_cq v;
+};
+
 /*
  * With the target's lock held again: the receive is still the one the
  * data went to (the QP neither left the states a responder takes
  * requests in nor was flushed, which fences the copy), and its CQE, in
- * the order of commits. *notify: the target's CQ was armed for it.
+ * the order of commits; and the event its CQ's arm owes (notify).
  */
 static bool commit_locked(struct sim_qp *qp, struct shared_seg *seg,
 			  const struct sim_send_wr *wr,
 			  const struct fab_hdr *h, struct send_plan *p,
-			  bool *notify, struct view_cq *notify_cq)
+			  struct send_notify *notify)
 {
 	bool write = wr->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM;
 	struct view_recv r;
@@ -340,6 +349,21 @@ static bool commit_locked(struct sim_qp *qp, struct shared_seg *seg,
 	    sim_ring_load(&p->rq.state->cons_head) != p->rq_head ||
 	    sim_ring_reserve(&p->cq, &slot) != SIM_RING_READY)
 		return false;
+	notify->cq = cqv.armed == SIM_CQ_ARM_NEXT ||
+		     (cqv.armed == SIM_CQ_ARM_SOLICITED &&
+		      (h->flags & FAB_F_SOLICITED));
+	if (notify->cq) {
+		/* The arm taken is an event owed, whatever becomes of
+		 * this process. */
+		notify->raise = direct_event_take(seg, p->r.cqn);
+		if (notify->raise < 0) {
+			notify->cq = false;
+			return false;
+		}
+		notify->cqn = p->r.cqn;
+		notify->v = cqv;
+		view_cq_disarm(seg, p->r.cqn);	/* one event an arm */
+	}
 	dev_recv_cqe_fill(&c, p->r.qp_handle, p->r.port_num, p->rwr.wr_id, h,
 		      write ? PVRDMA_WC_RECV_RDMA_WITH_IMM : PVRDMA_WC_RECV,
 		      (uint32_t)wr->total_len, 0);
@@ -348,28 +372,19 @@ static bool commit_locked(struct sim_qp *qp, struct shared_seg *seg,
 	sim_ring_produce(&p->cq);	/* release: the CQE is complete */
 	view_count_recv(seg);
 	view_count(seg, 0, wr->total_len);
-	*notify = cqv.armed == SIM_CQ_ARM_NEXT ||
-		  (cqv.armed == SIM_CQ_ARM_SOLICITED &&
-		   (h->flags & FAB_F_SOLICITED));
-	if (*notify) {
-		view_cq_disarm(seg, p->r.cqn);	/* one event an arm */
-		*notify_cq = cqv;
-		direct_event_take(seg, p->r.cqn, &cqv);
-	}
 	return true;
 }
 
 /*
- * The message: true if it was delivered whole (*notify_cqn: the CQ whose
- * arm it took). The copy is made without the target's lock: a requester
- * stopped in it holds up no one. An SRQ's receives have many requesters,
+ * The message: true if it was delivered whole (notify: the event owed).
+ * The copy is made without the target's lock: a requester stopped in it
+ * holds up no one. An SRQ's receives have many requesters,
  * which take them in order: there the copy stays under the lock.
  */
 static bool send_message(struct sim_qp *qp, struct shared_seg *seg,
 			 struct shared_copy *c, const struct sim_send_wr *wr,
 			 const struct fab_hdr *h, const struct local_iov *li,
-			 bool *notify, uint32_t *notify_cqn,
-			 struct view_cq *notify_cq, uint64_t *rnr_ns)
+			 struct send_notify *notify, uint64_t *rnr_ns)
 {
 	struct send_plan p;
 	bool ok;
@@ -386,17 +401,15 @@ static bool send_message(struct sim_qp *qp, struct shared_seg *seg,
 		shared_copy_leave(c);
 		if (!ok || !shared_trylock(seg))
 			return false;	/* the fabric places it again */
-		ok = commit_locked(qp, seg, wr, h, &p, notify, notify_cq);
+		ok = commit_locked(qp, seg, wr, h, &p, notify);
 	} else if (ok) {
 		ok = send_copy(seg, c, wr, li, p.n) &&
-		     commit_locked(qp, seg, wr, h, &p, notify, notify_cq);
+		     commit_locked(qp, seg, wr, h, &p, notify);
 		shared_copy_leave(c);
 	} else {
 		shared_copy_leave(c);
 	}
 	shared_unlock(seg);
-	if (ok)
-		*notify_cqn = p.r.cqn;
 	return ok;
 }
 
@@ -409,11 +422,9 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	struct engine *eng = engine_of(dev);
 	struct shared_copy *c;
 	struct shared_seg *seg;
-	struct view_cq notify_cq;
+	struct send_notify notify = { .cq = false };
 	struct local_iov li;
 	struct fab_hdr h, n;
-	bool notify = false;
-	uint32_t notify_cqn = 0;
 
 	if (qp->type != IBV_QPT_RC || !eng || !direct_enabled())
 		return 0;
@@ -433,22 +444,23 @@ unsigned int direct_send_execute(struct sim_qp *qp, struct fab_link *link,
 	if (wr->send_flags & IBV_SEND_SOLICITED)
 		h.flags |= FAB_F_SOLICITED;
 	c = shared_copy_claim(link);
-	if (!c || !send_message(qp, seg, c, wr, &h, &li, &notify, &notify_cqn,
-				&notify_cq, rnr_ns))
+	if (!c || !send_message(qp, seg, c, wr, &h, &li, &notify, rnr_ns))
 		return 0;
 	/* The event, raised here (direct_event.c), else by the target. */
-	if (notify && !direct_event_raise(dev, seg, notify_cqn, &notify_cq)) {
+	if (notify.cq &&
+	    !direct_event_raise(dev, seg, notify.cqn, &notify.v, notify.raise)) {
 		/* The CQ by its number: the QP may be gone by the time the
 		 * target reads this, the CQ (shared by others) not. */
 		dev_hdr_init(&n, qp, FAB_NOTIFY,
 			     qp->attr.ah_attr.grh.sgid_index);
 		n.dst_qpn = qp->attr.dest_qp_num;
-		n.rkey = notify_cqn;
+		n.rkey = notify.cqn;
 		n.flags = h.flags;
 		if (!fabric_send(eng->port, link, &n, NULL, 0))
 			/* No way to tell the target: give the arm back, so
 			 * that its own next CQE raises the event. */
-			view_cq_rearm(seg, notify_cqn, SIM_CQ_ARM_NEXT);
+			view_cq_rearm(seg, notify.cqn, SIM_CQ_ARM_NEXT);
+		view_cq_raise_end(seg, notify.cqn, notify.raise, false);
 	}
 	atomic_fetch_add_explicit(&dev->stats.bytes_tx, wr->total_len,
 				  memory_order_relaxed);

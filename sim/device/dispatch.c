@@ -312,6 +312,7 @@ int engine_round(struct engine *eng, bool inline_rx)
 		work += dev_run_waiters(eng);
 	dev_acks_flush(eng);
 	dev_run_timers(eng);
+	dev_run_raise_checks(eng);
 	dev_acks_flush(eng);
 	return work;
 }

@@ -286,6 +286,9 @@ struct engine {
 	struct qlist acks;
 	struct qlist waiters;		/* QPs waiting for a full link */
 	uint64_t next_deadline;
+	/* timers.c: when raises held in the adapter's view are looked at
+	 * (0: none seen held) */
+	uint64_t raise_check_at;
 	uint64_t sleep_until;		/* when the device thread's coming
 					 * sleep ends; 0 while it works */
 	uint64_t now;
@@ -408,6 +411,7 @@ void dev_arm_timer(struct eqp *e, uint64_t when);
 void dev_restart_ack_timer(struct eqp *e);
 void dev_arm_rnr_timer(struct eqp *e, uint64_t when);
 void dev_run_timers(struct engine *eng);
+void dev_run_raise_checks(struct engine *eng);
 void dev_kick(struct eqp *e);
 int dev_run_kicks(struct engine *eng);
 

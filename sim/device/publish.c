@@ -133,6 +133,21 @@ void pub_cq_notified(struct sim_cq *cq)
 	pub_unlock(dev);
 }
 
+bool pub_raises_recover(struct sim_dev *dev)
+{
+	uint32_t cqns[16];
+	unsigned int i, n;
+	struct sim_cq *cq;
+
+	n = view_raises_reap(dev->index, cqns, 16);
+	for (i = 0; i < n; i++) {
+		cq = sim_table_get(&dev->cqs, cqns[i]);
+		if (cq && cq->shared)
+			pub_cq_notified(cq);
+	}
+	return view_raises_held(dev->index);
+}
+
 void pub_srq(const struct sim_srq *srq)
 {
 	view_srq_publish(srq->uctx->dev->index, srq->srqn, srq->limit);

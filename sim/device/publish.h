@@ -22,6 +22,10 @@ void pub_qp_withdraw(const struct sim_qp *qp);
 void pub_cq_pull(struct sim_cq *cq);
 void pub_cq(struct sim_cq *cq);
 void pub_cq_notified(struct sim_cq *cq);
+/* The events of arms that same-host requesters took and died before they
+ * raised (view.h): raised now; true while others are under way (of a
+ * live requester, or of one still dying). */
+bool pub_raises_recover(struct sim_dev *dev);
 /* An SRQ's limit changed. */
 void pub_srq(const struct sim_srq *srq);
 /* The adapter's own segment lock, around every take of a receive and

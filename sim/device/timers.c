@@ -4,6 +4,8 @@
  * path leaves for the device thread. See engine.h.
  */
 #include "engine.h"
+#include "publish.h"
+#include "view.h"
 
 /* IB min_rnr_timer encoding -> microseconds. */
 const uint32_t dev_rnr_timer_us[32] = {
@@ -131,6 +133,31 @@ void dev_run_timers(struct engine *eng)
 		if (d && (!eng->next_deadline || d < eng->next_deadline))
 			eng->next_deadline = d;
 	}
+}
+
+/* Same-host requesters that took an arm of this adapter's CQs and died
+ * before its event (view.h): a requester's raise lasts microseconds, so
+ * one held RAISE_CHECK_NS after it was seen is looked at, and the events
+ * of those whose process is gone are raised here. The device thread
+ * wakes when such a requester's link closes; its process may still be
+ * exiting then, hence the check again later. */
+#define RAISE_CHECK_NS	20000000ull
+
+void dev_run_raise_checks(struct engine *eng)
+{
+	if (!view_raises_held(eng->dev->index)) {
+		eng->raise_check_at = 0;
+		return;
+	}
+	if (!eng->raise_check_at) {
+		eng->raise_check_at = eng->now + RAISE_CHECK_NS;
+	} else if (eng->now >= eng->raise_check_at) {
+		eng->raise_check_at = 0;
+		if (!pub_raises_recover(eng->dev))
+			return;
+		eng->raise_check_at = eng->now + RAISE_CHECK_NS;
+	}
+	engine_deadline(eng, eng->raise_check_at);
 }
 
 void dev_kick(struct eqp *e)

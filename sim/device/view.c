@@ -13,17 +13,26 @@
  * their number modulo their table's size (numbers are below it), reached
  * only through a QP that names them.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
 
 #include "engine.h"
 #include "shared.h"
+#include "sys.h"
 #include "view.h"
 
-#define VIEW_VERSION	1u
+#define VIEW_VERSION	2u
 #define VIEW_QP_SLOTS	65536u
 #define VIEW_MR_SLOTS	VIEW_MR_KEYS
 #define VIEW_CQ_SLOTS	65536u
 #define VIEW_SRQ_SLOTS	65536u
+/* Requesters at once between an arm they took and its event; one more
+ * finds none free and leaves the SEND to the fabric. */
+#define VIEW_RAISES	64u
 
 /* The MR and QP entries each carry a sequence count (odd while the owner
  * changes it), so that a requester may read one without the lock and
@@ -59,12 +68,23 @@ struct cq_entry {
 	uint8_t has_chan;
 	int32_t chan_fd;
 	/* Completion events requesters raised and the owner has not yet
-	 * counted; requesters between the arm they took and its event. */
+	 * counted. */
 	_Atomic uint32_t peer_events;
-	_Atomic uint32_t raising;
 	uint64_t chan_id;
 	uint64_t chan_ino;
 	uint64_t cq_handle;
+};
+
+/* A requester between the arm of a CQ it took and that arm's event:
+ * taken under the lock, given back without it, or by the owner once the
+ * requester's process is gone. */
+enum raise_phase { RAISE_TAKEN = 1, RAISE_SENDING };
+
+struct raise_entry {
+	_Atomic int32_t pid;		/* 0: free */
+	_Atomic uint32_t phase;
+	uint32_t cqn;
+	int32_t tid;			/* the requester's thread */
 };
 
 struct srq_entry {
@@ -82,6 +102,8 @@ struct view_area {
 	/* Receives it took and CQEs it wrote for them (SENDs). */
 	_Atomic uint64_t direct_recv_wqes;
 	_Atomic uint64_t direct_cqes;
+	_Atomic uint32_t raises_held;
+	struct raise_entry raise[VIEW_RAISES];
 	struct qp_entry qp[VIEW_QP_SLOTS];
 	struct mr_entry mr[VIEW_MR_SLOTS];
 	struct cq_entry cq[VIEW_CQ_SLOTS];
@@ -301,9 +323,84 @@ int view_cq_arm_of(unsigned int adapter, uint32_t cqn)
 }
 
 /* How long the owner waits for a requester between an arm it took and
- * its event: a requester stopped or killed right there delays a CQ's
- * destroy this long, no more. */
+ * its event: a requester stopped right there delays a CQ's destroy this
+ * long, no more; one killed there, only until its process is gone. */
 #define VIEW_RAISE_WAIT_NS	1000000000ull
+
+/* The thread has exited (a zombie, or reaped): it sends nothing more.
+ * The thread's own state: a process whose first thread ended is a zombie
+ * to /proc/PID/stat while its other threads run. */
+static bool raiser_gone(pid_t pid, pid_t tid)
+{
+	char path[80], buf[512], *p;
+	long fd, n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
+		 (int)tid);
+	fd = sim_sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fd == -ENOENT || sim_sys(SYS_kill, pid, 0, 0) == -ESRCH;
+	n = sim_sys(SYS_read, fd, (long)buf, sizeof(buf) - 1);
+	sim_sys(SYS_close, fd, 0, 0);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* the name may hold anything */
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+static pid_t self_tid(void)
+{
+	static __thread pid_t pid, tid;
+
+	/* A forked child's thread is another one. */
+	if (pid != sim_self_pid()) {
+		pid = sim_self_pid();
+		tid = (pid_t)sim_sys(SYS_gettid, 0, 0, 0);
+	}
+	return tid;
+}
+
+/* Frees the raise of a requester that is gone (lock held). One that died
+ * sending counts as sent: a SIGKILL acts when the system call returns,
+ * and its event is then in the channel (read, or taken back with the
+ * CQ); only a death in the few instructions before the call misleads. */
+static bool raise_reap(struct shared_seg *seg, struct raise_entry *r)
+{
+	int32_t pid = atomic_load(&r->pid);
+	struct cq_entry *c;
+
+	if (!pid || !raiser_gone(pid, r->tid))
+		return false;
+	c = cq_slot(seg, r->cqn);
+	if (atomic_load(&r->phase) == RAISE_SENDING && c->valid &&
+	    c->cqn == r->cqn)
+		atomic_fetch_add(&c->peer_events, 1);
+	if (atomic_compare_exchange_strong(&r->pid, &pid, 0))
+		atomic_fetch_sub(&area(seg)->raises_held, 1);
+	return true;
+}
+
+/* Whether a raise of CQ cqn is held by a process that still runs. */
+static bool raise_live(struct shared_seg *seg, uint32_t cqn)
+{
+	struct raise_entry *r;
+	bool live = false;
+	unsigned int i;
+
+	if (!atomic_load(&area(seg)->raises_held))
+		return false;
+	if (!shared_lock(seg))
+		return false;
+	for (i = 0; i < VIEW_RAISES; i++) {
+		r = &area(seg)->raise[i];
+		if (atomic_load(&r->pid) && r->cqn == cqn &&
+		    !raise_reap(seg, r))
+			live = true;
+	}
+	shared_unlock(seg);
+	return live;
+}
 
 uint32_t view_cq_events_take(unsigned int adapter, uint32_t cqn)
 {
@@ -319,9 +416,35 @@ uint32_t view_cq_events_take(unsigned int adapter, uint32_t cqn)
 	/* Its QPs are withdrawn (no requester finds the CQ any more): the
 	 * events already on their way arrive before it goes. */
 	until = now_ns() + VIEW_RAISE_WAIT_NS;
-	while (atomic_load(&c->raising) && now_ns() < until)
+	while (raise_live(seg, cqn) && now_ns() < until)
 		sched_yield();
 	return atomic_exchange(&c->peer_events, 0);
+}
+
+bool view_raises_held(unsigned int adapter)
+{
+	struct shared_seg *seg = shared_own_made(adapter);
+
+	return seg && atomic_load_explicit(&area(seg)->raises_held,
+					   memory_order_relaxed);
+}
+
+unsigned int view_raises_reap(unsigned int adapter, uint32_t *cqns,
+			      unsigned int max)
+{
+	struct shared_seg *seg = own_locked(adapter);
+	struct raise_entry *r;
+	unsigned int i, n = 0;
+
+	if (!seg)
+		return 0;
+	for (i = 0; i < VIEW_RAISES && n < max; i++) {
+		r = &area(seg)->raise[i];
+		if (atomic_load(&r->pid) && raise_reap(seg, r))
+			cqns[n++] = r->cqn;
+	}
+	shared_unlock(seg);
+	return n;
 }
 
 void view_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit)
@@ -461,18 +584,42 @@ void view_cq_disarm(struct shared_seg *seg, uint32_t cqn)
 		c->armed = 0;
 }
 
-void view_cq_raise_begin(struct shared_seg *seg, uint32_t cqn)
+int view_cq_raise_begin(struct shared_seg *seg, uint32_t cqn)
 {
-	atomic_fetch_add(&cq_slot(seg, cqn)->raising, 1);
+	struct raise_entry *r;
+	unsigned int i;
+
+	for (i = 0; i < VIEW_RAISES; i++) {
+		r = &area(seg)->raise[i];
+		if (atomic_load_explicit(&r->pid, memory_order_relaxed))
+			continue;
+		r->cqn = cqn;
+		r->tid = self_tid();
+		atomic_store_explicit(&r->phase, RAISE_TAKEN,
+				      memory_order_relaxed);
+		atomic_store(&r->pid, sim_self_pid());
+		atomic_fetch_add(&area(seg)->raises_held, 1);
+		return (int)i;
+	}
+	return -1;
 }
 
-void view_cq_raise_end(struct shared_seg *seg, uint32_t cqn, bool raised)
+void view_cq_raise_sending(struct shared_seg *seg, int raise)
 {
+	atomic_store(&area(seg)->raise[raise].phase, RAISE_SENDING);
+}
+
+void view_cq_raise_end(struct shared_seg *seg, uint32_t cqn, int raise,
+		       bool raised)
+{
+	struct raise_entry *r = &area(seg)->raise[raise];
 	struct cq_entry *c = cq_slot(seg, cqn);
+	int32_t self = sim_self_pid();
 
 	if (raised)
 		atomic_fetch_add(&c->peer_events, 1);
-	atomic_fetch_sub_explicit(&c->raising, 1, memory_order_release);
+	if (atomic_compare_exchange_strong(&r->pid, &self, 0))
+		atomic_fetch_sub(&area(seg)->raises_held, 1);
 }
 
 void view_cq_rearm(struct shared_seg *seg, uint32_t cqn, uint8_t armed)

@@ -113,8 +113,15 @@ void view_cq_publish(unsigned int adapter, uint32_t cqn,
 int view_cq_arm_of(unsigned int adapter, uint32_t cqn);
 /* The completion events requesters raised on the CQ's channel since the
  * last call, once those under way are sent (one stopped there is waited
- * for 1 s at most). */
+ * for 1 s at most, one killed there until its process is gone). */
 uint32_t view_cq_events_take(unsigned int adapter, uint32_t cqn);
+/* Some requester is between an arm it took and its event (no lock). */
+bool view_raises_held(unsigned int adapter);
+/* Frees the raises of requesters whose process is gone; puts the CQs
+ * whose arm they had taken in cqns (at most max), whose events are the
+ * owner's to raise now. */
+unsigned int view_raises_reap(unsigned int adapter, uint32_t *cqns,
+			      unsigned int max);
 /* 0: disarmed. */
 void view_srq_publish(unsigned int adapter, uint32_t srqn, uint32_t limit);
 /* The segment's lock (false: no segment). */
@@ -143,10 +150,15 @@ bool view_recv_find(struct shared_seg *seg, uint32_t qpn,
 bool view_cq_find(struct shared_seg *seg, uint32_t cqn,
 		  struct view_cq *out);
 void view_cq_disarm(struct shared_seg *seg, uint32_t cqn);
-/* A requester that took the arm of a CQ with a channel raises its event:
- * begin under the lock, end once the event is sent or given up. */
-void view_cq_raise_begin(struct shared_seg *seg, uint32_t cqn);
-void view_cq_raise_end(struct shared_seg *seg, uint32_t cqn, bool raised);
+/* A requester that takes the arm of a CQ raises its event, or has the
+ * target raise it: begin under the lock, before the arm is taken (-1:
+ * too many under way, the arm is not to be taken), sending right before
+ * the event goes on the channel, end once it went or was given up. The
+ * owner raises the event of a requester whose process ends in between. */
+int view_cq_raise_begin(struct shared_seg *seg, uint32_t cqn);
+void view_cq_raise_sending(struct shared_seg *seg, int raise);
+void view_cq_raise_end(struct shared_seg *seg, uint32_t cqn, int raise,
+		       bool raised);
 /* Gives back an arm it could not notify (takes the lock). */
 void view_cq_rearm(struct shared_seg *seg, uint32_t cqn, uint8_t armed);
 /* 0: none armed. */

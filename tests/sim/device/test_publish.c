@@ -13,19 +13,29 @@
  *     ring whose pin kept no file;
  *   - a requester that took a CQ's arm gets its event raised by the
  *     target's NOTIFY even when the application armed the CQ again in
- *     between, and that new arm stays for the next CQE.
+ *     between, and that new arm stays for the next CQE;
+ *   - a requester killed between the arm it took and the event: the
+ *     target raises the event once the process is gone (not while it is
+ *     only stopped), and counts an event it was killed sending as sent;
+ *     a CQ's destroy does not wait for it.
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "direct.h"
+#include "engine.h"
 #include "publish.h"
 #include "fabric.h"
 #include "shared.h"
@@ -276,12 +286,148 @@ static void test_notify_after_rearm(void **unused)
 	pub_qp_withdraw(&qp);
 }
 
+/* A requester in a child process takes the arm of CQ cqn as a SEND's
+ * commit does, is sending its event if told so, and stops: never ended,
+ * its raise is held until the parent kills it. */
+static pid_t requester_takes_arm(struct shared_seg *seg, uint32_t cqn,
+				 bool sending)
+{
+	int raise_idx;
+	pid_t pid;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid)
+		return pid;
+	/* Never left behind stopped by a test that failed. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (!shared_lock(seg))
+		_exit(3);
+	raise_idx = view_cq_raise_begin(seg, cqn);
+	if (raise_idx < 0)
+		_exit(4);
+	view_cq_disarm(seg, cqn);
+	shared_unlock(seg);
+	if (sending)
+		view_cq_raise_sending(seg, raise_idx);
+	raise(SIGSTOP);
+	_exit(5);
+}
+
+static void killed_stopped(pid_t pid)
+{
+	unsigned int before = events;
+	siginfo_t si;
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+	assert_true(WIFSTOPPED(st));
+	/* Stopped, it is alive: its raise is left to it. */
+	assert_true(view_raises_held(target.index));
+	assert_true(pub_raises_recover(&target));
+	assert_int_equal(events, before);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	/* A zombie, not reaped yet: gone all the same. */
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+}
+
+static uint64_t clock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void test_requester_killed_raising(void **unused)
+{
+	static uint8_t cmem[2 * 4096], qmem[2 * 4096];
+	struct sim_cq cq = {
+		.cqn = 8, .uctx = &uctx,
+		.ring = { .state = (struct pvrdma_ring *)(cmem + 8),
+			  .elems = cmem + 4096, .nelems = 16,
+			  .elem_size = 64 },
+		.ring_pin = { .base = cmem, .len = sizeof(cmem), .fd = 100,
+			      .ino = 1000, .id = 21 },
+		.armed = SIM_CQ_ARM_NEXT,
+	};
+	struct sim_qp qp = {
+		.qpn = 0x88, .type = IBV_QPT_RC, .pd = &pd, .uctx = &uctx,
+		.recv_cq = &cq,
+		.rq = { .state = (struct pvrdma_ring *)(qmem + 8),
+			.elems = qmem + 4096, .nelems = 16, .elem_size = 64 },
+		.ring_pin = { .base = qmem, .len = sizeof(qmem), .fd = 101,
+			      .ino = 1001, .id = 22 },
+		.attr = { .state = IBV_QPS_RTS },
+	};
+	struct engine *eng = engine_of(&target);
+	struct shared_seg *seg;
+	uint64_t t0;
+	pid_t pid;
+
+	(void)unused;
+	events = 0;
+	sim_device_upcalls.comp_event = count_event;
+	assert_int_equal(sim_table_put(&target.cqs, 8, &cq), 0);
+	sim_dev_shared_open(&target);
+	pub_qp(&qp);
+	seg = target_seg();
+	assert_false(view_raises_held(target.index));
+	assert_false(pub_raises_recover(&target));
+
+	/* Killed before its event went: the target's device raises it,
+	 * not as soon as it sees the raise held (one lasts microseconds)
+	 * but at the check it sets a timer for. */
+	pid = requester_takes_arm(seg, 8, false);
+	killed_stopped(pid);
+	eng->dev = &target;
+	eng->now = now_ns();
+	eng->next_deadline = 0;
+	dev_run_raise_checks(eng);
+	assert_int_equal(events, 0);
+	assert_true(eng->next_deadline > eng->now);
+	eng->now = eng->next_deadline;
+	dev_run_raise_checks(eng);
+	assert_int_equal(events, 1);
+	assert_false(view_raises_held(target.index));
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(view_cq_events_take(target.index, 8), 0);
+
+	/* Killed sending: counted as sent, and raised again (an event
+	 * more is harmless, one less hangs the application). */
+	pub_cq_pull(&cq);
+	cq.armed = SIM_CQ_ARM_NEXT;
+	pub_cq(&cq);
+	pid = requester_takes_arm(seg, 8, true);
+	killed_stopped(pid);
+	assert_false(pub_raises_recover(&target));
+	assert_int_equal(events, 2);
+	assert_int_equal(view_cq_events_take(target.index, 8), 1);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+
+	/* The CQ's destroy finds the dead one itself, without waiting
+	 * for it. */
+	events = 0;
+	pid = requester_takes_arm(seg, 8, true);
+	killed_stopped(pid);
+	t0 = clock_ms();
+	assert_int_equal(view_cq_events_take(target.index, 8), 1);
+	assert_true(clock_ms() - t0 < 500);
+	assert_false(view_raises_held(target.index));
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+
+	pub_qp_withdraw(&qp);
+	sim_table_put(&target.cqs, 8, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mr_and_qp),
 		cmocka_unit_test(test_recv_side),
 		cmocka_unit_test(test_notify_after_rearm),
+		cmocka_unit_test(test_requester_killed_raising),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
