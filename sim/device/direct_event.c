@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -48,6 +49,7 @@ struct chan_end {
 	uint64_t id;
 	uint64_t ino;
 	int fd;				/* the sim's; valid while seg is set */
+	int reader;			/* the sim's read end of that pipe */
 };
 
 /* Per adapter, used under its dev->lock. */
@@ -55,16 +57,25 @@ static struct chan_end chans[SIM_MAX_ADAPTERS][CHAN_SETS][CHAN_WAYS];
 
 static void chan_drop(struct chan_end *c)
 {
-	if (c->seg)
+	if (c->seg) {
 		sim_fd_close(c->fd);
+		sim_fd_close(c->reader);
+	}
 	c->seg = NULL;
 }
 
-/* The device end of the target's channel, as the sim's own fd here. */
-static int chan_fetch(pid_t pid, const struct view_cq *v)
+/*
+ * The device end of the target's channel, as the sim's own fd here, and a
+ * read end of the same pipe kept beside it: the target's read ends go with
+ * the target, and a write to a pipe with no reader left raises SIGPIPE in
+ * the writer, which would end this process for its peer's death. With a
+ * reader of its own the write fails as on a full queue.
+ */
+static int chan_fetch(pid_t pid, const struct view_cq *v, int *reader)
 {
+	char path[32];
 	struct stat st;
-	long pidfd, fd;
+	long pidfd, fd, rd;
 
 	pidfd = sim_sys(SYS_pidfd_open, pid, 0, 0);
 	if (pidfd < 0)
@@ -79,6 +90,13 @@ static int chan_fetch(pid_t pid, const struct view_cq *v)
 		sim_sys(SYS_close, fd, 0, 0);
 		return -1;
 	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", (int)fd);
+	rd = sim_sys(SYS_open, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	if (rd < 0) {
+		sim_sys(SYS_close, fd, 0, 0);
+		return -1;
+	}
+	*reader = sim_fd_own((int)rd);
 	return sim_fd_own((int)fd);
 }
 
@@ -106,7 +124,7 @@ static int chan_get(unsigned int adapter, struct shared_seg *seg,
 		w = 0;
 	}
 	c = &set[w];
-	c->fd = chan_fetch(shared_pid(seg), v);
+	c->fd = chan_fetch(shared_pid(seg), v, &c->reader);
 	if (c->fd < 0)
 		return -1;
 	c->seg = seg;

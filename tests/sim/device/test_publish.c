@@ -17,7 +17,10 @@
  *   - a requester killed between the arm it took and the event: the
  *     target raises the event once the process is gone (not while it is
  *     only stopped), and counts an event it was killed sending as sent;
- *     a CQ's destroy does not wait for it.
+ *     a CQ's destroy does not wait for it;
+ *   - a requester that kept a target's channel end raises on it after
+ *     the target's readers are gone (the target died): the event is
+ *     lost, and the requester is not killed by SIGPIPE.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -29,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +40,8 @@
 
 #include "direct.h"
 #include "engine.h"
+#include "event_pipe.h"
+#include "fds.h"
 #include "publish.h"
 #include "fabric.h"
 #include "shared.h"
@@ -421,6 +427,78 @@ static void test_requester_killed_raising(void **unused)
 	sim_table_put(&target.cqs, 8, NULL);
 }
 
+/* One raise of CQ cqn's event, as a SEND's commit and its caller do. */
+static bool requester_raises(struct sim_dev *req, struct shared_seg *seg,
+			     uint32_t cqn)
+{
+	struct view_cq v;
+	int raise_idx;
+
+	assert_true(shared_lock(seg));
+	raise_idx = direct_event_take(seg, cqn);
+	assert_true(raise_idx >= 0);
+	view_cq_disarm(seg, cqn);
+	assert_true(view_cq_find(seg, cqn, &v));
+	shared_unlock(seg);
+	return direct_event_raise(req, seg, cqn, &v, raise_idx);
+}
+
+static void test_raise_after_readers_gone(void **unused)
+{
+	static uint8_t cmem[2 * 4096], qmem[2 * 4096];
+	static struct sim_dev requester = { .index = 0 };
+	struct sim_comp_channel ch = { .id = 31, .refs = 1 };
+	struct sim_cq cq = {
+		.cqn = 10, .uctx = &uctx, .channel = &ch,
+		.ring = { .state = (struct pvrdma_ring *)(cmem + 8),
+			  .elems = cmem + 4096, .nelems = 16,
+			  .elem_size = 64 },
+		.ring_pin = { .base = cmem, .len = sizeof(cmem), .fd = 100,
+			      .ino = 1000, .id = 31 },
+		.armed = SIM_CQ_ARM_NEXT,
+	};
+	struct sim_qp qp = {
+		.qpn = 0xaa, .type = IBV_QPT_RC, .pd = &pd, .uctx = &uctx,
+		.recv_cq = &cq,
+		.rq = { .state = (struct pvrdma_ring *)(qmem + 8),
+			.elems = qmem + 4096, .nelems = 16, .elem_size = 64 },
+		.ring_pin = { .base = qmem, .len = sizeof(qmem), .fd = 101,
+			      .ino = 1001, .id = 32 },
+		.attr = { .state = IBV_QPS_RTS },
+	};
+	struct ib_uverbs_comp_event_desc desc;
+	struct sim_event_pipe p;
+	struct shared_seg *seg;
+	struct stat st;
+
+	(void)unused;
+	assert_int_equal(sim_event_pipe_open(&p), 0);
+	assert_int_equal(fstat(p.dev, &st), 0);
+	ch.fd_dev = p.dev;
+	ch.dev_ino = st.st_ino;
+	assert_int_equal(sim_table_put(&target.cqs, 10, &cq), 0);
+	sim_dev_shared_open(&target);
+	pub_qp(&qp);
+	seg = target_seg();
+
+	/* The requester takes the channel's end and keeps it. */
+	assert_true(requester_raises(&requester, seg, 10));
+	assert_int_equal(read(p.user, &desc, sizeof(desc)), sizeof(desc));
+
+	/* The target's read ends close, as at its death: the default
+	 * action of SIGPIPE would end this process here. */
+	close(p.user);
+	sim_fd_close(p.drain);
+	pub_cq_pull(&cq);
+	cq.armed = SIM_CQ_ARM_NEXT;
+	pub_cq(&cq);
+	assert_true(requester_raises(&requester, seg, 10));
+
+	pub_qp_withdraw(&qp);
+	sim_table_put(&target.cqs, 10, NULL);
+	sim_fd_close(p.dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_recv_side),
 		cmocka_unit_test(test_notify_after_rearm),
 		cmocka_unit_test(test_requester_killed_raising),
+		cmocka_unit_test(test_raise_after_readers_gone),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
