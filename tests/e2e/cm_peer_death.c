@@ -6,7 +6,7 @@
  * closes.
  *
  *   cm_peer_death --server|--client --addr IPV4 --port P --stage STAGE
- *                 --death DEATH --sync FILE
+ *                 --death DEATH --sync FILE [--after SECONDS]
  *
  * STAGE, where the client ends, and what the server gets:
  *   req          its REQ was received, the server has not accepted: the
@@ -26,7 +26,9 @@
  * on past the server's wait: the child holds nothing of its parent's
  * connection, so the parent's end is told at once).
  * FILE: the server creates it once it has the CONNECT_REQUEST (stage
- * req: the client waits for it before it dies).
+ * req: the client waits for it before it dies). --after: the client
+ * waits SECONDS instead, for a server on another host (with no file
+ * shared).
  *
  * Every wait is bounded (E2E_WAIT_SECONDS): a server left waiting fails.
  */
@@ -49,6 +51,7 @@
 static struct rdma_event_channel *channel;
 static struct sockaddr_in addr = { .sin_family = AF_INET };
 static const char *stage = "established", *death = "kill", *sync_file;
+static int after_seconds = -1;
 
 static bool stage_is(const char *s)
 {
@@ -244,6 +247,10 @@ static void client(void)
 	else if (stage_is("established"))
 		rdma_ack_cm_event(expect_event(RDMA_CM_EVENT_ESTABLISHED));
 	/* Until the server has what it needs to see the end. */
+	if (after_seconds >= 0) {
+		sleep((unsigned int)after_seconds);
+		die();
+	}
 	for (i = 0; access(sync_file, F_OK); i++) {
 		CHECK(i < E2E_WAIT_SECONDS * 100, "the server never got the REQ");
 		usleep(10000);
@@ -261,6 +268,7 @@ int main(int argc, char **argv)
 		{ "stage", required_argument, NULL, 't' },
 		{ "death", required_argument, NULL, 'd' },
 		{ "sync", required_argument, NULL, 'f' },
+		{ "after", required_argument, NULL, 'w' },
 		{ 0 }
 	};
 	int is_server = -1, o;
@@ -277,10 +285,12 @@ int main(int argc, char **argv)
 		case 't': stage = optarg; break;
 		case 'd': death = optarg; break;
 		case 'f': sync_file = optarg; break;
+		case 'w': after_seconds = atoi(optarg); break;
 		default: return 2;
 		}
 	}
-	CHECK(is_server >= 0 && sync_file && addr.sin_port,
+	CHECK(is_server >= 0 && addr.sin_port &&
+	      (sync_file || (!is_server && after_seconds >= 0)),
 	      "usage: --server|--client --addr A --port P --sync FILE");
 	CHECK(stage_is("req") || stage_is("rep") || stage_is("established"),
 	      "unknown stage %s", stage);
