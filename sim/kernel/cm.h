@@ -194,7 +194,8 @@ extern struct cm_id *cm_ids;
 
 /* ---- ucma.c (the file itself: kernel.h) ---- */
 /* Queues an event for id (cm_lock held); resp->uid and resp->id are set
- * from the id. Returns the event for the caller to fill in more. */
+ * from the id. Returns the event for the caller to fill in more, or NULL
+ * (none queued) for a connection's id the user has not accepted yet. */
 struct ucma_event *ucma_event_queue(struct cm_id *id, uint32_t event,
 				    int status);
 /* A new id for a connection request to listener, counted against its

@@ -30,10 +30,17 @@
 
 /*
  * rdma_cm acknowledges a REQ (passive side) and a REP (active side) with
- * an MRA as soon as it has handed the event to the consumer: a user
- * process may take long to accept or to answer with its RTU, and the MRA
- * tells the peer's CM to wait the service timeout instead of its
- * response timeout.
+ * an MRA once it has handed the event to the consumer: a user process
+ * may take long to accept or to answer with its RTU, and the MRA tells
+ * the peer's CM to wait the service timeout instead of its response
+ * timeout.
+ *
+ * Linux asks ib_cm to delay that MRA: it goes out only when the peer,
+ * not answered in time, resends its REQ or REP. Over MADs the GSI
+ * thread does the same (cm_gsi.c holds it). The sim's own wire is a
+ * stream that loses nothing, so nothing is ever resent: a held MRA
+ * would never go, and the peer's agent would give up after its response
+ * timeout on a consumer that is only slow. There the MRA goes at once.
  */
 static void send_mra(const struct cm_id *id)
 {

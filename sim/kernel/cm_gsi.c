@@ -134,6 +134,7 @@ static void conn_close_fd(struct gsi_conn *c)
 		sim_fd_close(c->fd);
 	c->fd = -1;
 	c->resend_at = 0;
+	c->mra_held = false;
 	c->forget_at = cm_now_ns() + GSI_LINGER_NS;
 	fabric_gsi_exit_clear(c->exit_slot);
 }
@@ -227,11 +228,41 @@ static void note_sent(struct gsi_conn *c, uint8_t type)
 		c->finished = true;
 }
 
+/*
+ * The agent's MRA (after a REQ or REP it handed its consumer) is held,
+ * as rdma_cm asks ib_cm with its delay flag: ib_cm records it and sends
+ * it only when the peer, not answered yet, sends its REQ or REP again.
+ * A connection answered in time puts no MRA on the wire.
+ */
+static void hold_mra(struct gsi_conn *c, const struct cm_msg *m)
+{
+	struct cm_mad d;
+
+	if (gsi_msg_to_mad(c, m, &d) && cm_mad_encode(&d, c->mra))
+		c->mra_held = true;
+}
+
+/* A duplicate REQ or REP: the held MRA while the consumer has not
+ * answered, else what was sent last. */
+static void answer_duplicate(struct gsi_conn *c)
+{
+	if (c->mra_held)
+		fabric_gsi_send(c->dev, c->peer, c->mra, CM_MAD_LEN);
+	else
+		send_last(c);
+}
+
 /* A message from the agent on c's socket. */
 static void from_agent(struct gsi_conn *c, const struct cm_msg *m)
 {
 	struct cm_mad d;
 	bool first = !c->have_last && !c->rep_seen && !c->peer;
+
+	if (m->type == CM_MSG_MRA) {
+		hold_mra(c, m);
+		return;
+	}
+	c->mra_held = false;	/* the consumer answered */
 
 	if (first) {
 		if ((m->type != CM_MSG_REQ && m->type != CM_MSG_SIDR_REQ) ||
@@ -315,7 +346,7 @@ static void req_received(const struct gsi_rx *r, const struct cm_mad *d)
 
 	c = find_remote(r->saddr, d->local_comm_id, ud);
 	if (c) {
-		send_last(c);	/* a duplicate: the answer again */
+		answer_duplicate(c);
 		return;
 	}
 	if (!gsi_req_to_msg(d, r->saddr, local, &m))
@@ -388,7 +419,8 @@ static void mad_received(const struct gsi_rx *r)
 		return;
 	}
 	if (d.attr_id == CM_ATTR_REP && c->rep_seen) {
-		send_last(c);	/* our RTU or MRA went missing */
+		answer_duplicate(c);	/* our RTU went missing, or the
+					 * consumer is slow */
 		return;
 	}
 	if (!gsi_mad_to_msg(c, &d, &m))

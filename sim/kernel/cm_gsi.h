@@ -12,7 +12,8 @@
  * ID, TID and addressing header Linux's CM would send, sends it from
  * QP 1 (fabric_gsi_send), resends a message that waits for an answer
  * (REQ, REP, DREQ, SIDR REQ) every cm_gsi_resend_ns up to ib_cm's 15
- * retries, answers a duplicate with what it last sent, and turns each
+ * retries, answers a duplicate with what it last sent (or with the
+ * MRA it holds: see from_agent), and turns each
  * MAD that arrives (fabric_gsi_attach) into the cm_msg the connection's
  * socket carries to the agent. A REQ or SIDR REQ that arrives opens a
  * connection to the agent that answers for the local GID, as another
@@ -56,6 +57,9 @@ struct gsi_conn {
 	uint32_t remote_qpn;
 	uint8_t last[CM_MAD_LEN];	/* what was sent last */
 	bool have_last;
+	uint8_t mra[CM_MAD_LEN];	/* the agent's MRA, held back */
+	bool mra_held;			/* until a duplicate asks for it or
+					 * the consumer answers */
 	uint64_t resend_at;		/* 0: nothing waits for an answer */
 	unsigned int tries;
 	uint64_t forget_at;		/* once the agent's end closed */

@@ -210,12 +210,27 @@ void ucma_id_destroy(struct cm_id *id)
 	id_free(id);
 }
 
+/*
+ * A connection's new id is the user's only once ACCEPT gave it a uid:
+ * until then, as in rdma_ucm, nothing that happens to it (a REJ or the
+ * peer's death before the accept) reaches the file. The accept then
+ * fails, because the connection has moved on, and the id is destroyed
+ * as any other.
+ */
+static bool id_taken(const struct cm_id *id)
+{
+	return !id->child || id->uid;
+}
+
 struct ucma_event *ucma_event_queue(struct cm_id *id, uint32_t event,
 				    int status)
 {
 	struct ucma_file *file = id->file;
-	struct ucma_event *e = calloc(1, sizeof(*e));
+	struct ucma_event *e;
 
+	if (!id_taken(id))
+		return NULL;
+	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
 	e->id = id;

@@ -21,7 +21,8 @@
 # fuzz_cm (random bytes at the server's CM agent, then rping) | mpi
 # (mpi_check, one rank per host) | rping_killed (an rping client is
 # killed: its server is told) | cm_peer_death STAGE DEATH (the same at each
-# stage of a connection, cm_peer_death.c) | host_netdev (an adapter by --netdev:
+# stage of a connection, cm_peer_death.c) | rdmacm_pair MODE (a pair mode
+# of rdmacm_cases.c) | host_netdev (an adapter by --netdev:
 # its netdev is the veth, whose address the interface calls list once) |
 # verbs PROGRAM (an e2e verbs program, server and client: data_integrity,
 # place_fault).
@@ -526,6 +527,17 @@ cm_peer_death() {
 	e2e_pass "the client's $death at $stage across hosts: the server is told"
 }
 
+# rdmacm_cases.c's pair MODE across hosts.
+rdmacm_pair() {
+	local mode=$1 prog
+	prog="$E2E_BIN/rdmacm_cases --mode $mode --addr $ADDR_A --port $PORT"
+	mh_cm_pair "$prog --server" "$prog --client"
+	expect_rc "rdmacm_cases $mode server" "$server_rc" 0
+	expect_rc "rdmacm_cases $mode client" "$client_rc" 0
+	expect_out client "passed"
+	e2e_pass "rdmacm_cases $mode across hosts: $sprov server, $cprov client"
+}
+
 # An rping client on the other host is SIGKILLed while it pings: the
 # server gets DISCONNECTED and exits within the hang guard.
 rping_killed() {
@@ -558,6 +570,7 @@ fuzz_hello) fuzz_hello ;;
 rping) rping_hosts ;;
 rping_killed) rping_killed ;;
 cm_peer_death) cm_peer_death "$@" ;;
+rdmacm_pair) rdmacm_pair "$@" ;;
 events) events "$@" ;;
 fuzz_cm) fuzz_cm ;;
 roce_capture) roce_capture "$@" ;;

@@ -11,6 +11,10 @@
  *                server got the client's connect data intact
  *   peer-killed  (pair) the server dies (SIGKILL) once established; the
  *                client gets DISCONNECTED and its receive is flushed
+ *   slow-accept  (pair) the server accepts only after SLOW_ACCEPT_SECONDS,
+ *                past the REQ's first response timeout (4.3 s): the
+ *                client's CM sends its REQ again, the server's CM answers
+ *                that duplicate with an MRA, and the connection is made
  *   unowned      (single) resolving an address no adapter owns is
  *                ADDR_ERROR; the process's own address resolves
  *   unacked      (single) rdma_destroy_id waits until the events reported
@@ -72,6 +76,9 @@
 #include "e2e_common.h"
 
 #define CHECK(cond, ...) E2E_CHECK(cond, __VA_ARGS__)
+
+/* A consumer slower than ib_cm's first response timeout (4.096 us << 20). */
+#define SLOW_ACCEPT_SECONDS	6
 
 static struct rdma_event_channel *channel;
 static struct sockaddr_in server_addr;
@@ -186,6 +193,8 @@ static void server(uint16_t port)
 	}
 	rdma_ack_cm_event(ev);
 	make_qp(id, IBV_QPT_RC);
+	if (mode_is("slow-accept"))
+		sleep(SLOW_ACCEPT_SECONDS);
 	CHECK(!rdma_accept(id, &param), "rdma_accept: %s", strerror(errno));
 	rdma_ack_cm_event(expect_event(RDMA_CM_EVENT_ESTABLISHED));
 	if (mode_is("peer-killed")) {

@@ -50,6 +50,7 @@ write_bw_cm | send_lat_cm | rping | ucmatose) CM_EXPECT="REQ REP RTU DREQ DREP" 
 udaddy) CM_EXPECT="SIDR_REQ SIDR_REP" ;;
 cm_refused) CM_EXPECT="REQ REJ" ;;
 rping_killed) CM_EXPECT="REQ REP RTU DREQ" ;;
+cm_peer_death_req) CM_EXPECT="REQ REJ" ;;
 *) CM_EXPECT="" ;;
 esac
 # perftest's -R server opens the listener of its test connection only
@@ -372,6 +373,20 @@ rping_killed() {
 	expect_out server "server DISCONNECT EVENT"
 }
 
+# cm_peer_death.c's stage req: the client is SIGKILLed once its REQ is
+# with the server, which has not accepted. Its CM's REJ reaches the
+# server's, and rdma_ucm tells the server nothing of an id it has not
+# accepted: its channel stays quiet and its rdma_accept is EINVAL.
+cm_peer_death_req() {
+	put_programs cm_peer_death
+	prog="--addr $SERVER_IP --port $PORT --stage req"
+	pair cm "$(our_cmd "$SERVER" cm_peer_death) --server $prog --sync /tmp/cm_peer_death.$PORT" \
+		"$(our_cmd "$CLIENT" cm_peer_death) --client $prog --after 10"
+	expect_rc "cm_peer_death server ($SERVER)" "$server_rc" 0
+	expect_out client "kill at req"
+	expect_out server "no event, the REQ is void"
+}
+
 # our_pair PROGRAM ARGS: one of our verbs programs on both sides. Their side
 # channel is on loopback unless E2E_CHANNEL_ADDR says the server's address:
 # both sides get it (the sim's side from the environment).
@@ -451,6 +466,7 @@ ucmatose) ucmatose ;;
 udaddy) udaddy ;;
 cm_refused) cm_refused ;;
 rping_killed) rping_killed ;;
+cm_peer_death_req) cm_peer_death_req ;;
 data_integrity) our_pair data_integrity ;;
 ud_grh)
 	# A Linux RoCE sender puts its route's TTL (64) in the IPv4 header,

@@ -6,7 +6,8 @@
 # (Wireshark does not check the ICRC: roce_check.py does.)
 # With --cm LIST (e.g. "REQ REP RTU DREQ DREP"), each IB CM message named
 # must be among the MADs it decoded (class 0x07 on QP 1), NAME:N at least
-# N times, and every CM MAD must be one its CM dissector knows.
+# N times, !NAME never, and every CM MAD must be one its CM dissector
+# knows.
 #
 #   tshark_check.sh FILE.pcap [--cm LIST]
 set -u
@@ -41,8 +42,11 @@ tshark -n -r "$pcap" -d udp.port==4791,infiniband \
 	{ cat "$out.err"; echo "tshark failed"; exit 1; }
 rc=0
 for m in $cm_want; do
-	min=1
-	case $m in *:*) min=${m#*:} m=${m%%:*} ;; esac
+	min=1 max=""
+	case $m in
+	*:*) min=${m#*:} m=${m%%:*} ;;
+	!*) min=0 max=0 m=${m#!} ;;
+	esac
 	case $m in
 	REQ) id=0x0010 ;; MRA) id=0x0011 ;; REJ) id=0x0012 ;; REP) id=0x0013 ;;
 	RTU) id=0x0014 ;; DREQ) id=0x0015 ;; DREP) id=0x0016 ;;
@@ -52,6 +56,8 @@ for m in $cm_want; do
 	n=$(grep -c "^$id\$" "$out")
 	echo "  $n CM $m"
 	[ "$n" -ge "$min" ] || { echo "fewer than $min CM $m on the wire"; rc=1; }
+	[ -z "$max" ] || [ "$n" -le "$max" ] ||
+		{ echo "more than $max CM $m on the wire"; rc=1; }
 done
 other=$(grep -vc '^0x001[0-8]$' "$out")
 [ "$other" -eq 0 ] || { echo "$other CM MADs of unknown attributes"; rc=1; }

@@ -557,7 +557,7 @@ static void test_closed_peer_disconnects(void **state)
 	struct rdma_ucm_listen l = { .id = listener };
 	struct rdma_ucm_resolve_route rr = { .id = id };
 	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
-	struct rdma_ucm_accept acc = { .conn_param.valid = 1 };
+	struct rdma_ucm_accept acc = { .conn_param.valid = 1, .uid = 0x33 };
 	struct rdma_ucm_event_resp ev;
 
 	(void)state;
@@ -588,6 +588,59 @@ static void test_closed_peer_disconnects(void **state)
 	close_file(&cli);
 }
 
+/* The client goes before the server accepted: its REJ reaches the new
+ * id, but as in rdma_ucm nothing of an id not accepted is reported; the
+ * accept fails (the connection moved on) and the id is destroyed. */
+static void test_unaccepted_request_is_void(void **state)
+{
+	struct file srv = open_file(true), cli = open_file(true);
+	uint32_t listener = create_id(&srv, RDMA_PS_TCP, 0x11);
+	uint32_t id = create_id(&cli, RDMA_PS_TCP, 0x22), reported;
+	struct rdma_ucm_listen l = { .id = listener };
+	struct rdma_ucm_resolve_route rr = { .id = id };
+	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
+	struct rdma_ucm_accept acc = { .conn_param.valid = 1, .uid = 0x33 };
+	struct pollfd pfd = { .events = POLLIN };
+	struct ib_uverbs_qp_attr attr;
+	struct rdma_ucm_event_resp ev;
+	int i;
+
+	(void)state;
+	assert_int_equal(bind_ip(&srv, listener, IP_B, 7600), 0);
+	assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0) > 0);
+	assert_int_equal(resolve(&cli, id, IP_B, 7600), 0);
+	assert_int_equal(get_event(&cli, &ev), 0);
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
+			0) > 0);
+	assert_int_equal(get_event(&cli, &ev), 0);
+	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
+			0) > 0);
+	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
+	acc.id = ev.id;
+	assert_int_equal(init_qp_attr(&srv, acc.id, IBV_QPS_RTR, &attr), 0);
+	close_file(&cli);
+	/* The REJ has come once the id can no longer be readied. */
+	pfd.fd = srv.fd;
+	for (i = 0; i < 3000; i++) {
+		if (init_qp_attr(&srv, acc.id, IBV_QPS_RTR, &attr))
+			break;
+		assert_int_equal(poll(&pfd, 1, 10), 0);
+	}
+	assert_int_equal(init_qp_attr(&srv, acc.id, IBV_QPS_RTR, &attr),
+			 -EINVAL);
+	assert_int_equal(poll(&pfd, 1, 200), 0);
+	assert_int_equal(get_event(&srv, &ev), -EAGAIN);
+	assert_int_equal(cmd(&srv, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc),
+			     0), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(poll(&pfd, 1, 100), 0);
+	assert_int_equal(destroy_id(&srv, acc.id, &reported), 0);
+	assert_int_equal(reported, 0);
+	assert_int_equal(destroy_id(&srv, listener, &reported), 0);
+	assert_int_equal(reported, 1);
+	close_file(&srv);
+}
+
 /* A REQ nobody answers, a REP without RTU, a DREQ without DREP: the CM
  * gives up after its response timeout (shortened here). */
 static void test_timeouts(void **state)
@@ -598,9 +651,11 @@ static void test_timeouts(void **state)
 	struct rdma_ucm_listen l = { .id = listener };
 	struct rdma_ucm_resolve_route rr = { .id = id };
 	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
-	struct rdma_ucm_accept acc = { .conn_param.valid = 1 };
+	struct rdma_ucm_accept acc = { .conn_param.valid = 1, .uid = 0x33 };
 	struct rdma_ucm_event_resp ev;
 	uint64_t saved = cm_response_timeout_ns, saved_mra = cm_mra_timeout_ns;
+	struct ib_uverbs_qp_attr attr;
+	int i;
 
 	(void)state;
 	cm_response_timeout_ns = 200000000ull;	/* 0.2 s */
@@ -615,13 +670,22 @@ static void test_timeouts(void **state)
 	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
 			0) > 0);
 	/* The server takes the request and never accepts it: the client
-	 * gives up, and its REQ is gone for the server. */
+	 * gives up, and its REQ is gone for the server, which is not told
+	 * (its id is not accepted) but can no longer accept it. */
 	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
 	child = ev.id;
 	wait_event(&cli, &ev, RDMA_CM_EVENT_UNREACHABLE);
 	assert_int_equal((int)ev.status, -ETIMEDOUT);
-	wait_event(&srv, &ev, RDMA_CM_EVENT_REJECTED);
-	assert_int_equal(ev.id, child);
+	for (i = 0; i < 300; i++) {
+		if (init_qp_attr(&srv, child, IBV_QPS_RTR, &attr))
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(get_event(&srv, &ev), -EAGAIN);
+	acc.id = child;
+	assert_int_equal(cmd(&srv, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc),
+			     0), -1);
+	assert_int_equal(errno, EINVAL);
 	assert_int_equal(destroy_id(&srv, child, NULL), 0);
 	assert_int_equal(destroy_id(&cli, id, NULL), 0);
 
@@ -691,7 +755,7 @@ static void test_late_answers_after_mra(void **state)
 	struct rdma_ucm_listen l = { .id = listener };
 	struct rdma_ucm_resolve_route rr = { .id = id };
 	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
-	struct rdma_ucm_accept acc = { .conn_param.valid = 1 };
+	struct rdma_ucm_accept acc = { .conn_param.valid = 1, .uid = 0x33 };
 	struct rdma_ucm_accept rtu = { .id = id };
 	struct rdma_ucm_event_resp ev;
 	uint64_t saved = cm_response_timeout_ns;
@@ -792,6 +856,7 @@ int main(void)
 		cmocka_unit_test(test_no_listener_and_reject),
 		cmocka_unit_test(test_unread_request_goes_once),
 		cmocka_unit_test(test_closed_peer_disconnects),
+		cmocka_unit_test(test_unaccepted_request_is_void),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_late_answers_after_mra),
 		cmocka_unit_test(test_get_event_keeps_its_file),
