@@ -57,9 +57,11 @@ case " ${E2E_SIM_OPTS:-} " in
 	[ "${copies:-0}" -ge "$want" ] ||
 		e2e_fail "single_copy ${copies:-none}: SENDs took the fabric" ;;
 esac
-# The server's adapter keeps one segment, sealed: truncating it fails.
+# The server's adapter keeps its segment sealed: truncating it fails. A
+# second one may be seen: a peer's, which its device thread maps for a
+# moment when it sends a frame (shared_frame_sent), sealed as well.
 [ "$mode" != truncate ] ||
-	expect_out server "^segment files: 1 found, 0 shrank" \
+	expect_out server "^segment files: [1-9][0-9]* found, 0 shrank" \
 		"the segment, a sealed memory file"
 # Counters of the server that is still there at the end.
 if [ "$mode" = churn ] || [ "$mode" = gone ] || [ "$mode" = truncate ] ||
