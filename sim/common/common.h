@@ -88,6 +88,16 @@ bool sim_mac_from_gid(const uint8_t gid[16], uint8_t mac[6]);
 /* getpid() without a system call; a fork()ed child's own from its first
  * instruction after fork() on (see self.c). */
 pid_t sim_self_pid(void);
+/* gettid() with one system call per thread (and per fork()ed child). */
+pid_t sim_self_tid(void);
+/* The kernel's word on thread tid of process pid (/proc/PID/task/TID/stat):
+ * UNKNOWN when the file cannot be opened for another reason than its
+ * absence (no descriptor left, say), which tells nothing of the thread. */
+enum sim_task_run {
+	SIM_TASK_GONE, SIM_TASK_UNKNOWN, SIM_TASK_STOPPED, SIM_TASK_ASLEEP,
+	SIM_TASK_RUNNING
+};
+enum sim_task_run sim_task_run(pid_t pid, pid_t tid);
 
 /* ---- table.c: number tables (slot i holds number i, NULL = free) ---- */
 struct sim_table {

@@ -332,33 +332,11 @@ int view_cq_arm_of(unsigned int adapter, uint32_t cqn)
  * to /proc/PID/stat while its other threads run. */
 static bool raiser_gone(pid_t pid, pid_t tid)
 {
-	char path[80], buf[512], *p;
-	long fd, n;
+	enum sim_task_run run = sim_task_run(pid, tid);
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
-		 (int)tid);
-	fd = sim_sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fd == -ENOENT || sim_sys(SYS_kill, pid, 0, 0) == -ESRCH;
-	n = sim_sys(SYS_read, fd, (long)buf, sizeof(buf) - 1);
-	sim_sys(SYS_close, fd, 0, 0);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* the name may hold anything */
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
-}
-
-static pid_t self_tid(void)
-{
-	static __thread pid_t pid, tid;
-
-	/* A forked child's thread is another one. */
-	if (pid != sim_self_pid()) {
-		pid = sim_self_pid();
-		tid = (pid_t)sim_sys(SYS_gettid, 0, 0, 0);
-	}
-	return tid;
+	if (run == SIM_TASK_UNKNOWN)
+		return sim_sys(SYS_kill, pid, 0, 0) == -ESRCH;
+	return run == SIM_TASK_GONE;
 }
 
 /* Frees the raise of a requester that is gone (lock held). One that died
@@ -594,7 +572,7 @@ int view_cq_raise_begin(struct shared_seg *seg, uint32_t cqn)
 		if (atomic_load_explicit(&r->pid, memory_order_relaxed))
 			continue;
 		r->cqn = cqn;
-		r->tid = self_tid();
+		r->tid = sim_self_tid();
 		atomic_store_explicit(&r->phase, RAISE_TAKEN,
 				      memory_order_relaxed);
 		atomic_store(&r->pid, sim_self_pid());

@@ -37,50 +37,6 @@ enum shared_copy_state { COPY_IDLE, COPY_CHECKING, COPY_ARMED, COPY_FENCED };
 /* How long a fence waits for a requester's thread that sleeps. */
 #define SHM_FENCE_SLEEP_NS	1000000000ull
 
-enum task_run shared_task_run(pid_t pid, pid_t tid)
-{
-	char path[80], buf[512], *p;
-	long fd, n;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid,
-		 (int)tid);
-	fd = sim_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return TASK_GONE;
-	n = sim_sys(SYS_read, fd, buf, sizeof(buf) - 1);
-	sim_sys(SYS_close, fd, 0, 0);
-	if (n <= 0)
-		return TASK_GONE;
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* the name may hold anything */
-	if (!p || p[1] != ' ')
-		return TASK_GONE;
-	switch (p[2]) {
-	case 'Z':
-	case 'X':
-		return TASK_GONE;
-	case 'T':
-	case 't':
-		return TASK_STOPPED;
-	case 'S':
-		return TASK_ASLEEP;
-	default:
-		return TASK_RUNNING;
-	}
-}
-
-static pid_t self_tid(void)
-{
-	static __thread pid_t pid, tid;
-
-	/* A forked child's thread is another one. */
-	if (pid != sim_self_pid()) {
-		pid = sim_self_pid();
-		tid = (pid_t)sim_sys(SYS_gettid, 0, 0, 0);
-	}
-	return tid;
-}
-
 static bool process_gone(pid_t pid)
 {
 	return sim_sys(SYS_kill, pid, 0, 0) == -ESRCH;
@@ -123,7 +79,7 @@ struct iovec *shared_copy_iov(struct shared_copy *c)
 
 void shared_copy_enter(struct shared_copy *c)
 {
-	atomic_store_explicit(&c->tid, self_tid(), memory_order_relaxed);
+	atomic_store_explicit(&c->tid, sim_self_tid(), memory_order_relaxed);
 	/* Before any read of what the copy is checked against. */
 	atomic_store_explicit(&c->state, COPY_CHECKING, memory_order_seq_cst);
 }
@@ -167,20 +123,23 @@ static uint64_t now_ns(void)
 static void fence_wait(struct shared_copy *c, pid_t pid)
 {
 	uint64_t asleep_since = 0;
-	enum task_run run;
+	enum sim_task_run run;
 	int32_t owner = pid;
 
 	while (atomic_load(&c->state) == COPY_FENCED) {
-		run = shared_task_run(pid, atomic_load(&c->tid));
-		if (run == TASK_GONE && process_gone(pid)) {
+		run = sim_task_run(pid, atomic_load(&c->tid));
+		/* Not known: as gone, unless the process is there. */
+		if (run == SIM_TASK_UNKNOWN)
+			run = SIM_TASK_GONE;
+		if (run == SIM_TASK_GONE && process_gone(pid)) {
 			/* Free for another requester. */
 			atomic_store(&c->state, COPY_IDLE);
 			atomic_compare_exchange_strong(&c->pid, &owner, 0);
 			return;
 		}
-		if (run == TASK_GONE || run == TASK_STOPPED)
+		if (run == SIM_TASK_GONE || run == SIM_TASK_STOPPED)
 			return;
-		if (run == TASK_RUNNING) {
+		if (run == SIM_TASK_RUNNING) {
 			asleep_since = 0;
 		} else if (!asleep_since) {
 			asleep_since = now_ns();
@@ -205,7 +164,7 @@ void shared_copy_fence(struct shared_seg *seg)
 		pid = atomic_load(&c->pid);
 		/* Not this thread's own: it is not inside a copy. */
 		if (!pid || (pid == sim_self_pid() &&
-			     atomic_load(&c->tid) == self_tid()))
+			     atomic_load(&c->tid) == sim_self_tid()))
 			continue;
 		st = atomic_load(&c->state);
 		while ((st == COPY_CHECKING || st == COPY_ARMED) &&

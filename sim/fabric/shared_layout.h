@@ -62,8 +62,4 @@ struct peer_seg {
 	pid_t copy_pid;			/* the process that claimed it */
 };
 
-/* The kernel's word on a process or one of its threads. */
-enum task_run { TASK_GONE, TASK_STOPPED, TASK_ASLEEP, TASK_RUNNING };
-enum task_run shared_task_run(pid_t pid, pid_t tid);
-
 #endif /* PVRDMA_SIM_SHARED_LAYOUT_H */
