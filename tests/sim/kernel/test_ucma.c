@@ -160,6 +160,24 @@ static void wait_event(struct file *file, struct rdma_ucm_event_resp *ev,
 	assert_int_equal(ev->event, want);
 }
 
+/* The client's id resolved to IP_B:port, routed, and its REQ sent. */
+static void connect_to(struct file *cli, uint32_t id, uint16_t port,
+		       uint32_t route_timeout_ms)
+{
+	struct rdma_ucm_resolve_route rr = { .id = id,
+					     .timeout_ms = route_timeout_ms };
+	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
+	struct rdma_ucm_event_resp ev;
+
+	assert_int_equal(resolve(cli, id, IP_B, port), 0);
+	assert_int_equal(get_event(cli, &ev), 0);
+	assert_true(cmd(cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
+			0) > 0);
+	assert_int_equal(get_event(cli, &ev), 0);
+	assert_true(cmd(cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
+			0) > 0);
+}
+
 static int init_qp_attr(struct file *file, uint32_t id, uint32_t state,
 			struct ib_uverbs_qp_attr *attr)
 {
@@ -443,8 +461,6 @@ static void test_no_listener_and_reject(void **state)
 	struct file srv = open_file(true), cli = open_file(true);
 	uint32_t listener = create_id(&srv, RDMA_PS_TCP, 0x11), id;
 	struct rdma_ucm_listen l = { .id = listener };
-	struct rdma_ucm_resolve_route rr;
-	struct rdma_ucm_connect con = { .conn_param.valid = 1 };
 	struct rdma_ucm_reject rej = { .private_data_len = 149 };
 	struct rdma_ucm_event_resp ev;
 	uint16_t port;
@@ -454,16 +470,7 @@ static void test_no_listener_and_reject(void **state)
 	assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0) > 0);
 	for (port = 7201; port >= 7200; port--) {
 		id = create_id(&cli, RDMA_PS_TCP, 0x22);
-		assert_int_equal(resolve(&cli, id, IP_B, port), 0);
-		assert_int_equal(get_event(&cli, &ev), 0);
-		rr.id = id;
-		rr.timeout_ms = 100;
-		assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr,
-				sizeof(rr), 0) > 0);
-		assert_int_equal(get_event(&cli, &ev), 0);
-		con.id = id;
-		assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con,
-				sizeof(con), 0) > 0);
+		connect_to(&cli, id, port, 100);
 		if (port == 7201) {
 			/* Nobody listens there: invalid service id. */
 			wait_event(&cli, &ev, RDMA_CM_EVENT_REJECTED);
@@ -503,13 +510,10 @@ static void test_unread_request_goes_once(void **state)
 {
 	struct file srv = open_file(true), cli = open_file(true);
 	struct file other = open_file(true);
-	struct rdma_ucm_resolve_route rr = { .timeout_ms = 100 };
-	struct rdma_ucm_connect con = { .conn_param.valid = 1 };
 	struct rdma_ucm_migrate_resp mresp;
 	struct rdma_ucm_migrate_id mig = { .response = (uintptr_t)&mresp };
 	struct rdma_ucm_listen l = { .backlog = 2 };
 	struct pollfd pfd = { .events = POLLIN };
-	struct rdma_ucm_event_resp ev;
 	int round;
 
 	(void)state;
@@ -518,14 +522,8 @@ static void test_unread_request_goes_once(void **state)
 		assert_int_equal(bind_ip(&srv, l.id, IP_B, 7300 + round), 0);
 		assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l),
 				0) > 0);
-		rr.id = con.id = create_id(&cli, RDMA_PS_TCP, 0x22);
-		assert_int_equal(resolve(&cli, rr.id, IP_B, 7300 + round), 0);
-		assert_int_equal(get_event(&cli, &ev), 0);
-		assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr,
-				sizeof(rr), 0) > 0);
-		assert_int_equal(get_event(&cli, &ev), 0);
-		assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con,
-				sizeof(con), 0) > 0);
+		connect_to(&cli, create_id(&cli, RDMA_PS_TCP, 0x22),
+			   7300 + round, 100);
 		pfd.fd = srv.fd;
 		assert_int_equal(poll(&pfd, 1, 30000), 1);
 		if (round) {
@@ -555,21 +553,13 @@ static void test_closed_peer_disconnects(void **state)
 	uint32_t listener = create_id(&srv, RDMA_PS_TCP, 0x11);
 	uint32_t id = create_id(&cli, RDMA_PS_TCP, 0x22);
 	struct rdma_ucm_listen l = { .id = listener };
-	struct rdma_ucm_resolve_route rr = { .id = id };
-	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
 	struct rdma_ucm_accept acc = { .conn_param.valid = 1, .uid = 0x33 };
 	struct rdma_ucm_event_resp ev;
 
 	(void)state;
 	assert_int_equal(bind_ip(&srv, listener, IP_B, 7300), 0);
 	assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0) > 0);
-	assert_int_equal(resolve(&cli, id, IP_B, 7300), 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
-			0) > 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
-			0) > 0);
+	connect_to(&cli, id, 7300, 0);
 	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
 	acc.id = ev.id;
 	assert_true(cmd(&srv, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc),
@@ -597,8 +587,6 @@ static void test_unaccepted_request_is_void(void **state)
 	uint32_t listener = create_id(&srv, RDMA_PS_TCP, 0x11);
 	uint32_t id = create_id(&cli, RDMA_PS_TCP, 0x22), reported;
 	struct rdma_ucm_listen l = { .id = listener };
-	struct rdma_ucm_resolve_route rr = { .id = id };
-	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
 	struct rdma_ucm_accept acc = { .conn_param.valid = 1, .uid = 0x33 };
 	struct pollfd pfd = { .events = POLLIN };
 	struct ib_uverbs_qp_attr attr;
@@ -608,13 +596,7 @@ static void test_unaccepted_request_is_void(void **state)
 	(void)state;
 	assert_int_equal(bind_ip(&srv, listener, IP_B, 7600), 0);
 	assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0) > 0);
-	assert_int_equal(resolve(&cli, id, IP_B, 7600), 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
-			0) > 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
-			0) > 0);
+	connect_to(&cli, id, 7600, 0);
 	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
 	acc.id = ev.id;
 	assert_int_equal(init_qp_attr(&srv, acc.id, IBV_QPS_RTR, &attr), 0);
@@ -649,8 +631,6 @@ static void test_timeouts(void **state)
 	uint32_t listener = create_id(&srv, RDMA_PS_TCP, 0x11);
 	uint32_t id = create_id(&cli, RDMA_PS_TCP, 0x22), child;
 	struct rdma_ucm_listen l = { .id = listener };
-	struct rdma_ucm_resolve_route rr = { .id = id };
-	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
 	struct rdma_ucm_accept acc = { .conn_param.valid = 1, .uid = 0x33 };
 	struct rdma_ucm_event_resp ev;
 	uint64_t saved = cm_response_timeout_ns, saved_mra = cm_mra_timeout_ns;
@@ -662,13 +642,7 @@ static void test_timeouts(void **state)
 	cm_mra_timeout_ns = 300000000ull;	/* the MRA's wait: 0.3 s */
 	assert_int_equal(bind_ip(&srv, listener, IP_B, 7400), 0);
 	assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0) > 0);
-	assert_int_equal(resolve(&cli, id, IP_B, 7400), 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
-			0) > 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
-			0) > 0);
+	connect_to(&cli, id, 7400, 0);
 	/* The server takes the request and never accepts it: the client
 	 * gives up, and its REQ is gone for the server, which is not told
 	 * (its id is not accepted) but can no longer accept it. */
@@ -691,14 +665,7 @@ static void test_timeouts(void **state)
 
 	/* Accepted, but the client never sends its RTU. */
 	id = create_id(&cli, RDMA_PS_TCP, 0x22);
-	assert_int_equal(resolve(&cli, id, IP_B, 7400), 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	rr.id = con.id = id;
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
-			0) > 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
-			0) > 0);
+	connect_to(&cli, id, 7400, 0);
 	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
 	acc.id = ev.id;
 	assert_true(cmd(&srv, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc),
@@ -710,14 +677,7 @@ static void test_timeouts(void **state)
 
 	/* Established; the server never answers the client's DREQ. */
 	id = create_id(&cli, RDMA_PS_TCP, 0x22);
-	assert_int_equal(resolve(&cli, id, IP_B, 7400), 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	rr.id = con.id = id;
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
-			0) > 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
-			0) > 0);
+	connect_to(&cli, id, 7400, 0);
 	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
 	acc.id = ev.id;
 	assert_true(cmd(&srv, RDMA_USER_CM_CMD_ACCEPT, &acc, sizeof(acc),
@@ -753,8 +713,6 @@ static void test_late_answers_after_mra(void **state)
 	uint32_t listener = create_id(&srv, RDMA_PS_TCP, 0x11);
 	uint32_t id = create_id(&cli, RDMA_PS_TCP, 0x22);
 	struct rdma_ucm_listen l = { .id = listener };
-	struct rdma_ucm_resolve_route rr = { .id = id };
-	struct rdma_ucm_connect con = { .id = id, .conn_param.valid = 1 };
 	struct rdma_ucm_accept acc = { .conn_param.valid = 1, .uid = 0x33 };
 	struct rdma_ucm_accept rtu = { .id = id };
 	struct rdma_ucm_event_resp ev;
@@ -765,13 +723,7 @@ static void test_late_answers_after_mra(void **state)
 	cm_response_timeout_ns = 1000000000ull;	/* 1 s; the MRA's: 69 s */
 	assert_int_equal(bind_ip(&srv, listener, IP_B, 7500), 0);
 	assert_true(cmd(&srv, RDMA_USER_CM_CMD_LISTEN, &l, sizeof(l), 0) > 0);
-	assert_int_equal(resolve(&cli, id, IP_B, 7500), 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_RESOLVE_ROUTE, &rr, sizeof(rr),
-			0) > 0);
-	assert_int_equal(get_event(&cli, &ev), 0);
-	assert_true(cmd(&cli, RDMA_USER_CM_CMD_CONNECT, &con, sizeof(con),
-			0) > 0);
+	connect_to(&cli, id, 7500, 0);
 	wait_event(&srv, &ev, RDMA_CM_EVENT_CONNECT_REQUEST);
 	acc.id = ev.id;
 	/* Twice the response timeout: the client must still be waiting. */
