@@ -35,9 +35,16 @@
 #define EVENT_PIPE_SLOTS	4
 #define EVENT_PIPE_MAX_BYTES	(1 << 20)	/* fs.pipe-max-size's default */
 
-int sim_event_pipe_open(struct sim_event_pipe *p)
+long sim_event_pipe_reader(int fd)
 {
 	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return sim_sys(SYS_open, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+}
+
+int sim_event_pipe_open(struct sim_event_pipe *p)
+{
 	int fds[2];
 	long ret, fd;
 
@@ -47,8 +54,7 @@ int sim_event_pipe_open(struct sim_event_pipe *p)
 	/* Smaller than the default: it grows when events pile up. */
 	sim_sys(SYS_fcntl, fds[1], F_SETPIPE_SZ,
 		EVENT_PIPE_SLOTS * SIM_PAGE_SIZE);
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[0]);
-	fd = sim_sys(SYS_open, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	fd = sim_event_pipe_reader(fds[0]);
 	if (fd < 0 || sim_sys(SYS_fcntl, fds[1], F_SETFL,
 			      O_DIRECT | O_NONBLOCK)) {
 		if (fd >= 0)

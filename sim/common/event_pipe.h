@@ -14,6 +14,9 @@ struct sim_event_pipe {
 
 /* Makes the pipe: 0, or a negative errno (nothing left open). */
 int sim_event_pipe_open(struct sim_event_pipe *p);
+/* A new read end of the pipe fd is an end of, non-blocking and the
+ * sim's to own: the fd, or a negative errno. */
+long sim_event_pipe_reader(int fd);
 /* Closes the sim's ends (the application's is its own). */
 void sim_event_pipe_close(struct sim_event_pipe *p);
 /* One event into the write end fd, the sim's or a peer's copy of it:

@@ -24,7 +24,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -73,7 +72,6 @@ static void chan_drop(struct chan_end *c)
  */
 static int chan_fetch(pid_t pid, const struct view_cq *v, int *reader)
 {
-	char path[32];
 	struct stat st;
 	long pidfd, fd, rd;
 
@@ -90,8 +88,7 @@ static int chan_fetch(pid_t pid, const struct view_cq *v, int *reader)
 		sim_sys(SYS_close, fd, 0, 0);
 		return -1;
 	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", (int)fd);
-	rd = sim_sys(SYS_open, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+	rd = sim_event_pipe_reader((int)fd);
 	if (rd < 0) {
 		sim_sys(SYS_close, fd, 0, 0);
 		return -1;
