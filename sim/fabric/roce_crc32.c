@@ -40,24 +40,25 @@ static uint32_t mul_mod(uint32_t a, uint32_t b)
 
 static uint32_t (*mul)(uint32_t a, uint32_t b) = mul_mod;
 
-uint32_t roce_crc32_shift(uint32_t crc, uint64_t n)
+/* crc times the product of pow[k] over the bits k set in n. */
+static uint32_t mul_bit_powers(uint32_t crc, uint64_t n, const uint32_t *pow)
 {
 	int k;
 
 	for (k = 0; n; k++, n >>= 1)
 		if (n & 1)
-			crc = mul(crc, zero_pow[k]);
+			crc = mul(crc, pow[k]);
 	return crc;
+}
+
+uint32_t roce_crc32_shift(uint32_t crc, uint64_t n)
+{
+	return mul_bit_powers(crc, n, zero_pow);
 }
 
 uint32_t roce_crc32_unshift(uint32_t crc, uint64_t n)
 {
-	int k;
-
-	for (k = 0; n; k++, n >>= 1)
-		if (n & 1)
-			crc = mul(crc, zero_inv[k]);
-	return crc;
+	return mul_bit_powers(crc, n, zero_inv);
 }
 
 uint32_t roce_crc32_update_tables(uint32_t crc, const void *buf, size_t n)
