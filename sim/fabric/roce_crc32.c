@@ -39,6 +39,8 @@ static uint32_t mul_mod(uint32_t a, uint32_t b)
 }
 
 static uint32_t (*mul)(uint32_t a, uint32_t b) = mul_mod;
+/* the fastest way the processor has, and the way taken */
+static enum roce_crc32_impl best, impl;
 
 /* crc times the product of pow[k] over the bits k set in n. */
 static uint32_t mul_bit_powers(uint32_t crc, uint64_t n, const uint32_t *pow)
@@ -88,7 +90,9 @@ uint32_t roce_crc32_update_tables(uint32_t crc, const void *buf, size_t n)
 #include <immintrin.h>
 
 #define FOLD_TARGET	__attribute__((target("pclmul,sse2")))
+#define WIDE_TARGET	__attribute__((target("avx2,vpclmulqdq,pclmul")))
 #define FOLD_MIN	64
+#define WIDE_MIN	128
 
 /* x^n mod P as a reflected 64-bit operand (bit 63 is x^0). */
 static uint64_t fold_constant(unsigned int n)
@@ -105,8 +109,8 @@ static uint64_t fold_constant(unsigned int n)
 	return v;
 }
 
-static uint64_t k_fold1[2], k_fold4[2];	/* {lo's, hi's}: D = 128, 512 */
-static bool can_fold;
+/* {lo's, hi's} for D = 128, 256, 512 and 1024 bits */
+static uint64_t k_fold1[2], k_fold2[2], k_fold4[2], k_fold8[2];
 
 /* mul_mod with one carry-less multiplication: the product's high half
  * is reduced already, its low half L stands for L * x^32, which is L
@@ -125,6 +129,11 @@ FOLD_TARGET static uint32_t mul_clmul(uint32_t a, uint32_t b)
 	return r ^ (uint32_t)(v >> 32);
 }
 
+FOLD_TARGET static inline __m128i fold_k(const uint64_t k[2])
+{
+	return _mm_set_epi64x((long long)k[1], (long long)k[0]);
+}
+
 FOLD_TARGET static inline __m128i fold(__m128i x, __m128i k, __m128i next)
 {
 	return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),
@@ -132,15 +141,26 @@ FOLD_TARGET static inline __m128i fold(__m128i x, __m128i k, __m128i next)
 			     next);
 }
 
+/* The last block x, 16 bytes before p, and the n bytes at p. */
+FOLD_TARGET static inline uint32_t fold_end(__m128i x, const uint8_t *p,
+					    size_t n)
+{
+	__m128i k1 = fold_k(k_fold1);
+	uint8_t last[16];
+	uint32_t crc;
+
+	for (; n >= 16; p += 16, n -= 16)
+		x = fold(x, k1, _mm_loadu_si128((const void *)p));
+	_mm_storeu_si128((void *)last, x);
+	crc = roce_crc32_update_tables(0, last, sizeof(last));
+	return roce_crc32_update_tables(crc, p, n);
+}
+
 FOLD_TARGET static uint32_t update_fold(uint32_t crc, const uint8_t *p,
 					size_t n)
 {
-	__m128i k1 = _mm_set_epi64x((long long)k_fold1[1],
-				    (long long)k_fold1[0]);
-	__m128i k4 = _mm_set_epi64x((long long)k_fold4[1],
-				    (long long)k_fold4[0]);
+	__m128i k1 = fold_k(k_fold1), k4 = fold_k(k_fold4);
 	__m128i x0, x1, x2, x3;
-	uint8_t last[16];
 
 	/* the register is the first four bytes' complement */
 	x0 = _mm_xor_si128(_mm_loadu_si128((const void *)p),
@@ -159,45 +179,109 @@ FOLD_TARGET static uint32_t update_fold(uint32_t crc, const uint8_t *p,
 	x0 = fold(x0, k1, x1);
 	x0 = fold(x0, k1, x2);
 	x0 = fold(x0, k1, x3);
-	for (; n >= 16; p += 16, n -= 16)
-		x0 = fold(x0, k1, _mm_loadu_si128((const void *)p));
-	_mm_storeu_si128((void *)last, x0);
-	crc = roce_crc32_update_tables(0, last, sizeof(last));
-	return roce_crc32_update_tables(crc, p, n);
+	return fold_end(x0, p, n);
+}
+
+/*
+ * The same in 256-bit registers, each two blocks side by side (the
+ * earlier in the low half), both folded by one VPCLMULQDQ pair. Four
+ * registers, 128 bytes, go D = 1024 bits on at a time: the four folds
+ * of one step are independent, so the multiplier's latency is hidden.
+ */
+WIDE_TARGET static inline __m256i wide_k(const uint64_t k[2])
+{
+	return _mm256_set_epi64x((long long)k[1], (long long)k[0],
+				 (long long)k[1], (long long)k[0]);
+}
+
+WIDE_TARGET static inline __m256i fold_wide(__m256i y, __m256i k,
+					    __m256i next)
+{
+	return _mm256_xor_si256(
+		_mm256_xor_si256(_mm256_clmulepi64_epi128(y, k, 0x00),
+				 _mm256_clmulepi64_epi128(y, k, 0x11)),
+		next);
+}
+
+WIDE_TARGET static uint32_t update_fold_wide(uint32_t crc, const uint8_t *p,
+					     size_t n)
+{
+	__m256i k2 = wide_k(k_fold2), k8 = wide_k(k_fold8);
+	__m256i y0, y1, y2, y3;
+	__m128i x;
+
+	y0 = _mm256_xor_si256(_mm256_loadu_si256((const void *)p),
+			      _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0,
+					       (int)crc));
+	y1 = _mm256_loadu_si256((const void *)(p + 32));
+	y2 = _mm256_loadu_si256((const void *)(p + 64));
+	y3 = _mm256_loadu_si256((const void *)(p + 96));
+	p += 128;
+	n -= 128;
+	for (; n >= 128; p += 128, n -= 128) {
+		y0 = fold_wide(y0, k8, _mm256_loadu_si256((const void *)p));
+		y1 = fold_wide(y1, k8,
+			       _mm256_loadu_si256((const void *)(p + 32)));
+		y2 = fold_wide(y2, k8,
+			       _mm256_loadu_si256((const void *)(p + 64)));
+		y3 = fold_wide(y3, k8,
+			       _mm256_loadu_si256((const void *)(p + 96)));
+	}
+	y0 = fold_wide(y0, k2, y1);
+	y0 = fold_wide(y0, k2, y2);
+	y0 = fold_wide(y0, k2, y3);
+	for (; n >= 32; p += 32, n -= 32)
+		y0 = fold_wide(y0, k2, _mm256_loadu_si256((const void *)p));
+	x = fold(_mm256_castsi256_si128(y0), fold_k(k_fold1),
+		 _mm256_extracti128_si256(y0, 1));
+	/* gcc leaves the upper halves dirty here, and the caller's first
+	 * SSE instruction would then wait on them (measured: 1 KiB took
+	 * three times as long); the block left is in the lower half */
+	_mm256_zeroupper();
+	return fold_end(x, p, n);
+}
+
+static void use(enum roce_crc32_impl want)
+{
+	impl = want;
+	mul = want == ROCE_CRC32_TABLES ? mul_mod : mul_clmul;
 }
 
 static void fold_init(void)
 {
 	k_fold1[0] = fold_constant(128 + 63);
 	k_fold1[1] = fold_constant(128 - 1);
+	k_fold2[0] = fold_constant(256 + 63);
+	k_fold2[1] = fold_constant(256 - 1);
 	k_fold4[0] = fold_constant(512 + 63);
 	k_fold4[1] = fold_constant(512 - 1);
+	k_fold8[0] = fold_constant(1024 + 63);
+	k_fold8[1] = fold_constant(1024 - 1);
 	__builtin_cpu_init();
-	can_fold = __builtin_cpu_supports("pclmul") &&
-		   __builtin_cpu_supports("sse2");
-	if (can_fold)
-		mul = mul_clmul;
-}
-
-bool roce_crc32_folds(void)
-{
-	return can_fold;
+	if (__builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse2"))
+		best = ROCE_CRC32_FOLD128;
+	if (best == ROCE_CRC32_FOLD128 && __builtin_cpu_supports("avx2") &&
+	    __builtin_cpu_supports("vpclmulqdq"))
+		best = ROCE_CRC32_FOLD256;
+	use(best);
 }
 
 uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n)
 {
-	if (can_fold && n >= FOLD_MIN)
+	if (n >= WIDE_MIN && impl == ROCE_CRC32_FOLD256)
+		return update_fold_wide(crc, buf, n);
+	if (n >= FOLD_MIN && impl != ROCE_CRC32_TABLES)
 		return update_fold(crc, buf, n);
 	return roce_crc32_update_tables(crc, buf, n);
 }
 #else
-static void fold_init(void)
+static void use(enum roce_crc32_impl want)
 {
+	impl = want;
 }
 
-bool roce_crc32_folds(void)
+static void fold_init(void)
 {
-	return false;
 }
 
 uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n)
@@ -205,6 +289,19 @@ uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n)
 	return roce_crc32_update_tables(crc, buf, n);
 }
 #endif
+
+enum roce_crc32_impl roce_crc32_impl(void)
+{
+	return impl;
+}
+
+bool roce_crc32_select(enum roce_crc32_impl want)
+{
+	if (want > best)
+		return false;
+	use(want);
+	return true;
+}
 
 /* before roce_icrc.c's, which reads the byte table */
 __attribute__((constructor(101))) static void crc_init(void)

@@ -3,9 +3,11 @@
  * CRC-32 (the Ethernet polynomial 0x04c11db7, reflected), the CRC of the
  * RoCE v2 ICRC, as a register with no pre- or post-complement: callers
  * put those where their format wants them. On x86-64 processors with
- * carry-less multiplication (PCLMULQDQ) long runs are folded 64 bytes at
- * a time; elsewhere, and for short runs, tables eight bytes at a time.
- * Both give the same register for every input (tests/sim/fabric).
+ * carry-less multiplication long runs are folded: 128 bytes at a time in
+ * 256-bit registers where the processor has AVX2 and VPCLMULQDQ, else 64
+ * bytes at a time with PCLMULQDQ; elsewhere, and for short runs, tables
+ * eight bytes at a time. All give the same register for every input
+ * (tests/sim/fabric).
  */
 #ifndef PVRDMA_SIM_FABRIC_ROCE_CRC32_H
 #define PVRDMA_SIM_FABRIC_ROCE_CRC32_H
@@ -24,8 +26,23 @@ uint32_t roce_crc32_update_tables(uint32_t crc, const void *buf, size_t n);
 uint32_t roce_crc32_shift(uint32_t crc, uint64_t n);
 /* Its inverse: the register before n zero bytes that leave it at crc. */
 uint32_t roce_crc32_unshift(uint32_t crc, uint64_t n);
-/* Whether roce_crc32_update() folds with carry-less multiplication. */
-bool roce_crc32_folds(void);
+
+/* The ways roce_crc32_update() can go, slowest first. */
+enum roce_crc32_impl {
+	ROCE_CRC32_TABLES,	/* tables only, multiplies bit by bit too */
+	ROCE_CRC32_FOLD128,	/* PCLMULQDQ, four 128-bit lanes */
+	ROCE_CRC32_FOLD256,	/* VPCLMULQDQ, four 256-bit lanes */
+};
+
+/* The way roce_crc32_update() goes now: the fastest the processor has,
+ * unless roce_crc32_select() chose another. */
+enum roce_crc32_impl roce_crc32_impl(void);
+/* For tests and benchmarks only (not thread-safe against updates in
+ * flight): makes roce_crc32_update(), shift and unshift go impl's way,
+ * if the processor has it; false, and nothing changed, if not. Runs too
+ * short for a fold still go through the tables (or the 128-bit fold,
+ * under the 256-bit one's minimum). */
+bool roce_crc32_select(enum roce_crc32_impl impl);
 /* The byte table: t[b] is the register after byte b from zero. */
 extern uint32_t roce_crc32_tab[8][256];
 
