@@ -24,6 +24,8 @@ uint32_t roce_crc32_tab[8][256];
 /* x^(8 * 2^k) mod P, reflected: the shift by 2^k zero bytes; and
  * x^(-8 * 2^k), its inverse (x is invertible: P has a constant term). */
 static uint32_t zero_pow[64], zero_inv[64];
+/* unshift_byte[j][b]: x^(-8 * b * 256^j) mod P, reflected */
+static uint32_t unshift_byte[2][256];
 
 /* a * b mod P, both reflected (bit 31 is x^0). */
 static uint32_t mul_mod(uint32_t a, uint32_t b)
@@ -58,9 +60,17 @@ uint32_t roce_crc32_shift(uint32_t crc, uint64_t n)
 	return mul_bit_powers(crc, n, zero_pow);
 }
 
+/* Under 64 KiB (every datagram), two multiplies at most: by the inverse
+ * of x^(8 * low byte of n), and of x^(8 * 256 * high byte). */
 uint32_t roce_crc32_unshift(uint32_t crc, uint64_t n)
 {
-	return mul_bit_powers(crc, n, zero_inv);
+	if (n >> 16)
+		return mul_bit_powers(crc, n, zero_inv);
+	if (n & 0xff)
+		crc = mul(crc, unshift_byte[0][n & 0xff]);
+	if (n >> 8)
+		crc = mul(crc, unshift_byte[1][n >> 8]);
+	return crc;
 }
 
 uint32_t roce_crc32_update_tables(uint32_t crc, const void *buf, size_t n)
@@ -333,6 +343,12 @@ __attribute__((constructor(101))) static void crc_init(void)
 	for (k = 1; k < 64; k++) {
 		zero_pow[k] = mul_mod(zero_pow[k - 1], zero_pow[k - 1]);
 		zero_inv[k] = mul_mod(zero_inv[k - 1], zero_inv[k - 1]);
+	}
+	for (j = 0; j < 2; j++) {
+		unshift_byte[j][0] = 1u << 31;
+		for (i = 1; i < 256; i++)
+			unshift_byte[j][i] = mul_mod(unshift_byte[j][i - 1],
+						     zero_inv[8 * j]);
 	}
 	fold_init();
 }
