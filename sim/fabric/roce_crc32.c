@@ -75,24 +75,12 @@ uint32_t roce_crc32_unshift(uint32_t crc, uint64_t n)
 
 uint32_t roce_crc32_update_tables(uint32_t crc, const void *buf, size_t n)
 {
-	uint32_t (*t)[256] = roce_crc32_tab;
 	const uint8_t *p = buf;
-	uint32_t lo, hi;
 
-	while (n >= 8) {
-		lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
-			    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-		hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 |
-		     (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
-		crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^
-		      t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
-		      t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^
-		      t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
-		p += 8;
-		n -= 8;
-	}
+	for (; n >= 8; p += 8, n -= 8)
+		crc = roce_crc32_update64(crc, roce_crc32_le64(p));
 	while (n--)
-		crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xff];
+		crc = (crc >> 8) ^ roce_crc32_tab[0][(crc ^ *p++) & 0xff];
 	return crc;
 }
 
@@ -124,19 +112,19 @@ static uint64_t k_fold1[2], k_fold2[2], k_fold4[2], k_fold8[2];
 
 /* mul_mod with one carry-less multiplication: the product's high half
  * is reduced already, its low half L stands for L * x^32, which is L
- * through four zero bytes; the product of reflected operands carries
- * one factor x too many, which the shift by one takes out. */
+ * through four zero bytes (one step of four tables, not four of one);
+ * the product of reflected operands carries one factor x too many,
+ * which the shift by one takes out. */
 FOLD_TARGET static uint32_t mul_clmul(uint32_t a, uint32_t b)
 {
+	uint32_t (*t)[256] = roce_crc32_tab;
 	__m128i p = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)a),
 					 _mm_cvtsi32_si128((int)b), 0x00);
 	uint64_t v = (uint64_t)_mm_cvtsi128_si64(p) << 1;
 	uint32_t r = (uint32_t)v;
-	int i;
 
-	for (i = 0; i < 4; i++)
-		r = (r >> 8) ^ roce_crc32_tab[0][r & 0xff];
-	return r ^ (uint32_t)(v >> 32);
+	return t[3][r & 0xff] ^ t[2][(r >> 8) & 0xff] ^
+	       t[1][(r >> 16) & 0xff] ^ t[0][r >> 24] ^ (uint32_t)(v >> 32);
 }
 
 FOLD_TARGET static inline __m128i fold_k(const uint64_t k[2])
@@ -156,14 +144,15 @@ FOLD_TARGET static inline uint32_t fold_end(__m128i x, const uint8_t *p,
 					    size_t n)
 {
 	__m128i k1 = fold_k(k_fold1);
-	uint8_t last[16];
 	uint32_t crc;
 
 	for (; n >= 16; p += 16, n -= 16)
 		x = fold(x, k1, _mm_loadu_si128((const void *)p));
-	_mm_storeu_si128((void *)last, x);
-	crc = roce_crc32_update_tables(0, last, sizeof(last));
-	return roce_crc32_update_tables(crc, p, n);
+	/* its two halves, first bytes first, straight from the register */
+	crc = roce_crc32_update64(0, (uint64_t)_mm_cvtsi128_si64(x));
+	crc = roce_crc32_update64(crc, (uint64_t)_mm_cvtsi128_si64(
+						_mm_unpackhi_epi64(x, x)));
+	return n ? roce_crc32_update_tables(crc, p, n) : crc;
 }
 
 FOLD_TARGET static uint32_t update_fold(uint32_t crc, const uint8_t *p,

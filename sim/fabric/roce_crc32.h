@@ -43,7 +43,35 @@ enum roce_crc32_impl roce_crc32_impl(void);
  * short for a fold still go through the tables (or the 128-bit fold,
  * under the 256-bit one's minimum). */
 bool roce_crc32_select(enum roce_crc32_impl impl);
-/* The byte table: t[b] is the register after byte b from zero. */
+/* The byte tables: t[k][b] is the register after byte b then k zero
+ * bytes, from zero. */
 extern uint32_t roce_crc32_tab[8][256];
+
+/* Bytes p[0..4) and p[0..8), the first least significant (one load
+ * where the processor is little-endian). */
+static inline uint32_t roce_crc32_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t roce_crc32_le64(const uint8_t *p)
+{
+	return (uint64_t)roce_crc32_le32(p) |
+	       (uint64_t)roce_crc32_le32(p + 4) << 32;
+}
+
+/* The register after the eight bytes of w, least significant first: one
+ * step of the tables, for bytes a caller has in a register already. */
+static inline uint32_t roce_crc32_update64(uint32_t crc, uint64_t w)
+{
+	uint32_t (*t)[256] = roce_crc32_tab;
+	uint32_t lo = crc ^ (uint32_t)w, hi = (uint32_t)(w >> 32);
+
+	return t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^
+	       t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
+	       t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^
+	       t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+}
 
 #endif /* PVRDMA_SIM_FABRIC_ROCE_CRC32_H */
