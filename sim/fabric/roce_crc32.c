@@ -155,15 +155,16 @@ FOLD_TARGET static inline uint32_t fold_end(__m128i x, const uint8_t *p,
 	return n ? roce_crc32_update_tables(crc, p, n) : crc;
 }
 
-FOLD_TARGET static uint32_t update_fold(uint32_t crc, const uint8_t *p,
+/* The n >= FOLD_MIN bytes at p, with in added to the first 16: the
+ * register (it is the first four bytes' complement), or a block before
+ * p folded onto them. */
+FOLD_TARGET static uint32_t update_fold(__m128i in, const uint8_t *p,
 					size_t n)
 {
 	__m128i k1 = fold_k(k_fold1), k4 = fold_k(k_fold4);
 	__m128i x0, x1, x2, x3;
 
-	/* the register is the first four bytes' complement */
-	x0 = _mm_xor_si128(_mm_loadu_si128((const void *)p),
-			   _mm_cvtsi32_si128((int)crc));
+	x0 = _mm_xor_si128(_mm_loadu_si128((const void *)p), in);
 	x1 = _mm_loadu_si128((const void *)(p + 16));
 	x2 = _mm_loadu_si128((const void *)(p + 32));
 	x3 = _mm_loadu_si128((const void *)(p + 48));
@@ -202,7 +203,7 @@ WIDE_TARGET static inline __m256i fold_wide(__m256i y, __m256i k,
 		next);
 }
 
-WIDE_TARGET static uint32_t update_fold_wide(uint32_t crc, const uint8_t *p,
+WIDE_TARGET static uint32_t update_fold_wide(__m128i in, const uint8_t *p,
 					     size_t n)
 {
 	__m256i k2 = wide_k(k_fold2), k8 = wide_k(k_fold8);
@@ -210,8 +211,8 @@ WIDE_TARGET static uint32_t update_fold_wide(uint32_t crc, const uint8_t *p,
 	__m128i x;
 
 	y0 = _mm256_xor_si256(_mm256_loadu_si256((const void *)p),
-			      _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0,
-					       (int)crc));
+			      _mm256_inserti128_si256(_mm256_setzero_si256(),
+						      in, 0));
 	y1 = _mm256_loadu_si256((const void *)(p + 32));
 	y2 = _mm256_loadu_si256((const void *)(p + 64));
 	y3 = _mm256_loadu_si256((const void *)(p + 96));
@@ -265,13 +266,55 @@ static void fold_init(void)
 	use(best);
 }
 
-uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n)
+/* The n >= FOLD_MIN bytes at p, in added to their first 16 bytes. */
+FOLD_TARGET static uint32_t update_folding(__m128i in, const uint8_t *p,
+					   size_t n)
 {
 	if (n >= WIDE_MIN && impl == ROCE_CRC32_FOLD256)
-		return update_fold_wide(crc, buf, n);
+		return update_fold_wide(in, p, n);
+	return update_fold(in, p, n);
+}
+
+FOLD_TARGET static uint32_t update_words_fold(uint32_t crc, const uint64_t *w,
+					      size_t nw, const uint8_t *p,
+					      size_t n)
+{
+	__m128i k1 = fold_k(k_fold1), x;
+	size_t i;
+
+	x = _mm_xor_si128(_mm_set_epi64x((long long)w[1], (long long)w[0]),
+			  _mm_cvtsi32_si128((int)crc));
+	for (i = 2; i < nw; i += 2)
+		x = fold(x, k1, _mm_set_epi64x((long long)w[i + 1],
+					       (long long)w[i]));
+	/* the words' last block, folded onto the bytes' first */
+	return update_folding(fold(x, k1, _mm_setzero_si128()), p, n);
+}
+
+FOLD_TARGET static uint32_t update_fold_crc(uint32_t crc, const uint8_t *p,
+					    size_t n)
+{
+	return update_folding(_mm_cvtsi32_si128((int)crc), p, n);
+}
+
+uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n)
+{
 	if (n >= FOLD_MIN && impl != ROCE_CRC32_TABLES)
-		return update_fold(crc, buf, n);
+		return update_fold_crc(crc, buf, n);
 	return roce_crc32_update_tables(crc, buf, n);
+}
+
+uint32_t roce_crc32_update_words(uint32_t crc, const uint64_t *w, size_t nw,
+				 const void *buf, size_t n)
+{
+	size_t i;
+
+	if (nw >= 2 && !(nw & 1) && n >= FOLD_MIN &&
+	    impl != ROCE_CRC32_TABLES)
+		return update_words_fold(crc, w, nw, buf, n);
+	for (i = 0; i < nw; i++)
+		crc = roce_crc32_update64(crc, w[i]);
+	return roce_crc32_update(crc, buf, n);
 }
 #else
 static void use(enum roce_crc32_impl want)
@@ -285,6 +328,16 @@ static void fold_init(void)
 
 uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n)
 {
+	return roce_crc32_update_tables(crc, buf, n);
+}
+
+uint32_t roce_crc32_update_words(uint32_t crc, const uint64_t *w, size_t nw,
+				 const void *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < nw; i++)
+		crc = roce_crc32_update64(crc, w[i]);
 	return roce_crc32_update_tables(crc, buf, n);
 }
 #endif

@@ -20,6 +20,13 @@
 uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n);
 /* The same with tables only (the reference of the folding). */
 uint32_t roce_crc32_update_tables(uint32_t crc, const void *buf, size_t n);
+/* The register after nw words of eight bytes (each least significant
+ * byte first), then n bytes at buf: roce_crc32_update64() over the words
+ * and roce_crc32_update() over the bytes, but where the bytes are long
+ * enough to fold and the words come in pairs, the words are folded with
+ * them, without the tables (a packet's headers built in registers). */
+uint32_t roce_crc32_update_words(uint32_t crc, const uint64_t *w, size_t nw,
+				 const void *buf, size_t n);
 /* The register after n more zero bytes, in O(log n) steps: with the CRC's
  * linearity, crc(A then B) = shift(crc(A), len(B)) ^ crc0(B), where crc0
  * starts from a zero register. */

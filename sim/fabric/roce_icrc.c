@@ -9,14 +9,11 @@
 
 /* The pseudo-header: LRH 8, IPv4 20, UDP 8, then the BTH's 12. */
 #define PH_LEN		48
-#define LRH_LEN		8	/* all 1s */
 #define PH_ID		12	/* where the identification is */
 
 #define crc_tab		roce_crc32_tab
 /* crc_rev[crc_tab[0][i] >> 24] = i: the top byte names the index. */
 static uint8_t crc_rev[256];
-/* The register after the LRH's 1s, the same for every packet. */
-static uint32_t lrh_crc;
 /* What a clear don't-fragment flag changes in the register of
  * roce_icrc_check(), taken back to where the identification ends: the
  * flag's bit alone from a zero register, through one byte less. */
@@ -24,14 +21,10 @@ static uint32_t no_df_crc;
 
 __attribute__((constructor(102))) static void icrc_init(void)
 {
-	static const uint8_t ones[LRH_LEN] = {
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
-	};
 	int i;
 
 	for (i = 0; i < 256; i++)
 		crc_rev[crc_tab[0][i] >> 24] = (uint8_t)i;
-	lrh_crc = roce_crc32_update_tables(0xffffffffu, ones, LRH_LEN);
 	no_df_crc = roce_crc32_unshift(crc_tab[0][ROCE_IP_DF >> 8], 1);
 }
 
@@ -42,46 +35,61 @@ static uint64_t be16_at(uint16_t v, int at)
 }
 
 /*
- * The pseudo-header after the LRH, five words of eight bytes built in
- * registers and stepped through the tables: nothing is stored, so no
- * load waits on stores of other widths.
+ * The pseudo-header, six words of eight bytes built in registers: none
+ * is stored byte by byte and read back wider, which would wait on the
+ * stores.
  */
-uint32_t roce_icrc_start(const struct roce_flow4 *f, const uint8_t *bth,
-			 size_t iblen)
+static void pseudo_header(uint64_t w[PH_LEN / 8], const struct roce_flow4 *f,
+			  const uint8_t *bth, size_t iblen)
 {
 	const uint8_t *sa = (const uint8_t *)&f->saddr;
 	const uint8_t *da = (const uint8_t *)&f->daddr;
 	uint16_t udp_len = (uint16_t)(8 + iblen + ROCE_ICRC_LEN);
 	uint16_t ip_len = (uint16_t)(20 + udp_len);
-	uint32_t crc = lrh_crc;
-	uint64_t w[5];
-	int i;
 
+	/* the LRH RoCE has not, as 1s */
+	w[0] = ~0ull;
 	/* IPv4, 5 words; TOS as 1s; total length, identification, flags */
-	w[0] = 0xff45 | be16_at(ip_len, 2) | be16_at(f->ip_id, 4) |
+	w[1] = 0xff45 | be16_at(ip_len, 2) | be16_at(f->ip_id, 4) |
 	       be16_at(f->frag, 6);
 	/* TTL and header checksum as 1s, UDP; the source address */
-	w[1] = 0xffff11ff | (uint64_t)roce_crc32_le32(sa) << 32;
+	w[2] = 0xffff11ff | (uint64_t)roce_crc32_le32(sa) << 32;
 	/* the destination address, the ports */
-	w[2] = roce_crc32_le32(da) | be16_at(f->sport, 4) |
+	w[3] = roce_crc32_le32(da) | be16_at(f->sport, 4) |
 	       be16_at(f->dport, 6);
 	/* the UDP length, its checksum as 1s; the BTH's first word */
-	w[3] = be16_at(udp_len, 0) | 0xffff0000 |
+	w[4] = be16_at(udp_len, 0) | 0xffff0000 |
 	       (uint64_t)roce_crc32_le32(bth) << 32;
 	/* the rest of the BTH, resv8a as 1s */
-	w[4] = roce_crc32_le64(bth + 4) | 0xff;
-	for (i = 0; i < 5; i++)
-		crc = roce_crc32_update64(crc, w[i]);
-	return crc;
+	w[5] = roce_crc32_le64(bth + 4) | 0xff;
+}
+
+uint32_t roce_icrc_start(const struct roce_flow4 *f, const uint8_t *bth,
+			 size_t iblen)
+{
+	uint64_t w[PH_LEN / 8];
+
+	pseudo_header(w, f, bth, iblen);
+	return roce_crc32_update_words(0xffffffffu, w, PH_LEN / 8, NULL, 0);
+}
+
+/* The register after the pseudo-header and the packet after the BTH,
+ * the header folded with the payload where it is long enough. */
+static uint32_t icrc_reg(const struct roce_flow4 *f, const uint8_t *ib,
+			 size_t iblen)
+{
+	uint64_t w[PH_LEN / 8];
+
+	pseudo_header(w, f, ib, iblen);
+	return roce_crc32_update_words(0xffffffffu, w, PH_LEN / 8,
+				       ib + ROCE_BTH_LEN,
+				       iblen - ROCE_BTH_LEN);
 }
 
 uint32_t roce_icrc(const struct roce_flow4 *f, const uint8_t *ib,
 		   size_t iblen)
 {
-	uint32_t crc = roce_icrc_start(f, ib, iblen);
-
-	crc = roce_crc32_update(crc, ib + ROCE_BTH_LEN, iblen - ROCE_BTH_LEN);
-	return roce_icrc_end(crc);
+	return roce_icrc_end(icrc_reg(f, ib, iblen));
 }
 
 /*
@@ -123,9 +131,7 @@ bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len)
 	iblen = len - ROCE_ICRC_LEN;
 	f->ip_id = 0;
 	f->frag = ROCE_IP_DF;
-	crc = roce_icrc_start(f, ib, iblen);
-	crc = roce_crc32_update(crc, ib + ROCE_BTH_LEN, iblen - ROCE_BTH_LEN);
-	crc ^= ~roce_icrc_get(ib + iblen);
+	crc = icrc_reg(f, ib, iblen) ^ ~roce_icrc_get(ib + iblen);
 	/* the bytes after the identification: the pseudo-header's, the
 	 * BTH's included, and the rest up to the ICRC */
 	crc = roce_crc32_unshift(crc, PH_LEN - PH_ID - 2 +

@@ -202,6 +202,39 @@ static void test_random_splits(void **state)
 	free(b);
 }
 
+/* Words then bytes, each way, as the words' bytes then the bytes one
+ * bit at a time: odd and even counts of words, runs short and long. */
+static void test_words_then_bytes(void **state)
+{
+	uint8_t b[8 * 8 + 4200], *p;
+	uint64_t w[8];
+	unsigned int seed = 5;
+	size_t round, nw, n, i, m;
+
+	(void)state;
+	for (round = 0; round < 400; round++) {
+		uint32_t reg = (uint32_t)rand_r(&seed) ^
+			       (uint32_t)rand_r(&seed) << 16, want;
+
+		nw = round % 9;
+		n = round & 1 ? (size_t)rand_r(&seed) % 4200 :
+				(size_t)rand_r(&seed) % 200;
+		for (i = 0; i < nw * 8 + n; i++)
+			b[i] = (uint8_t)rand_r(&seed);
+		for (i = 0; i < nw; i++)
+			w[i] = roce_crc32_le64(b + 8 * i);
+		p = b + 8 * nw;
+		want = crc_bitwise(reg, b, nw * 8 + n);
+		for (m = 0; m < N_IMPLS; m++) {
+			if (!roce_crc32_select(impls[m].impl))
+				continue;
+			if (roce_crc32_update_words(reg, w, nw, p, n) != want)
+				fail_msg("%s: %zu words, %zu bytes",
+					 impls[m].name, nw, n);
+		}
+	}
+}
+
 /* crc(A then B) = shift(crc(A), len B) ^ crc from zero of B; each way
  * (the tables' multiplies bit by bit, the others' carry-less). */
 static void test_shift_is_linear(void **state)
@@ -245,6 +278,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_every_length_bitwise,
 					  reset_impl),
 		cmocka_unit_test_teardown(test_random_splits, reset_impl),
+		cmocka_unit_test_teardown(test_words_then_bytes, reset_impl),
 		cmocka_unit_test_teardown(test_shift_is_linear, reset_impl),
 	};
 
