@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * CRC-32 of the ICRC (roce_crc32.h): tables eight bytes at a time, and
- * folding with carry-less multiplication where the processor has it.
+ * folding with carry-less multiplication where the processor has it, in
+ * 256-bit registers where it has AVX2 and VPCLMULQDQ.
  *
  * Folding, in the reflected representation (bit j of a 128-bit block
  * stands for x^(127-j)): a block X of the message followed by D more
@@ -10,11 +11,15 @@
  * added to the block D bits on instead. With X = lo * x^64 + hi and a
  * carry-less product of reflected values carrying one extra factor x,
  * that block is clmul(lo, x^(D+63) mod P) ^ clmul(hi, x^(D-1) mod P).
- * Four blocks are folded D = 512 bits on at a time, then onto each
- * other, and the last block left goes through the tables.
+ * Four blocks are folded D = 512 bits on at a time (with VPCLMULQDQ,
+ * four registers of two blocks D = 1024 bits on), then onto each other,
+ * and the last block left goes through the tables. Every constant is
+ * computed at start (fold_constant(), crc_init()).
+ *
+ * The ICRC check takes a register back over a packet's bytes: under
+ * 64 KiB by at most two multiplies, by inverse powers of x in byte
+ * tables, with one carry-less multiplication each.
  */
-#include <string.h>
-
 #include "roce_crc32.h"
 
 #define POLY_REFLECTED	0xedb88320u
