@@ -72,10 +72,13 @@ enum ibv_mtu sim_dev_port_mtu(struct sim_dev *dev)
 		return dev->cfg.mtu;
 	/* An interface gone (or renamed) keeps the last MTU it had. */
 	bytes = sim_iface_mtu(dev->cfg.netdev);
-	if (bytes)
+	if (bytes) {
 		atomic_store_explicit(&dev->active_mtu,
 				      sim_ib_mtu_of_iface(bytes),
 				      memory_order_relaxed);
+		atomic_store_explicit(&dev->iface_mtu, bytes,
+				      memory_order_relaxed);
+	}
 	return sim_dev_active_mtu(dev);
 }
 

@@ -275,6 +275,7 @@ struct sim_dev {
 	/* The port's active MTU when last asked (sim_dev_port_mtu), for
 	 * the paths that must not ask the interface (a UD send). */
 	_Atomic int active_mtu;		/* enum ibv_mtu */
+	_Atomic int iface_mtu;		/* the interface's, bytes, then */
 };
 
 extern struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
@@ -289,7 +290,7 @@ void sim_dev_reidentify(struct sim_dev *dev, const uint8_t mac[6],
 			uint32_t ipv4);
 /* The port's active MTU: --mtu, or the one its interface carries now
  * (one SIOCGIFMTU; for the slow paths that report it: query_port,
- * rdma_cm). */
+ * rdma_cm); dev->iface_mtu then holds the interface's MTU. */
 enum ibv_mtu sim_dev_port_mtu(struct sim_dev *dev);
 /* The one last reported (or the configured one), without a system call. */
 enum ibv_mtu sim_dev_active_mtu(const struct sim_dev *dev);

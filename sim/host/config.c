@@ -350,6 +350,9 @@ int sim_config_load(void)
 			continue;
 		dev->cfg = g->adapter[i];
 		atomic_store(&dev->active_mtu, dev->cfg.mtu);
+		if (dev->cfg.mtu_follows_iface)
+			atomic_store(&dev->iface_mtu,
+				     sim_iface_mtu(dev->cfg.netdev));
 		sim_dev_init_identity(dev);
 	}
 	identity_mac_given = o.mac_given;

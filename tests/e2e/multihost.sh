@@ -602,6 +602,11 @@ mtu() {
 	else
 		mh_expect_port_mtu mtu-1500-over "--mtu 4096" 4096
 	fi
+	# One process sees the port follow the interface's MTU as it
+	# changes (it sets its own end's MTU, 9000, 1500, then 9000).
+	mh_run mtu-follow "$NS_A" "$ADDR_A" "$sprov" "" \
+		"$E2E_BIN/rdmacm_cases" --mode mtu_follow --addr "$ADDR_A"
+	expect_rc "rdmacm_cases mtu_follow" "$rc" 0
 	# A stream at the port's MTU over jumbo frames: the path MTU is
 	# 4096, and ib_write_bw's own run of 64 KiB messages completes.
 	mh_veth_mtu 9000
