@@ -588,6 +588,7 @@ mh_expect_port_mtu() {
 
 mtu() {
 	local args="-x 1 -d vmw_pvrdma0 -F -p $PORT -s 65536 -n 200"
+	local pp="-d vmw_pvrdma0 -g 1 -p $PORT -n 10 -s 4096"
 
 	mh_veth_mtu 9000
 	mh_expect_port_mtu mtu-9000 "" 4096
@@ -599,6 +600,13 @@ mtu() {
 	if [ "${MH_WIRE:-sim}" = roce ]; then
 		mh_expect_port_mtu mtu-1500-over "--mtu 4096" 1024
 		expect_out mtu-1500-over "--mtu 4096 does not fit $VETH_A"
+		# A QP given a path MTU beyond it hears so at RTR, rather
+		# than its full packets being lost at every send.
+		mh_pair "" "ibv_rc_pingpong $pp -m 4096" \
+			"ibv_rc_pingpong $pp -m 4096 $ADDR_A"
+		expect_out server "Failed to modify QP to RTR"
+		expect_no_out server "bytes in [0-9.]+ seconds"
+		expect_no_out client "bytes in [0-9.]+ seconds"
 	else
 		mh_expect_port_mtu mtu-1500-over "--mtu 4096" 4096
 	fi
