@@ -44,7 +44,10 @@ struct sim_config {
 	unsigned int max_qp_wr;		/* 0: derived (options.h) */
 	unsigned int max_srq_wr;	/* 0: derived default */
 	unsigned int max_cqe;		/* 0: derived default */
-	enum ibv_mtu mtu;		/* active MTU of the port */
+	enum ibv_mtu mtu;		/* active MTU of the port (at start
+					 * when mtu_follows_iface) */
+	bool mtu_follows_iface;		/* no --mtu and a netdev: the active
+					 * MTU is what it carries (iface.c) */
 	uint8_t mac[6];			/* unique per adapter on a host */
 	uint32_t ipv4;			/* network order; 0 = none */
 	char netdev[16];		/* the host's interface holding ipv4
@@ -83,6 +86,17 @@ void sim_gid_from_ipv4(uint32_t ipv4, union ibv_gid *gid);
 uint32_t sim_ipv4_from_mac(const uint8_t mac[6]);
 /* The MAC of a GID that one of the above made; false for any other. */
 bool sim_mac_from_gid(const uint8_t gid[16], uint8_t mac[6]);
+
+/* ---- iface.c: the MTU of a host interface a port sends on ---- */
+/* What a RoCE packet adds to its payload on the interface, as rxe counts
+ * it: an IPv6 header (40), UDP (8), BTH (12), RETH (16) and ICRC (4); the
+ * sim's IPv4 packets with any extension header stay within it. */
+#define SIM_ROCE_HEADROOM	80
+/* The interface's MTU in bytes (SIOCGIFMTU), 0 when it has none. */
+int sim_iface_mtu(const char *ifname);
+/* The largest IB MTU whose packets fit an interface MTU of iface_mtu:
+ * 256 at least, 4096 at most (1500: 1024, 9000: 4096). */
+enum ibv_mtu sim_ib_mtu_of_iface(int iface_mtu);
 
 /* ---- self.c: this process ---- */
 /* getpid() without a system call; a fork()ed child's own from its first

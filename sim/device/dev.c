@@ -6,9 +6,11 @@
  * the engine's unless a test puts a fake device in) and the upcalls the
  * driver installs for the device's events (no-ops until it does).
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "device.h"
+#include "options.h"
 
 struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
 
@@ -60,4 +62,38 @@ void sim_dev_reidentify(struct sim_dev *dev, const uint8_t mac[6],
 	dev->cfg.ipv4 = ipv4;
 	sim_dev_init_identity(dev);
 	pthread_mutex_unlock(&dev->lock);
+}
+
+enum ibv_mtu sim_dev_port_mtu(struct sim_dev *dev)
+{
+	int bytes;
+
+	if (!dev->cfg.mtu_follows_iface)
+		return dev->cfg.mtu;
+	/* An interface gone (or renamed) keeps the last MTU it had. */
+	bytes = sim_iface_mtu(dev->cfg.netdev);
+	if (bytes) {
+		atomic_store_explicit(&dev->active_mtu,
+				      sim_ib_mtu_of_iface(bytes),
+				      memory_order_relaxed);
+		atomic_store_explicit(&dev->iface_mtu, bytes,
+				      memory_order_relaxed);
+	}
+	return sim_dev_active_mtu(dev);
+}
+
+enum ibv_mtu sim_dev_active_mtu(const struct sim_dev *dev)
+{
+	return (enum ibv_mtu)atomic_load_explicit(&dev->active_mtu,
+						  memory_order_relaxed);
+}
+
+enum ibv_mtu sim_dev_wire_mtu(const struct sim_dev *dev)
+{
+	int bytes;
+
+	if (sim_global.wire != SIM_WIRE_ROCE || !dev->cfg.netdev[0])
+		return IBV_MTU_4096;
+	bytes = sim_iface_mtu(dev->cfg.netdev);
+	return bytes ? sim_ib_mtu_of_iface(bytes) : IBV_MTU_4096;
 }

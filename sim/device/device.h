@@ -272,6 +272,10 @@ struct sim_dev {
 	unsigned int num_ud_qps;
 
 	struct sim_stats stats;
+	/* The port's active MTU when last asked (sim_dev_port_mtu), for
+	 * the paths that must not ask the interface (a UD send). */
+	_Atomic int active_mtu;		/* enum ibv_mtu */
+	_Atomic int iface_mtu;		/* the interface's, bytes, then */
 };
 
 extern struct sim_dev sim_devs[SIM_MAX_ADAPTERS];
@@ -284,6 +288,17 @@ void sim_dev_init_identity(struct sim_dev *dev);
  * made from them, and none of its parent's device (engine_forget). */
 void sim_dev_reidentify(struct sim_dev *dev, const uint8_t mac[6],
 			uint32_t ipv4);
+/* The port's active MTU: --mtu, or the one its interface carries now
+ * (one SIOCGIFMTU; for the slow paths that report it: query_port,
+ * rdma_cm); dev->iface_mtu then holds the interface's MTU. */
+enum ibv_mtu sim_dev_port_mtu(struct sim_dev *dev);
+/* The one last reported (or the configured one), without a system call. */
+enum ibv_mtu sim_dev_active_mtu(const struct sim_dev *dev);
+/* The largest path MTU whose packets the wire carries from this port:
+ * on the RoCE wire, what the interface's MTU leaves after the headers
+ * (the datagrams leave with don't-fragment); 4096 on the sim's wire and
+ * for a port without an interface. */
+enum ibv_mtu sim_dev_wire_mtu(const struct sim_dev *dev);
 
 /* ---- the command channel: what the driver asks of the device ---- */
 struct sim_device_ops {

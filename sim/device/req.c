@@ -155,7 +155,7 @@ static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)
 	st = dev_map_sges(qp, wr->sge, wr->num_sge, 0, &li);
 	if (st)
 		return st;
-	if (wr->total_len > mtu_bytes(dev->cfg.mtu))
+	if (wr->total_len > mtu_bytes(sim_dev_active_mtu(dev)))
 		return PVRDMA_WC_LOC_LEN_ERR;
 	if (wr->av.gid_index >= dev->gid_count)
 		return PVRDMA_WC_LOC_QP_OP_ERR;

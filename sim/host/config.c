@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -118,31 +117,33 @@ static int default_rundir(char *buf, size_t len)
 	return 0;
 }
 
-/* A RoCE packet of the path MTU leaves with don't fragment: the active
- * MTU is the largest whose packet fits the netdev's (as rxe's), at most
- * --mtu. */
-#define ROCE_HEADROOM	(20 + 8 + 12 + 28 + 3 + 4)	/* IPv4 UDP BTH
-							 * AtomicETH pad ICRC */
-
-static enum ibv_mtu roce_mtu(const char *netdev, enum ibv_mtu want)
+/*
+ * The active MTU of a port on a host's interface. Without --mtu it is the
+ * one the interface carries, as a RoCE NIC's (and rxe's) follows its
+ * netdev; sim_dev_port_mtu() reads it again when a program asks. An
+ * explicit --mtu stays, except on the RoCE wire where no packet of it
+ * could leave (don't fragment): there it is cut to what fits, said once.
+ */
+static void iface_mtu_configure(struct sim_config *c, bool given,
+				uint8_t wire)
 {
-	struct ifreq ifr;
-	int fd = sim_libc.socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	int room;
-	enum ibv_mtu m;
+	int bytes = sim_iface_mtu(c->netdev);
+	enum ibv_mtu fits;
 
-	if (fd < 0)
-		return want;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", netdev);
-	room = sim_sys(SYS_ioctl, fd, SIOCGIFMTU, &ifr) ? 0 :
-	       ifr.ifr_mtu - ROCE_HEADROOM;
-	sim_libc.close(fd);
-	if (room <= 0)
-		return want;
-	for (m = want; m > IBV_MTU_256 && (128 << m) > room; m--)
-		;
-	return m;
+	if (!bytes)
+		return;
+	fits = sim_ib_mtu_of_iface(bytes);
+	if (!given) {
+		c->mtu = fits;
+		c->mtu_follows_iface = true;
+		return;
+	}
+	if (wire != SIM_WIRE_ROCE || c->mtu <= fits)
+		return;
+	fprintf(stderr, "pvrdma-sim: %s: --mtu %u does not fit %s (MTU %d) "
+		"with the RoCE headers: active MTU %u\n", c->ibdev,
+		128u << c->mtu, c->netdev, bytes, 128u << fits);
+	c->mtu = fits;
 }
 
 /* What the environment sets for every adapter alike. */
@@ -151,7 +152,7 @@ struct adapter_opts {
 	unsigned int max_qp_wr, max_srq_wr, max_cqe;	/* 0: the default */
 	enum ibv_mtu mtu;
 	uint8_t mac[6];		/* set when mac_given */
-	bool mac_given, ipv4_auto, namespaces;
+	bool mtu_given, mac_given, ipv4_auto, namespaces;
 	uint32_t ipv4;
 };
 
@@ -200,6 +201,7 @@ static int load_adapter_opts(struct sim_global *g, struct adapter_opts *o)
 	if (v && sim_opt_mtu(v, &o->mtu))
 		return bad_env(SIM_ENV_MTU, v,
 			       "expected 256, 512, 1024, 2048 or 4096");
+	o->mtu_given = v != NULL;
 	v = getenv(SIM_ENV_MAC);
 	if (v) {
 		if (sim_opt_mac(v, o->mac))
@@ -315,8 +317,9 @@ static void adapters_configure(struct sim_global *g,
 		if (c->ipv4 && ntohl(c->ipv4) >> 24 != 127 &&
 		    sim_iface_ipv4(NULL, &c->ipv4, c->netdev))
 			c->netdev[0] = 0;
-		if (g->wire == SIM_WIRE_ROCE && c->netdev[0])
-			c->mtu = roce_mtu(c->netdev, c->mtu);
+		c->mtu_follows_iface = false;
+		if (c->netdev[0])
+			iface_mtu_configure(c, o->mtu_given, g->wire);
 	}
 }
 
@@ -346,6 +349,10 @@ int sim_config_load(void)
 		if (i >= g->num_adapters)
 			continue;
 		dev->cfg = g->adapter[i];
+		atomic_store(&dev->active_mtu, dev->cfg.mtu);
+		if (dev->cfg.mtu_follows_iface)
+			atomic_store(&dev->iface_mtu,
+				     sim_iface_mtu(dev->cfg.netdev));
 		sim_dev_init_identity(dev);
 	}
 	identity_mac_given = o.mac_given;

@@ -80,5 +80,8 @@ void sim_signal_watch_start(void);
 int sim_sysfs_write(void);
 /* The PCI address of adapter dev's function ("0000:0b:00.1"). */
 void sim_sysfs_pci_bdf(const struct sim_dev *dev, char bdf[16]);
+/* The host interface of dev's port has MTU bytes now: its mtu attribute
+ * in the tree says so (sim_kernel_host.iface_mtu_changed). */
+void sim_sysfs_iface_mtu(const struct sim_dev *dev, int bytes);
 
 #endif /* PVRDMA_SIM_HOST_H */

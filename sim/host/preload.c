@@ -114,7 +114,8 @@ __attribute__((constructor)) static void sim_init(void)
 		       host_locks_fork_child);
 	sim_kernel_init(&(struct sim_kernel_host){
 		.uar_map = sim_uar_map, .uar_unmap = sim_uar_unmap,
-		.is_uar = is_uar, .ucma_file_of_fd = ucma_file_of_fd });
+		.is_uar = is_uar, .ucma_file_of_fd = ucma_file_of_fd,
+		.iface_mtu_changed = sim_sysfs_iface_mtu });
 	sim_signal_set_bus_fixup(uar_bus_fixup);
 	if (sim_config_load())
 		_exit(2);

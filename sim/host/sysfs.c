@@ -423,6 +423,27 @@ static int write_sim_netdev(const char *net, const struct sim_dev *dev)
 	return ret;
 }
 
+/* A new file in place of the old at once: a reader sees one or the
+ * other, never one half written. */
+void sim_sysfs_iface_mtu(const struct sim_dev *dev, int bytes)
+{
+	char net[PATH_MAX], bdf[16], rel[PATH_MAX], from[PATH_MAX + 16];
+	char to[PATH_MAX + 16];
+	int n;
+
+	if (!sim_global.sysfs_root[0] || sim_netdev_simulated(dev))
+		return;
+	pci_names(dev, bdf, rel);
+	n = snprintf(net, sizeof(net), "%s/%s/net/%s", sim_global.sysfs_root,
+		     rel, dev->cfg.netdev);
+	if (n < 0 || (size_t)n >= sizeof(net))
+		return;
+	snprintf(from, sizeof(from), "%s/.mtu.%d", net, (int)sim_self_tid());
+	snprintf(to, sizeof(to), "%s/mtu", net);
+	if (writef(from, "%d\n", bytes) || rename(from, to))
+		unlink(from);
+}
+
 /* The port's netdev: pvrdma<N>, or the host's interface with its
  * address. */
 static void port_netdev_name(const struct sim_dev *dev, char name[IFNAMSIZ])

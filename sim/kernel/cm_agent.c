@@ -129,8 +129,9 @@ static void handle_req(int sock, const struct cm_msg *m)
 	child->sgid = dev->gid[gid_index];
 	memcpy(child->dgid.raw, m->src_gid, 16);
 	child->route_resolved = true;
-	child->mtu = m->mtu && m->mtu < dev->cfg.mtu ? (enum ibv_mtu)m->mtu :
-		     dev->cfg.mtu;
+	child->mtu = sim_port_mtu(dev);
+	if (m->mtu && m->mtu < child->mtu)
+		child->mtu = (enum ibv_mtu)m->mtu;
 	child->remote_qpn = m->qpn;
 	child->remote_psn = m->psn;
 	child->local_psn = cm_random_psn();

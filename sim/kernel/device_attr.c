@@ -106,13 +106,24 @@ void sim_device_attr_fill(const struct sim_dev *dev,
 	r->phys_port_cnt = 1;
 }
 
-void sim_port_attr_fill(const struct sim_dev *dev,
+enum ibv_mtu sim_port_mtu(struct sim_dev *dev)
+{
+	int before = atomic_load(&dev->iface_mtu);
+	enum ibv_mtu mtu = sim_dev_port_mtu(dev);
+	int now = atomic_load(&dev->iface_mtu);
+
+	if (now != before && sim_kernel_host.iface_mtu_changed)
+		sim_kernel_host.iface_mtu_changed(dev, now);
+	return mtu;
+}
+
+void sim_port_attr_fill(struct sim_dev *dev,
 			struct ib_uverbs_query_port_resp *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->state = IBV_PORT_ACTIVE;
 	r->max_mtu = IBV_MTU_4096;
-	r->active_mtu = dev->cfg.mtu ? dev->cfg.mtu : IBV_MTU_1024;
+	r->active_mtu = sim_port_mtu(dev);
 	r->gid_tbl_len = SIM_GID_TABLE_LEN;
 	r->port_cap_flags = SIM_PORT_CM_SUP | SIM_PORT_IP_BASED_GIDS;
 	r->max_msg_sz = SIM_MAX_MSG_SZ;

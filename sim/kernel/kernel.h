@@ -18,6 +18,11 @@
 
 #include "device.h"
 
+/* The port's active MTU as the kernel reports it (query_port, rdma_cm):
+ * the device's reading, the host told when the interface's MTU moved
+ * (device_attr.c). */
+enum ibv_mtu sim_port_mtu(struct sim_dev *dev);
+
 /*
  * The device's index, as rdma_cm's queries and RDMA netlink report it.
  * The kernel never gives a new device an old index, and libibverbs and
@@ -54,6 +59,9 @@ struct sim_kernel_host {
 	bool (*is_uar)(const void *addr);
 	/* The rdma_cm file an fd of the process is open on, or NULL. */
 	struct ucma_file *(*ucma_file_of_fd)(int fd);
+	/* The MTU of the host interface of dev's port changed to bytes
+	 * (optional): what the host shows of the interface follows. */
+	void (*iface_mtu_changed)(const struct sim_dev *dev, int bytes);
 };
 
 /* Installs the host's services (a copy is kept) and the kernel's upcalls

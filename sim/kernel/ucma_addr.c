@@ -85,7 +85,7 @@ int ucma_bind_id(struct cm_id *id, const struct sockaddr *sa)
 	if (dev) {
 		id->sgid_index = gid_index;
 		id->sgid = dev->gid[gid_index];
-		id->mtu = dev->cfg.mtu;
+		id->mtu = sim_port_mtu(dev);
 	}
 	id->state = CM_ADDR_BOUND;
 	return 0;
@@ -137,7 +137,7 @@ int ucma_resolve_addr(struct cm_id *id, const struct sockaddr *src,
 			id->dev = dev;
 			id->sgid_index = gid_index;
 			id->sgid = dev->gid[gid_index];
-			id->mtu = dev->cfg.mtu;
+			id->mtu = sim_port_mtu(dev);
 			if (id->src.ss_family == AF_INET) {
 				struct sockaddr_in *in = (void *)&id->src;
 

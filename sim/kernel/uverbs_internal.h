@@ -115,7 +115,7 @@ uint32_t sim_event_async_reclaim(struct sim_file *f, uint64_t element);
 /* device_attr.c */
 void sim_device_attr_fill(const struct sim_dev *dev,
 			  struct ib_uverbs_query_device_resp *r);
-void sim_port_attr_fill(const struct sim_dev *dev,
+void sim_port_attr_fill(struct sim_dev *dev,
 			struct ib_uverbs_query_port_resp *r);
 uint32_t sim_dev_max_srq(const struct sim_dev *dev);
 uint32_t sim_dev_max_qp_wr(const struct sim_dev *dev);

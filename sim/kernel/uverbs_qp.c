@@ -535,6 +535,12 @@ static int modify_qp(struct uverbs_call *c,
 	ret = modify_qp_values_ok(cmd, mask);
 	if (ret)
 		return ret;
+	/* A path MTU whose packets the port's interface cannot carry would
+	 * lose every full packet on the RoCE wire (don't fragment): the
+	 * program hears of it here rather than as retries exhausted. */
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    cmd->path_mtu > sim_dev_wire_mtu(dev))
+		return -EINVAL;
 
 	/* Nothing is applied until everything has passed. */
 	na = qp->attr;

@@ -25,7 +25,9 @@
 # of rdmacm_cases.c) | host_netdev (an adapter by --netdev:
 # its netdev is the veth, whose address the interface calls list once) |
 # verbs PROGRAM (an e2e verbs program, server and client: data_integrity,
-# place_fault).
+# place_fault) | mtu (the port's active MTU follows the veths' MTU, as a
+# RoCE NIC's follows its netdev; --mtu overrides it; then ib_write_bw at a
+# veth MTU of 9000).
 #
 # Needs root, and network namespaces that commands run in, joined by veth
 # pairs (netns_probe, lib.sh, tries all of it first): where any of it is
@@ -48,6 +50,8 @@ e2e_setup
 # namespaces of their own name.
 MH_NAME=pvmh
 [ "${MH_WIRE:-sim}" = roce ] && MH_NAME=pvs-roce-
+# MH_NS_PREFIX: another name for them (runs beside others' on a machine).
+MH_NAME=${MH_NS_PREFIX:-$MH_NAME}
 NS_A=$MH_NAME$$a NS_B=$MH_NAME$$b
 VETH_A=$MH_NAME$$a VETH_B=$MH_NAME$$b
 ADDR_A=198.51.100.1 ADDR_B=198.51.100.2
@@ -557,6 +561,72 @@ host_netdev() {
 	e2e_pass "the host's interface is the port's netdev ($sprov)"
 }
 
+# mh_veth_mtu BYTES: both ends of the veth at that MTU.
+mh_veth_mtu() {
+	ip -n "$NS_A" link set "$VETH_A" mtu "$1" &&
+	ip -n "$NS_B" link set "$VETH_B" mtu "$1" ||
+		e2e_fail "cannot set the veths' MTU to $1"
+}
+
+# mh_expect_port_mtu NAME "SIM OPTIONS" MTU: ibv_devinfo -v on the server's
+# adapter reports the active MTU MTU (max_mtu stays 4096, as rxe's), and
+# the port's netdev, as the sim's sysfs shows it, has the veth's MTU.
+mh_expect_port_mtu() {
+	local name=$1 opts=$2 want=$3 veth
+	mh_run "$name" "$NS_A" "$ADDR_A" "$sprov" "$opts" \
+		ibv_devinfo -v -d vmw_pvrdma0
+	expect_rc "ibv_devinfo ($name)" "$rc" 0
+	expect_out "$name" "max_mtu:[[:space:]]+4096 \(5\)"
+	expect_out "$name" "active_mtu:[[:space:]]+$want \(" \
+		"active MTU $want"
+	veth=$(ip netns exec "$NS_A" cat "/sys/class/net/$VETH_A/mtu")
+	mh_run "$name-sysfs" "$NS_A" "$ADDR_A" "$sprov" "$opts" \
+		sh -c 'cat /sys/class/infiniband/vmw_pvrdma0/device/net/*/mtu'
+	expect_rc "sysfs netdev mtu ($name)" "$rc" 0
+	expect_out "$name-sysfs" "^$veth\$" "the veth's MTU"
+}
+
+mtu() {
+	local args="-x 1 -d vmw_pvrdma0 -F -p $PORT -s 65536 -n 200"
+	local pp="-d vmw_pvrdma0 -g 1 -p $PORT -n 10 -s 4096"
+
+	mh_veth_mtu 9000
+	mh_expect_port_mtu mtu-9000 "" 4096
+	mh_expect_port_mtu mtu-9000-given "--mtu 2048" 2048
+	mh_veth_mtu 1500
+	mh_expect_port_mtu mtu-1500 "" 1024
+	# The sim's wire (TCP) carries any --mtu; a RoCE datagram of it must
+	# fit the interface (don't fragment): there --mtu is cut, and said.
+	if [ "${MH_WIRE:-sim}" = roce ]; then
+		mh_expect_port_mtu mtu-1500-over "--mtu 4096" 1024
+		expect_out mtu-1500-over "--mtu 4096 does not fit $VETH_A"
+		# A QP given a path MTU beyond it hears so at RTR, rather
+		# than its full packets being lost at every send.
+		mh_pair "" "ibv_rc_pingpong $pp -m 4096" \
+			"ibv_rc_pingpong $pp -m 4096 $ADDR_A"
+		expect_out server "Failed to modify QP to RTR"
+		expect_no_out server "bytes in [0-9.]+ seconds"
+		expect_no_out client "bytes in [0-9.]+ seconds"
+	else
+		mh_expect_port_mtu mtu-1500-over "--mtu 4096" 4096
+	fi
+	# One process sees the port follow the interface's MTU as it
+	# changes (it sets its own end's MTU, 9000, 1500, then 9000).
+	mh_run mtu-follow "$NS_A" "$ADDR_A" "$sprov" "" \
+		"$E2E_BIN/rdmacm_cases" --mode mtu_follow --addr "$ADDR_A"
+	expect_rc "rdmacm_cases mtu_follow" "$rc" 0
+	# A stream at the port's MTU over jumbo frames: the path MTU is
+	# 4096, and ib_write_bw's own run of 64 KiB messages completes.
+	mh_veth_mtu 9000
+	mh_pair "" "ib_write_bw $args" "ib_write_bw $args $ADDR_A"
+	expect_rc "ib_write_bw server" "$server_rc" 0
+	expect_rc "ib_write_bw client" "$client_rc" 0
+	expect_out client "Mtu *: 4096\[B\]" "path MTU 4096"
+	expect_out client "^ *65536 +200 +[0-9]+\.[0-9]+" "result line"
+	expect_no_out client "Couldn't|[Ff]ailed|[Ee]rror"
+	e2e_pass "the port's MTU follows the veths' (${MH_WIRE:-sim} wire)"
+}
+
 case $scenario in
 rc_pingpong) pingpong ibv_rc_pingpong 4096 ;;
 ud_pingpong) MH_NETDEV=1 pingpong ibv_ud_pingpong 512 ;;
@@ -580,6 +650,7 @@ cm_resend) cm_resend ;;
 mpi) mpi ;;
 host_netdev) host_netdev ;;
 verbs) verbs_prog "$@" ;;
+mtu) mtu ;;
 perftest_cm) perftest_cm "$@" ;;
 *) e2e_fail "unknown scenario $scenario" ;;
 esac

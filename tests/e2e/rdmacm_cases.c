@@ -48,6 +48,12 @@
  *                SIOCGIFCONF list the address once, on that interface,
  *                and no pvrdma<N> is added; rdma_cm binds the address to
  *                the adapter
+ *   mtu_follow   (single, root) the port's address is one of the host's
+ *                interfaces' and no --mtu was given: as the interface's
+ *                MTU goes to 9000 and to 1500 (SIOCSIFMTU), the same
+ *                process sees the port's active MTU (ibv_query_port),
+ *                rdma_cm's path MTU and the netdev's sysfs mtu follow:
+ *                4096 and 1024
  *
  * Every wait is bounded (E2E_WAIT_SECONDS): a hang is a failure.
  */
@@ -800,6 +806,81 @@ static void host_netdev(void)
 	rdma_destroy_id(id);
 }
 
+/* The interface that holds the port's address. */
+static void iface_of_port(char name[IFNAMSIZ])
+{
+	struct ifaddrs *all, *ifa;
+
+	name[0] = 0;
+	CHECK(!getifaddrs(&all), "getifaddrs: %s", strerror(errno));
+	for (ifa = all; ifa; ifa = ifa->ifa_next)
+		if (ifa->ifa_addr && ifa->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)ifa->ifa_addr)->sin_addr.s_addr ==
+		    server_addr.sin_addr.s_addr)
+			snprintf(name, IFNAMSIZ, "%s", ifa->ifa_name);
+	freeifaddrs(all);
+	CHECK(name[0], "no interface holds the port's address");
+}
+
+static void iface_set_mtu(const char *name, int mtu)
+{
+	struct ifreq ifr = { .ifr_mtu = mtu };
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+	CHECK(s >= 0, "socket: %s", strerror(errno));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	CHECK(!ioctl(s, SIOCSIFMTU, &ifr), "SIOCSIFMTU %s %d: %s", name, mtu,
+	      strerror(errno));
+	close(s);
+}
+
+/* With the interface at iface_mtu, everything that reports the port's
+ * MTU says want, asked by this one process. */
+static void expect_port_mtu(struct ibv_context *ctx, const char *name,
+			    int iface_mtu, enum ibv_mtu want)
+{
+	struct ibv_port_attr pa;
+	struct rdma_cm_id *id;
+	char rel[256], line[64];
+
+	iface_set_mtu(name, iface_mtu);
+	CHECK(!ibv_query_port(ctx, 1, &pa), "ibv_query_port: %s",
+	      strerror(errno));
+	CHECK(pa.active_mtu == want, "interface MTU %d: active_mtu %d, want %d",
+	      iface_mtu, pa.active_mtu, want);
+	CHECK(pa.max_mtu == IBV_MTU_4096, "max_mtu %d", pa.max_mtu);
+	id = resolved_id(20000);
+	CHECK(id->route.num_paths >= 1 && id->route.path_rec,
+	      "no path record");
+	CHECK(id->route.path_rec->mtu == want,
+	      "interface MTU %d: rdma_cm path MTU %d, want %d", iface_mtu,
+	      id->route.path_rec->mtu, want);
+	rdma_destroy_id(id);
+	snprintf(rel, sizeof(rel), "class/infiniband/%s/device/net/%s/mtu",
+		 ibv_get_device_name(ctx->device), name);
+	sysfs_line(rel, line, sizeof(line));
+	CHECK(atoi(line) == iface_mtu, "sysfs netdev mtu %s, want %d", line,
+	      iface_mtu);
+}
+
+static void mtu_follow(void)
+{
+	struct sockaddr_in sin = server_addr;
+	struct rdma_cm_id *id;
+	char name[IFNAMSIZ];
+
+	iface_of_port(name);
+	sin.sin_port = 0;
+	CHECK(!rdma_create_id(channel, &id, NULL, RDMA_PS_TCP),
+	      "rdma_create_id: %s", strerror(errno));
+	CHECK(!rdma_bind_addr(id, (struct sockaddr *)&sin) && id->verbs,
+	      "rdma_bind_addr: %s", strerror(errno));
+	expect_port_mtu(id->verbs, name, 9000, IBV_MTU_4096);
+	expect_port_mtu(id->verbs, name, 1500, IBV_MTU_1024);
+	expect_port_mtu(id->verbs, name, 9000, IBV_MTU_4096);
+	rdma_destroy_id(id);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -854,6 +935,8 @@ int main(int argc, char **argv)
 		netdev();
 	else if (mode_is("host_netdev"))
 		host_netdev();
+	else if (mode_is("mtu_follow"))
+		mtu_follow();
 	else if (mode_is("fd"))
 		fd_semantics();
 	else if (mode_is("fork"))
