@@ -117,19 +117,26 @@ static bool check_frag(struct roce_flow4 *f, const uint8_t *ib,
 	return true;
 }
 
+bool roce_icrc_check_crc0(struct roce_flow4 *f, const uint8_t *bth,
+			  size_t iblen, uint32_t icrc, uint32_t crc0)
+{
+	if (iblen < ROCE_BTH_LEN)
+		return false;
+	f->frag = ROCE_IP_DF;
+	if (check_frag(f, bth, iblen, icrc, crc0))
+		return true;
+	f->frag = 0;
+	return check_frag(f, bth, iblen, icrc, crc0);
+}
+
 bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len)
 {
-	uint32_t icrc, crc0;
 	size_t iblen;
 
 	if (len < ROCE_BTH_LEN + ROCE_ICRC_LEN)
 		return false;
 	iblen = len - ROCE_ICRC_LEN;
-	icrc = roce_icrc_get(ib + iblen);
-	crc0 = roce_crc32_update(0, ib + ROCE_BTH_LEN, iblen - ROCE_BTH_LEN);
-	f->frag = ROCE_IP_DF;
-	if (check_frag(f, ib, iblen, icrc, crc0))
-		return true;
-	f->frag = 0;
-	return check_frag(f, ib, iblen, icrc, crc0);
+	return roce_icrc_check_crc0(f, ib, iblen, roce_icrc_get(ib + iblen),
+				    roce_crc32_update(0, ib + ROCE_BTH_LEN,
+						      iblen - ROCE_BTH_LEN));
 }
