@@ -479,6 +479,13 @@ void pkt_rewind(struct eqp *e, uint32_t psn);
 /* Packets before psn are acknowledged: the window moves. */
 void pkt_acked(struct eqp *e, uint32_t psn);
 
+/* The payload bytes of the WRITE packets e expects from psn on, at most
+ * max_packets, and where they go (fab_rx_ahead_fn); 0 when e expects
+ * no such packets. */
+uint64_t pkt_write_ahead(struct eqp *e, uint32_t psn, uint32_t max_packets,
+			 struct iovec *iov, int *niov, uint32_t *mtu,
+			 bool *ends);
+
 /* ---- place.c: WRITE packets of a run placed with one copy ---- */
 /* Takes the payload of WRITE packet h (its place: ri) for the run's
  * copy: 1; 0 when it cannot be (the caller copies it now, after those
@@ -497,6 +504,10 @@ bool dev_place_settle(struct eqp *e);
 bool dev_place_joins(const struct fab_hdr *h);
 /* fab_rx_end_fn: the run's buffer goes away. */
 void engine_rx_end(void *owner);
+/* fab_rx_ahead_fn (recv.c). */
+uint64_t engine_rx_ahead(void *owner, uint32_t dqpn, uint32_t psn,
+			 uint32_t max_packets, struct iovec *iov, int *niov,
+			 uint32_t *mtu, bool *ends);
 
 /* ---- async.c: --async-mode ---- */
 /* One polling round of the device thread while the adapter is active;

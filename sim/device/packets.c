@@ -158,7 +158,8 @@ static bool write_place(struct eqp *e, struct fab_link *from,
 		       e->resp.seg_va + e->resp.seg_off, h->len,
 		       IBV_ACCESS_REMOTE_WRITE,
 		       ri.iov, &ri.n) != SIM_ACCESS_OK ||
-	    ((later = dev_place_defer(e, from, h, rx, &ri)) == 0 &&
+	    (!rx->placed &&
+	     (later = dev_place_defer(e, from, h, rx, &ri)) == 0 &&
 	     !fab_rx_read(rx, ri.iov, ri.n) && rx->fault)) {
 		e->resp.seg_busy = false;
 		dev_resp_fail(e, from, h, FAB_NAK_REM_ACCESS);
@@ -232,6 +233,38 @@ static void request_packet(struct eqp *e, struct fab_link *from,
 	e->resp.epsn = (h->psn + 1) & PSN_MASK;
 	e->resp.nak_sent = false;
 	dev_resp_ack_queue(e, from, h->psn, h->len);
+}
+
+uint64_t pkt_write_ahead(struct eqp *e, uint32_t psn, uint32_t max_packets,
+			 struct iovec *iov, int *niov, uint32_t *mtu,
+			 bool *ends)
+{
+	struct sim_qp *qp = e->qp;
+	enum ibv_qp_state st = qp->attr.state;
+	uint64_t left, len;
+
+	/* a plain WRITE between its first and last packet, at the PSN
+	 * next in order: a WRITE with immediate takes a receive at its
+	 * last packet, whose headers are longer */
+	if (qp->type != IBV_QPT_RC || !e->resp.seg_busy ||
+	    e->resp.seg_op != PVRDMA_WR_RDMA_WRITE || psn != e->resp.epsn ||
+	    (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
+	     st != IBV_QPS_SQE) ||
+	    (qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) !=
+		    IBV_ACCESS_REMOTE_WRITE ||
+	    e->resp.seg_off >= e->resp.seg_total)
+		return 0;
+	*mtu = mtu_bytes(qp->attr.path_mtu);
+	left = e->resp.seg_total - e->resp.seg_off;
+	len = (uint64_t)max_packets * *mtu;
+	*ends = left <= len;
+	if (*ends)
+		len = left;
+	if (sim_mr_map(qp->uctx->dev, qp->pd, e->resp.seg_rkey, true,
+		       e->resp.seg_va + e->resp.seg_off, len,
+		       IBV_ACCESS_REMOTE_WRITE, iov, niov) != SIM_ACCESS_OK)
+		return 0;
+	return len;
 }
 
 void pkt_request(struct eqp *e, struct fab_link *from,

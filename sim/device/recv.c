@@ -182,6 +182,20 @@ static struct eqp *eqp_by_qpn(struct engine *eng, uint32_t qpn)
 	return qp ? qp->engine : NULL;
 }
 
+uint64_t engine_rx_ahead(void *owner, uint32_t dqpn, uint32_t psn,
+			 uint32_t max_packets, struct iovec *iov, int *niov,
+			 uint32_t *mtu, bool *ends)
+{
+	struct engine *eng = engine_of(owner);
+	struct eqp *e = eng ? eqp_by_qpn(eng, dqpn & 0xffffff) : NULL;
+
+	if (!e)
+		return 0;
+	/* what earlier packets left to copy goes first */
+	dev_place_flush(eng);
+	return pkt_write_ahead(e, psn, max_packets, iov, niov, mtu, ends);
+}
+
 /* One packet arrived at the adapter's port (dev->lock held): the
  * fabric's receive callback (struct fab_adapter). */
 void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,

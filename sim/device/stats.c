@@ -58,6 +58,7 @@ static void wire_stats_print(int fd, struct sim_dev *dev)
 	dprintf(fd, "%s.roce_rx_bad_pkey %lu\n", dev->cfg.ibdev,
 		c.rx_bad_pkey);
 	dprintf(fd, "%s.roce_tx_packets %lu\n", dev->cfg.ibdev, c.tx_packets);
+	dprintf(fd, "%s.roce_rx_placed %lu\n", dev->cfg.ibdev, c.rx_placed);
 }
 
 void sim_stats_print(int fd)

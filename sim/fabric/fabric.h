@@ -124,6 +124,9 @@ struct fab_rx {
 	bool failed;		/* the link broke inside the payload */
 	bool fault;		/* the destination could not be written */
 	bool lasts;		/* mem stays until the port's rx_end */
+	bool placed;		/* the payload is in place already: read
+				 * straight to where the callback for
+				 * ahead said it goes (roce_ahead.c) */
 };
 
 /* Reads the next bytes of the payload into iov (at most what is left).
@@ -149,6 +152,20 @@ typedef void (*fab_rx_fn)(void *owner, struct fab_link *from,
  * of them with fab_rx_take() must be copied now. */
 typedef void (*fab_rx_end_fn)(void *owner);
 
+/*
+ * Where the packets that QP dqpn expects next go, for a read that puts
+ * their payloads there directly (the adapter's lock held): the request
+ * packets of a WRITE in progress from PSN psn on, at most max_packets of
+ * them. Returns how many payload bytes (0: none are expected; the fabric
+ * reads as usual), with where they go in iov (at most *niov pieces, set
+ * to how many), the path MTU (each packet's payload but the last) and
+ * whether they end the message. The adapter checks each packet as
+ * usual when it arrives (fab_rx.placed).
+ */
+typedef uint64_t (*fab_rx_ahead_fn)(void *owner, uint32_t dqpn, uint32_t psn,
+				    uint32_t max_packets, struct iovec *iov,
+				    int *niov, uint32_t *mtu, bool *ends);
+
 /* What the fabric knows of the adapter a port belongs to. */
 struct fab_adapter {
 	unsigned int index;		/* 0..SIM_MAX_ADAPTERS - 1 */
@@ -157,6 +174,7 @@ struct fab_adapter {
 	pthread_mutex_t *lock;		/* the adapter's lock */
 	fab_rx_fn rx;			/* called for each packet */
 	fab_rx_end_fn rx_end;		/* NULL, or after a run of them */
+	fab_rx_ahead_fn ahead;		/* NULL, or where packets go */
 	void *owner;			/* rx's first argument */
 	uint32_t ipv4;			/* network order; outside 127/8:
 					 * listens for other hosts (tcp.c) */
@@ -265,6 +283,8 @@ struct fab_wire_counts {
 	unsigned long rx_bad_pkey;	/* dropped: not of the port's
 					 * partition */
 	unsigned long tx_packets;
+	unsigned long rx_placed;	/* of rx_packets: read straight to
+					 * their place (roce_ahead.c) */
 };
 bool fabric_wire_counts(const struct fab_port *port,
 			struct fab_wire_counts *c);

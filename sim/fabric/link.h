@@ -125,6 +125,8 @@ struct fab_port {
 	unsigned int roce_nlinks;
 	uint8_t *roce_buf;		/* datagrams received (ROCE_RX_LEN),
 					 * then those being sent */
+	struct roce_ahead *roce_ahead;	/* reads to their place (roce_ahead.c),
+					 * made on first use */
 	bool roce_no_gso;		/* the kernel has no UDP_SEGMENT */
 	uint32_t roce_window;		/* bytes a requester keeps in
 					 * flight (fabric_link_window()) */

@@ -117,6 +117,8 @@ void roce_close(struct fab_port *port)
 	port->roce_links = NULL;
 	free(port->roce_buf);
 	port->roce_buf = NULL;
+	free(port->roce_ahead);
+	port->roce_ahead = NULL;
 }
 
 /* The link of the peer at addr (network order), made on first use. The
@@ -170,7 +172,7 @@ static void mapped_gid(uint8_t gid[16], uint32_t addr)
 
 /* The TTL and TOS the datagrams came with, and the length of each when
  * the kernel coalesced a run of them (UDP_GRO; else 0). */
-static uint16_t rx_cmsgs(struct msghdr *msg, struct fab_hdr *h)
+uint16_t roce_rx_cmsgs(struct msghdr *msg, struct fab_hdr *h)
 {
 	struct cmsghdr *c;
 	uint16_t seg = 0;
@@ -191,35 +193,44 @@ static uint16_t rx_cmsgs(struct msghdr *msg, struct fab_hdr *h)
 	return seg;
 }
 
-/* One datagram of len bytes at pk, from src. */
-static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
-		   const uint8_t *pk, size_t len, struct fab_hdr *h)
+bool roce_rx_headers(struct fab_port *port, const uint8_t *pk, size_t len,
+		     struct roce_pkt *p)
+{
+	struct fab_wire_counts *st = &port->roce_counts;
+
+	if (len > ROCE_MAX_DATAGRAM || roce_decode(p, pk, len) != ROCE_OK) {
+		st->rx_malformed++;
+		return false;
+	}
+	/* a packet of another partition is not for this port (rxe drops
+	 * it too, before its ICRC) */
+	if (!roce_pkey_match(p->pkey, ROCE_DEFAULT_PKEY)) {
+		st->rx_bad_pkey++;
+		return false;
+	}
+	return true;
+}
+
+bool roce_rx_checked(struct fab_port *port, const struct sockaddr_in *src,
+		     const struct roce_pkt *p, const uint8_t *bth,
+		     size_t iblen, uint32_t icrc, const uint32_t *crc0,
+		     struct fab_hdr *h)
 {
 	struct fab_wire_counts *st = &port->roce_counts;
 	struct roce_flow4 f = { .saddr = src->sin_addr.s_addr,
 				.daddr = port->adapter.ipv4,
 				.sport = ntohs(src->sin_port),
 				.dport = ROCE_UDP_PORT };
-	struct roce_pkt p;
 
-	if (len > ROCE_MAX_DATAGRAM || roce_decode(&p, pk, len) != ROCE_OK) {
-		st->rx_malformed++;
-		return false;
-	}
-	/* a packet of another partition is not for this port (rxe drops
-	 * it too, before its ICRC) */
-	if (!roce_pkey_match(p.pkey, ROCE_DEFAULT_PKEY)) {
-		st->rx_bad_pkey++;
-		return false;
-	}
-	if (!roce_icrc_check(&f, pk, len)) {
+	if (!(crc0 ? roce_icrc_check_crc0(&f, bth, iblen, icrc, *crc0) :
+		     roce_icrc_check(&f, bth, iblen + ROCE_ICRC_LEN))) {
 		st->rx_bad_icrc++;
 		return false;
 	}
-	if (roce_gsi_rx(port, src->sin_addr.s_addr, &p))
+	if (roce_gsi_rx(port, src->sin_addr.s_addr, p))
 		return false;	/* QP 1's: the kernel's CM (roce_gsi.c) */
 	h->magic = FAB_MAGIC;
-	if (!roce_map_rx(&p, h)) {
+	if (!roce_map_rx(p, h)) {
 		st->rx_malformed++;
 		return false;
 	}
@@ -233,13 +244,36 @@ static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
 	return true;
 }
 
-/* The datagrams of n bytes in the receive buffer, each seg long (the
- * last may be shorter), to the device; how many it took. */
-static int rx_run(struct fab_port *port, const struct sockaddr_in *src,
-		  const struct fab_hdr *meta, size_t n, size_t seg)
+/* One datagram of len bytes at pk, from src. */
+static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
+		   const uint8_t *pk, size_t len, struct fab_hdr *h)
 {
-	const uint8_t *pk = port->roce_buf;
-	struct fab_link *from = NULL;
+	struct roce_pkt p;
+
+	/* decoded: at least the BTH's bytes and the ICRC's */
+	return roce_rx_headers(port, pk, len, &p) &&
+	       roce_rx_checked(port, src, &p, pk, len - ROCE_ICRC_LEN, 0, NULL,
+			       h);
+}
+
+bool roce_rx_deliver(struct fab_port *port, const struct sockaddr_in *src,
+		     const struct fab_hdr *h, struct fab_rx *rx)
+{
+	struct fab_link *from = link_of(port, src->sin_addr.s_addr);
+
+	if (!from) {
+		port->roce_counts.rx_malformed++;
+		return false;
+	}
+	from->exposed = true;
+	port->adapter.rx(port->adapter.owner, from, h, rx);
+	return true;
+}
+
+int roce_rx_run(struct fab_port *port, const struct sockaddr_in *src,
+		const struct fab_hdr *meta, const uint8_t *pk, size_t n,
+		size_t seg)
+{
 	struct fab_hdr h;
 	struct fab_rx rx;
 	size_t len;
@@ -250,24 +284,18 @@ static int rx_run(struct fab_port *port, const struct sockaddr_in *src,
 		h = *meta;
 		if (!rx_one(port, src, pk, len, &h))
 			continue;
-		if (!from)
-			from = link_of(port, src->sin_addr.s_addr);
-		if (!from) {
-			port->roce_counts.rx_malformed++;
-			continue;
-		}
-		from->exposed = true;
 		rx = (struct fab_rx){ .port = port,
 				      .mem = pk + roce_hdr_len(pk[0]),
 				      .left = h.len, .lasts = true };
-		port->adapter.rx(port->adapter.owner, from, &h, &rx);
-		count++;
+		if (roce_rx_deliver(port, src, &h, &rx))
+			count++;
 	}
 	/* the buffer is read into again: copies deferred are made now */
 	if (count && port->adapter.rx_end)
 		port->adapter.rx_end(port->adapter.owner);
 	return count;
 }
+
 
 const uint8_t *fab_rx_take(struct fab_rx *rx, uint64_t len)
 {
@@ -298,6 +326,13 @@ int roce_rx(struct fab_port *port)
 	ssize_t n;
 
 	while (port->roce_fd >= 0 && taken < FAB_BURST) {
+		/* a run of a WRITE, read to its place (roce_ahead.c) */
+		int ahead = roce_rx_ahead(port, &count, &taken);
+
+		if (!ahead)
+			break;		/* nothing to read */
+		if (ahead > 0)
+			continue;
 		memset(&msg, 0, sizeof(msg));
 		msg.msg_name = &src;
 		msg.msg_namelen = sizeof(src);
@@ -311,7 +346,7 @@ int roce_rx(struct fab_port *port)
 		if (n < 0)
 			break;
 		memset(&meta, 0, sizeof(meta));
-		seg = rx_cmsgs(&msg, &meta);
+		seg = roce_rx_cmsgs(&msg, &meta);
 		taken += seg ? (int)((n + seg - 1) / seg) : 1;
 		if ((msg.msg_flags & MSG_TRUNC) || !n ||
 		    msg.msg_namelen < sizeof(src) ||
@@ -319,8 +354,8 @@ int roce_rx(struct fab_port *port)
 			port->roce_counts.rx_malformed++;
 			continue;
 		}
-		count += rx_run(port, &src, &meta, (size_t)n,
-				seg ? seg : (size_t)n);
+		count += roce_rx_run(port, &src, &meta, port->roce_buf,
+				     (size_t)n, seg ? seg : (size_t)n);
 	}
 	return count;
 }

@@ -13,6 +13,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include "fabric.h"
@@ -63,6 +65,36 @@ int roce_sport_socket(uint32_t ipv4, uint16_t sport, uint16_t *bound);
 /* Reads the datagrams that arrived and hands each valid one to the
  * port's receive callback; returns how many. */
 int roce_rx(struct fab_port *port);
+
+/* roce.c, the steps of receiving: a datagram's headers decoded and
+ * its partition checked (counted if not); */
+bool roce_rx_headers(struct fab_port *port, const uint8_t *pk, size_t len,
+		     struct roce_pkt *p);
+/* its ICRC checked, then what it is for the device in h; false: dropped,
+ * counted. The packet's iblen bytes lie at bth, its ICRC after them; or,
+ * with crc0 (the register of its bytes after the BTH, from zero), only
+ * its BTH does, and icrc is its ICRC; */
+bool roce_rx_checked(struct fab_port *port, const struct sockaddr_in *src,
+		     const struct roce_pkt *p, const uint8_t *bth,
+		     size_t iblen, uint32_t icrc, const uint32_t *crc0,
+		     struct fab_hdr *h);
+/* a packet checked, to the device, from src's link; false if the port
+ * keeps no link for src (dropped, counted); */
+bool roce_rx_deliver(struct fab_port *port, const struct sockaddr_in *src,
+		     const struct fab_hdr *h, struct fab_rx *rx);
+/* the datagrams of n bytes at pk, each seg long but the last, to the
+ * device; how many it took; */
+int roce_rx_run(struct fab_port *port, const struct sockaddr_in *src,
+		const struct fab_hdr *meta, const uint8_t *pk, size_t n,
+		size_t seg);
+/* the TTL and TOS of a read (into h), and the length of each datagram
+ * when the kernel coalesced a run (UDP_GRO; else 0). */
+uint16_t roce_rx_cmsgs(struct msghdr *msg, struct fab_hdr *h);
+/* roce_ahead.c: the next run read straight to its place, if it is a
+ * WRITE's the device expects: 1 (*count packets delivered, *taken
+ * datagrams read), 0 when nothing is there to read, -1 when the run is
+ * not one (nothing was read: read it as usual). */
+int roce_rx_ahead(struct fab_port *port, int *count, int *taken);
 
 /* roce_gsi.c: whether p (checked, from saddr) is for QP 1; if so it
  * went to the GSI handler or was dropped. */

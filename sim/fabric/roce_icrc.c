@@ -112,26 +112,21 @@ static bool crc_solve2(uint32_t after, uint16_t *val)
 }
 
 /*
- * One pass over the packet, with identification 0 and don't-fragment:
- * the CRC is linear, so the register it ends with differs from the one
- * the ICRC shows by the identification's bytes alone (and the flag's
- * bit, if the sender left it clear), from a zero register, carried
- * through the bytes after them. Taken back over those bytes, the
- * difference is the register of the two bytes of the identification,
- * which crc_solve2() reads them from.
+ * reg is the register after the pseudo-header and the packet after the
+ * BTH, as sent with identification 0 and don't-fragment: the CRC is
+ * linear, so it differs from the one the ICRC shows by the
+ * identification's bytes alone (and the flag's bit, if the sender left
+ * it clear), from a zero register, carried through the bytes after
+ * them. Taken back over those bytes, the difference is the register of
+ * the two bytes of the identification, which crc_solve2() reads them
+ * from.
  */
-bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len)
+static bool check_reg(struct roce_flow4 *f, size_t iblen, uint32_t reg,
+		      uint32_t icrc)
 {
-	uint32_t crc;
-	size_t iblen;
+	uint32_t crc = reg ^ ~icrc;
 	uint16_t id;
 
-	if (len < ROCE_BTH_LEN + ROCE_ICRC_LEN)
-		return false;
-	iblen = len - ROCE_ICRC_LEN;
-	f->ip_id = 0;
-	f->frag = ROCE_IP_DF;
-	crc = icrc_reg(f, ib, iblen) ^ ~roce_icrc_get(ib + iblen);
 	/* the bytes after the identification: the pseudo-header's, the
 	 * BTH's included, and the rest up to the ICRC */
 	crc = roce_crc32_unshift(crc, PH_LEN - PH_ID - 2 +
@@ -146,4 +141,33 @@ bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len)
 		return true;
 	}
 	return false;
+}
+
+/* One pass over the packet. */
+bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len)
+{
+	size_t iblen;
+
+	if (len < ROCE_BTH_LEN + ROCE_ICRC_LEN)
+		return false;
+	iblen = len - ROCE_ICRC_LEN;
+	f->ip_id = 0;
+	f->frag = ROCE_IP_DF;
+	return check_reg(f, iblen, icrc_reg(f, ib, iblen),
+			 roce_icrc_get(ib + iblen));
+}
+
+/* The pseudo-header's register carried through the rest, plus the
+ * rest's own (crc0): the register one pass would end with. */
+bool roce_icrc_check_crc0(struct roce_flow4 *f, const uint8_t *bth,
+			  size_t iblen, uint32_t icrc, uint32_t crc0)
+{
+	if (iblen < ROCE_BTH_LEN)
+		return false;
+	f->ip_id = 0;
+	f->frag = ROCE_IP_DF;
+	return check_reg(f, iblen,
+			 roce_crc32_shift(roce_icrc_start(f, bth, iblen),
+					  iblen - ROCE_BTH_LEN) ^ crc0,
+			 icrc);
 }

@@ -66,5 +66,10 @@ static inline uint32_t roce_icrc_get(const uint8_t *p)
 /* Whether the UDP payload ib[0..len) (ICRC last) carries a right ICRC
  * for some identification and flags of f; if so they are stored in f. */
 bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len);
+/* The same for a packet of iblen bytes before its ICRC icrc whose bytes
+ * after the BTH (at bth) lie elsewhere: crc0 is their register from zero
+ * (roce_crc32_update(0, ...)). */
+bool roce_icrc_check_crc0(struct roce_flow4 *f, const uint8_t *bth,
+			  size_t iblen, uint32_t icrc, uint32_t crc0);
 
 #endif /* PVRDMA_SIM_FABRIC_ROCE_ICRC_H */

@@ -4,7 +4,7 @@
  * every field of every completion checked on both sides:
  *
  *   RC: send (gather 3 SGEs, scatter 2), send with immediate (solicited),
- *       RDMA write, RDMA write with immediate, RDMA read, compare-and-swap
+ *       RDMA write (4 KiB, and 300 KiB + 7 B), RDMA write with immediate, RDMA read, compare-and-swap
  *       (hit and miss), fetch-and-add, an unsignaled send followed by a
  *       signaled one, a zero-length send
  *   UD: send and send with immediate (GRH, src_qp)
@@ -25,7 +25,7 @@
 #include <string.h>
 
 /* Layout of the registered buffer, the same on both sides. */
-#define BUF_SIZE	(64 * 1024)
+#define BUF_SIZE	(BIG_OFF + BIG_LEN + 4096)
 #define RECV_OFF	0		/* RC receive slots, 1 KiB each */
 #define RECV_SLOT	1024
 #define RECV_SLOTS	8
@@ -42,6 +42,10 @@
 #define UD_SLOT		2048
 #define UD_SLOTS	4
 #define GRH_LEN		40
+/* A WRITE of many runs of packets at any path MTU, of a length that
+ * leaves its last packet padded: client source and server target. */
+#define BIG_OFF		65536
+#define BIG_LEN		(300 * 1024 + 7)
 
 #define POISON		0xee
 #define ATOMIC_INIT	0x1111222233334444ULL
@@ -306,6 +310,10 @@ static int server(struct side *s)
 
 	E2E_CHECK(e2e_pattern_ok(s->buf + WRITE_OFF, WRITE_LEN, 10),
 		  "RDMA write: target memory differs");
+	E2E_CHECK(e2e_pattern_ok(s->buf + BIG_OFF, BIG_LEN, 12),
+		  "RDMA write of %u bytes: target memory differs", BIG_LEN);
+	E2E_CHECK(s->buf[BIG_OFF + BIG_LEN] == POISON,
+		  "RDMA write of %u bytes wrote past its length", BIG_LEN);
 	E2E_CHECK(e2e_pattern_ok(s->buf + WIMM_OFF, WIMM_LEN, 11),
 		  "RDMA write with immediate: target memory differs");
 	E2E_CHECK(s->buf[WIMM_OFF + WIMM_LEN] == POISON,
@@ -411,6 +419,15 @@ static void client_rdma(struct side *s)
 	wr.wr.rdma.rkey = s->peer.rkey;
 	post_send(s, s->rc, &wr);
 	expect_send_cqe(s, 0x1003, IBV_WC_RDMA_WRITE, s->rc, -1, "RDMA write");
+
+	/* A long RDMA write. */
+	e2e_pattern(s->buf + BIG_OFF, BIG_LEN, 12);
+	sge = sge_at(s, BIG_OFF, BIG_LEN);
+	wr.wr_id = 0x1008;
+	wr.wr.rdma.remote_addr = s->peer.addr + BIG_OFF;
+	post_send(s, s->rc, &wr);
+	expect_send_cqe(s, 0x1008, IBV_WC_RDMA_WRITE, s->rc, -1,
+			"long RDMA write");
 
 	/* RDMA write with immediate: consumes receive slot 2. */
 	e2e_pattern(s->buf + SEND_OFF, WIMM_LEN, 11);

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * A WRITE's packets read straight to their place. A 64 KiB WRITE comes
+ * as runs of datagrams the kernel coalesced (UDP_GRO), all of one QP,
+ * one length, in PSN order, and the responder knows where each goes
+ * before it arrives: the WRITE's first packet named the range, and each
+ * next packet's payload follows the last. So when the next datagram's
+ * BTH (read with MSG_PEEK) is a middle packet of the WRITE a QP is in,
+ * at the PSN it expects, the device gives the places of the packets it
+ * expects (fab_rx_ahead_fn) and one recvmsg scatters the run: each
+ * packet's BTH and ICRC into small slots here, its payload into the
+ * registered memory, as the kernel's single copy. No other copy is made.
+ *
+ * Each packet is then checked as any is: its headers must be the ones
+ * expected (else it and the rest of the run are gathered back from
+ * where they fell into the receive buffer and taken as usual), its ICRC
+ * is checked over the bytes in place, and the device handles it as it
+ * would any (PSN, access, the ACK), without copying (fab_rx.placed).
+ * Bytes of a packet that was not the one expected, or a bad one, only
+ * ever fall inside the range of the WRITE in progress, at PSNs not
+ * acknowledged yet, which the requester's resends write again before
+ * the WRITE can complete: a WRITE's target holds no defined content
+ * until its completion, as on any RDMA device.
+ *
+ * A read that cannot write the memory (taken away behind the sim's back)
+ * fails with EFAULT and the kernel drops the run: the requester sends it
+ * again, and that PSN is then read as usual, so the device fails the
+ * packet as a copy fails it (a remote access NAK).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "link.h"
+#include "roce_crc32.h"
+#include "roce_icrc.h"
+
+/* Packets of one read: a coalesced run holds at most 64. */
+#define AHEAD_PACKETS	64
+/* Pieces of registered memory they may fall in. */
+#define AHEAD_PIECES	256
+/* The read's iovecs: a BTH and an ICRC slot a packet, the payloads'
+ * pieces cut at packet boundaries, the rest of the run. */
+#define AHEAD_IOV	(AHEAD_PACKETS * 3 + AHEAD_PIECES + 1)
+/* A packet's bytes that are not payload: BTH, pad, ICRC. */
+#define AHEAD_OVERHEAD	(ROCE_BTH_LEN + 3 + ROCE_ICRC_LEN)
+
+struct roce_ahead {
+	uint8_t bth[AHEAD_PACKETS][ROCE_BTH_LEN];
+	uint8_t tail[AHEAD_PACKETS][3 + ROCE_ICRC_LEN];	/* pad, ICRC */
+	uint32_t dgram[AHEAD_PACKETS];	/* each one's datagram length */
+	uint8_t pad[AHEAD_PACKETS];
+	uint16_t first_iov[AHEAD_PACKETS]; /* its payload: v[first_iov..] */
+	uint16_t n_iov[AHEAD_PACKETS];
+	struct iovec where[AHEAD_PIECES];
+	struct iovec v[AHEAD_IOV];
+	struct iovec part[AHEAD_IOV];	/* gather()'s */
+	/* the last read that faulted: that QP's packet is read as usual
+	 * once, so that the device sees the fault */
+	bool faulted;
+	uint32_t fault_qpn, fault_psn;
+	uint8_t rest[ROCE_RX_LEN];	/* what follows the packets expected */
+};
+
+static uint32_t get24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+/* The read's iovecs for k packets whose payloads, bytes in all, lie in
+ * a->where[0..npieces); the last ends the message when ends. */
+static int plan(struct roce_ahead *a, uint32_t k, uint64_t bytes,
+		uint32_t mtu, bool ends, int npieces)
+{
+	int nv = 0, w = 0;
+	size_t woff = 0;
+	uint32_t i;
+
+	for (i = 0; i < k; i++) {
+		uint64_t pay = bytes - (uint64_t)i * mtu < mtu ?
+			       bytes - (uint64_t)i * mtu : mtu;
+		uint64_t left = pay;
+
+		a->pad[i] = ends && i == k - 1 ? (uint8_t)(-pay & 3) : 0;
+		a->dgram[i] = (uint32_t)(ROCE_BTH_LEN + pay + a->pad[i] +
+					 ROCE_ICRC_LEN);
+		a->v[nv++] = (struct iovec){ a->bth[i], ROCE_BTH_LEN };
+		a->first_iov[i] = (uint16_t)nv;
+		while (left) {
+			size_t l;
+
+			if (w >= npieces || nv >= AHEAD_IOV - 2)
+				return -1;
+			l = a->where[w].iov_len - woff;
+			if (l > left)
+				l = (size_t)left;
+			a->v[nv++] = (struct iovec){
+				(uint8_t *)a->where[w].iov_base + woff, l };
+			left -= l;
+			woff += l;
+			if (woff == a->where[w].iov_len) {
+				w++;
+				woff = 0;
+			}
+		}
+		a->n_iov[i] = (uint16_t)(nv - a->first_iov[i]);
+		a->v[nv++] = (struct iovec){ a->tail[i],
+					     a->pad[i] + ROCE_ICRC_LEN };
+	}
+	a->v[nv++] = (struct iovec){ a->rest, sizeof(a->rest) };
+	return nv;
+}
+
+/* The register from zero of packet i's bytes after its BTH, read where
+ * they lie; false if its memory went away since the read. */
+static bool payload_crc0(const struct roce_ahead *a, uint32_t i,
+			 uint32_t *crc0)
+{
+	const struct iovec *v = &a->v[a->first_iov[i]];
+	uint32_t crc = 0;
+	int j;
+
+	for (j = 0; j < a->n_iov[i]; j++)
+		crc = roce_crc32_update(crc, v[j].iov_base, v[j].iov_len);
+	*crc0 = roce_crc32_update(crc, a->tail[i], a->pad[i]);
+	return true;
+}
+
+/* The read's bytes from skip on, want of them, back in a line in the
+ * port's receive buffer, where the usual path takes them. */
+static bool gather(struct fab_port *port, struct roce_ahead *a, int nv,
+		   size_t skip, size_t want)
+{
+	struct iovec dst = { port->roce_buf, want };
+	int np = 0, i;
+
+	if (want > ROCE_RX_LEN)
+		return false;
+	for (i = 0; i < nv && want; i++) {
+		size_t l = a->v[i].iov_len;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		l -= skip;
+		if (l > want)
+			l = want;
+		a->part[np++] = (struct iovec){
+			(uint8_t *)a->v[i].iov_base + skip, l };
+		want -= l;
+		skip = 0;
+	}
+	return sim_app_readv(&dst, 1, a->part, np, dst.iov_len);
+}
+
+int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
+{
+	union {
+		struct cmsghdr align;
+		uint8_t b[CMSG_SPACE(sizeof(int)) * 3 + 16];
+	} ctl;
+	struct roce_ahead *a = port->roce_ahead;
+	uint8_t bth[ROCE_BTH_LEN];
+	struct sockaddr_in src;
+	socklen_t sl = sizeof(src);
+	struct msghdr msg;
+	struct fab_hdr meta, h;
+	struct roce_pkt p;
+	uint32_t dqpn, psn, mtu = 0, k, i;
+	uint64_t bytes;
+	size_t off, seg, len;
+	bool ends = false;
+	int nv, npieces = AHEAD_PIECES, placed = 0;
+	ssize_t n;
+
+	if (!port->adapter.ahead)
+		return -1;
+	n = sim_libc.recvfrom(port->roce_fd, bth, sizeof(bth),
+			      MSG_PEEK | MSG_DONTWAIT,
+			      (struct sockaddr *)&src, &sl);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+	if (n < ROCE_BTH_LEN || bth[0] != ROCE_WRITE_MIDDLE ||
+	    sl < sizeof(src) || src.sin_family != AF_INET)
+		return -1;
+	dqpn = get24(bth + 5);
+	psn = get24(bth + 9);
+	if (a && a->faulted && a->fault_qpn == dqpn && a->fault_psn == psn) {
+		a->faulted = false;
+		return -1;
+	}
+	if (!a) {
+		a = port->roce_ahead = calloc(1, sizeof(*a));
+		if (!a)
+			return -1;
+	}
+	bytes = port->adapter.ahead(port->adapter.owner, dqpn, psn,
+				    AHEAD_PACKETS, a->where, &npieces, &mtu,
+				    &ends);
+	if (!bytes || mtu < 256 || mtu > 4096)
+		return -1;
+	/* as many as one read of the receive buffer's length holds */
+	k = (uint32_t)((bytes + mtu - 1) / mtu);
+	if (k > ROCE_RX_LEN / (mtu + AHEAD_OVERHEAD)) {
+		k = ROCE_RX_LEN / (mtu + AHEAD_OVERHEAD);
+		bytes = (uint64_t)k * mtu;
+		ends = false;
+	}
+	nv = plan(a, k, bytes, mtu, ends, npieces);
+	if (nv < 0)
+		return -1;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_name = &src;
+	msg.msg_namelen = sizeof(src);
+	msg.msg_iov = a->v;
+	msg.msg_iovlen = (size_t)nv;
+	msg.msg_control = ctl.b;
+	msg.msg_controllen = sizeof(ctl.b);
+	n = sim_libc.recvmsg(port->roce_fd, &msg, MSG_DONTWAIT);
+	if (n < 0 && errno == EFAULT) {
+		/* the kernel dropped the run: its resend is read as usual */
+		a->faulted = true;
+		a->fault_qpn = dqpn;
+		a->fault_psn = psn;
+		port->roce_counts.rx_malformed++;
+		(*taken)++;
+		return 1;
+	}
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+	memset(&meta, 0, sizeof(meta));
+	seg = roce_rx_cmsgs(&msg, &meta);
+	if (!seg)
+		seg = (size_t)n;
+	*taken += (int)(((size_t)n + seg - 1) / seg);
+	if ((msg.msg_flags & MSG_TRUNC) || !n ||
+	    msg.msg_namelen < sizeof(src) || src.sin_family != AF_INET) {
+		port->roce_counts.rx_malformed++;
+		return 1;
+	}
+
+	for (off = 0, i = 0; off < (size_t)n; off += len, i++) {
+		uint32_t crc0;
+		uint8_t want = ends && i == k - 1 ? ROCE_WRITE_LAST :
+						    ROCE_WRITE_MIDDLE;
+
+		len = (size_t)n - off < seg ? (size_t)n - off : seg;
+		/* not where the packet expected fell: the rest as usual */
+		if (i >= k || len != a->dgram[i])
+			break;
+		if (!roce_rx_headers(port, a->bth[i], len, &p))
+			continue;
+		if (p.opcode != want || p.dqpn != dqpn ||
+		    p.psn != ((psn + i) & 0xffffff) || p.pad != a->pad[i])
+			break;
+		if (!payload_crc0(a, i, &crc0))
+			break;
+		h = meta;
+		if (!roce_rx_checked(port, &src, &p, a->bth[i],
+				     len - ROCE_ICRC_LEN,
+				     roce_icrc_get(a->tail[i] + a->pad[i]),
+				     &crc0, &h))
+			continue;
+		port->roce_counts.rx_placed++;
+		if (roce_rx_deliver(port, &src, &h,
+				    &(struct fab_rx){ .port = port,
+						      .placed = true }))
+			placed++;
+	}
+	*count += placed;
+	if (off < (size_t)n) {
+		if (gather(port, a, nv, off, (size_t)n))
+			*count += roce_rx_run(port, &src, &meta,
+					      port->roce_buf,
+					      (size_t)n - off, seg);
+		else
+			port->roce_counts.rx_malformed++;
+	}
+	if (placed && port->adapter.rx_end)
+		port->adapter.rx_end(port->adapter.owner);
+	return 1;
+}
