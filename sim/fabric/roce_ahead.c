@@ -55,6 +55,10 @@ struct roce_ahead {
 	struct iovec where[AHEAD_PIECES];
 	struct iovec v[AHEAD_IOV];
 	struct iovec part[AHEAD_IOV];	/* gather()'s */
+	/* the read being taken: its QP, first PSN, packets, and whether
+	 * the last ends the message */
+	uint32_t qpn, psn, k;
+	bool ends;
 	/* the last read that faulted: that QP's packet is read as usual
 	 * once, so that the device sees the fault */
 	bool faulted;
@@ -154,6 +158,60 @@ static bool gather(struct fab_port *port, struct roce_ahead *a, int nv,
 	return sim_app_readv(&dst, 1, a->part, np, dst.iov_len);
 }
 
+/* The packets of a read of n bytes, each seg long but the last: those
+ * that are the ones expected, checked in place, to the device; from the
+ * first that is not on, the rest gathered and taken as usual. */
+static void ahead_take(struct fab_port *port, struct roce_ahead *a,
+		       const struct sockaddr_in *src,
+		       const struct fab_hdr *meta, int nv, size_t n,
+		       size_t seg, int *count)
+{
+	struct fab_hdr h;
+	struct roce_pkt p;
+	size_t off, len;
+	uint32_t i;
+	int placed = 0;
+
+	for (off = 0, i = 0; off < n; off += len, i++) {
+		uint32_t crc0;
+		uint8_t want = a->ends && i == a->k - 1 ? ROCE_WRITE_LAST :
+							  ROCE_WRITE_MIDDLE;
+
+		len = n - off < seg ? n - off : seg;
+		/* not where the packet expected fell: the rest as usual */
+		if (i >= a->k || len != a->dgram[i])
+			break;
+		if (!roce_rx_headers(port, a->bth[i], len, &p))
+			continue;
+		if (p.opcode != want || p.dqpn != a->qpn ||
+		    p.psn != ((a->psn + i) & 0xffffff) || p.pad != a->pad[i])
+			break;
+		if (!payload_crc0(a, i, &crc0))
+			break;
+		h = *meta;
+		if (!roce_rx_checked(port, src, &p, a->bth[i],
+				     len - ROCE_ICRC_LEN,
+				     roce_icrc_get(a->tail[i] + a->pad[i]),
+				     &crc0, &h))
+			continue;
+		port->roce_counts.rx_placed++;
+		if (roce_rx_deliver(port, src, &h,
+				    &(struct fab_rx){ .port = port,
+						      .placed = true }))
+			placed++;
+	}
+	*count += placed;
+	if (off < n) {
+		if (gather(port, a, nv, off, n))
+			*count += roce_rx_run(port, src, meta, port->roce_buf,
+					      n - off, seg);
+		else
+			port->roce_counts.rx_malformed++;
+	}
+	if (placed && port->adapter.rx_end)
+		port->adapter.rx_end(port->adapter.owner);
+}
+
 int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 {
 	union {
@@ -165,13 +223,12 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 	struct sockaddr_in src;
 	socklen_t sl = sizeof(src);
 	struct msghdr msg;
-	struct fab_hdr meta, h;
-	struct roce_pkt p;
-	uint32_t dqpn, psn, mtu = 0, k, i;
+	struct fab_hdr meta;
+	uint32_t dqpn, psn, mtu = 0, k;
 	uint64_t bytes;
-	size_t off, seg, len;
+	size_t seg;
 	bool ends = false;
-	int nv, npieces = AHEAD_PIECES, placed = 0;
+	int nv, npieces = AHEAD_PIECES;
 	ssize_t n;
 
 	if (!port->adapter.ahead)
@@ -210,6 +267,10 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 	nv = plan(a, k, bytes, mtu, ends, npieces);
 	if (nv < 0)
 		return -1;
+	a->qpn = dqpn;
+	a->psn = psn;
+	a->k = k;
+	a->ends = ends;
 
 	memset(&msg, 0, sizeof(msg));
 	msg.msg_name = &src;
@@ -241,44 +302,6 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 		return 1;
 	}
 
-	for (off = 0, i = 0; off < (size_t)n; off += len, i++) {
-		uint32_t crc0;
-		uint8_t want = ends && i == k - 1 ? ROCE_WRITE_LAST :
-						    ROCE_WRITE_MIDDLE;
-
-		len = (size_t)n - off < seg ? (size_t)n - off : seg;
-		/* not where the packet expected fell: the rest as usual */
-		if (i >= k || len != a->dgram[i])
-			break;
-		if (!roce_rx_headers(port, a->bth[i], len, &p))
-			continue;
-		if (p.opcode != want || p.dqpn != dqpn ||
-		    p.psn != ((psn + i) & 0xffffff) || p.pad != a->pad[i])
-			break;
-		if (!payload_crc0(a, i, &crc0))
-			break;
-		h = meta;
-		if (!roce_rx_checked(port, &src, &p, a->bth[i],
-				     len - ROCE_ICRC_LEN,
-				     roce_icrc_get(a->tail[i] + a->pad[i]),
-				     &crc0, &h))
-			continue;
-		port->roce_counts.rx_placed++;
-		if (roce_rx_deliver(port, &src, &h,
-				    &(struct fab_rx){ .port = port,
-						      .placed = true }))
-			placed++;
-	}
-	*count += placed;
-	if (off < (size_t)n) {
-		if (gather(port, a, nv, off, (size_t)n))
-			*count += roce_rx_run(port, &src, &meta,
-					      port->roce_buf,
-					      (size_t)n - off, seg);
-		else
-			port->roce_counts.rx_malformed++;
-	}
-	if (placed && port->adapter.rx_end)
-		port->adapter.rx_end(port->adapter.owner);
+	ahead_take(port, a, &src, &meta, nv, (size_t)n, seg, count);
 	return 1;
 }
