@@ -117,10 +117,6 @@ void sim_table_del(struct sim_table *t, uint32_t handle);
 bool sim_app_read(void *dst, const struct iovec *src, int n, size_t len);
 bool sim_app_write(const struct iovec *dst, int n, const void *src,
 		   size_t len);
-/* Reads len bytes from the application's src pieces into our dst pieces
- * (both as long as len): one system call for a scattered copy. */
-bool sim_app_readv(const struct iovec *dst, int ndst,
-		   const struct iovec *src, int nsrc, size_t len);
 /* Copies our src pieces into the application's dst pieces, in order, in
  * one system call: the bytes copied, fewer than asked where a page of dst
  * faulted (0 when nothing could be). */

@@ -49,20 +49,6 @@ bool sim_app_read(void *dst, const struct iovec *src, int n, size_t len)
 	return got >= 0 && (size_t)got == want;
 }
 
-bool sim_app_readv(const struct iovec *dst, int ndst,
-		   const struct iovec *src, int nsrc, size_t len)
-{
-	ssize_t got;
-
-	if (!len)
-		return true;
-	do {
-		got = process_vm_readv(sim_self_pid(), dst, ndst, src, nsrc,
-				       0);
-	} while (got < 0 && errno == EINTR);
-	return got >= 0 && (size_t)got == len;
-}
-
 bool sim_app_write(const struct iovec *dst, int n, const void *src,
 		   size_t len)
 {

@@ -125,6 +125,7 @@ struct fab_port {
 	unsigned int roce_nlinks;
 	uint8_t *roce_buf;		/* datagrams received (ROCE_RX_LEN),
 					 * then those being sent */
+	struct iovec *roce_tx_iov;	/* ROCE_TX_IOV pieces of a batch */
 	bool roce_no_gso;		/* the kernel has no UDP_SEGMENT */
 	uint32_t roce_window;		/* bytes a requester keeps in
 					 * flight (fabric_link_window()) */
