@@ -274,8 +274,10 @@ static bool batch_plan(struct fab_port *port, const struct fab_hdr *h,
  * copies the payload again when it is sent: a buffer the application
  * changes meanwhile (a send in flight whose memory is written, which the
  * verbs leave undefined) leaves with an ICRC that no longer matches, the
- * receiver drops it as a damaged packet, and the requester's retry sends
- * it again, its bytes read anew.
+ * receiver drops it as a damaged packet, and an RC requester's retry
+ * sends it again, its bytes read anew (a UD datagram is lost). Before,
+ * the payload was copied first and the packet kept whatever mix of old
+ * and new bytes the copy saw, with a right ICRC.
  */
 static bool batch_icrc(struct fab_port *port, struct link_flow *lf,
 		       struct tx_batch *b, bool gso)
