@@ -177,7 +177,6 @@ struct tx_batch {
 	size_t wire;			/* bytes of its datagrams */
 	size_t used;			/* bytes of the buffer */
 	unsigned int nv;		/* pieces of port->roce_tx_iov */
-	uint64_t bytes;			/* payload */
 	size_t at[ROCE_GSO_SEGS];	/* each packet's headers' place */
 	uint16_t hl[ROCE_GSO_SEGS];	/* their length */
 	uint16_t pad[ROCE_GSO_SEGS];
@@ -258,7 +257,6 @@ static bool batch_plan(struct fab_port *port, const struct fab_hdr *h,
 		b->nv += (unsigned int)np + 2;
 		b->used += hl + p.pad + ROCE_ICRC_LEN;
 		b->wire += dl;
-		b->bytes += len;
 		b->count++;
 		/* a shorter datagram ends a batch */
 		if (dl < b->dgram)
