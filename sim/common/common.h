@@ -127,17 +127,14 @@ void sim_table_del(struct sim_table *t, uint32_t handle);
 
 /* ---- dma.c: the device's accesses to application memory (no lock) ---- */
 /* Copies that never fault: false when a page is not there or not
- * accessible. len bounds the bytes copied (at most the iovecs' total). */
+ * accessible. len bounds the bytes copied (at most the iovecs' total).
+ * Reads are process_vm_readv's, writes guarded copies (fault_guard.h). */
 bool sim_app_read(void *dst, const struct iovec *src, int n, size_t len);
 bool sim_app_write(const struct iovec *dst, int n, const void *src,
 		   size_t len);
-/* Reads len bytes from the application's src pieces into our dst pieces
- * (both as long as len): one system call for a scattered copy. */
-bool sim_app_readv(const struct iovec *dst, int ndst,
-		   const struct iovec *src, int nsrc, size_t len);
 /* Copies our src pieces into the application's dst pieces, in order, in
- * one system call: the bytes copied, fewer than asked where a page of dst
- * faulted (0 when nothing could be). */
+ * one guarded copy (fault_guard.h): the bytes copied, fewer than asked
+ * where a page of dst faulted (0 when nothing could be). */
 size_t sim_app_scatter(const struct iovec *dst, int ndst,
 		       const struct iovec *src, int nsrc);
 /* The page(s) of [p, p + len) are present and writable (an atomic's). */

@@ -6,13 +6,16 @@
  * pinned: nothing the application does to its mappings makes a DMA fault.
  * The sim reaches it through the application's own address space, so each
  * copy that is not already a system call (the fabric's sendmsg and readv
- * are) goes through process_vm_readv/writev on this process: the kernel
- * makes the copy and answers EFAULT for a page that is gone or not
- * accessible, where memcpy would take a signal inside the device. mr.c
- * keeps registered pages in place (its pinning hooks); these copies cover
- * what no hook sees (glibc's own munmap of a freed chunk, mprotect, raw
- * system calls), and the device then fails the operation as a real one
- * fails a bad access: an error completion, never a signal.
+ * are) is made where a bad page cannot raise a signal in the device:
+ * reads through process_vm_readv on this process, which answers EFAULT
+ * for a page that is gone or not accessible; writes (placing what a
+ * packet brought) under the fault guard (fault_guard.c), a memcpy that
+ * comes back with the bytes copied before the bad page, with no page walk
+ * nor pin per copy. mr.c keeps registered pages in place (its pinning
+ * hooks); these copies cover what no hook sees (glibc's own munmap of a
+ * freed chunk, mprotect, raw system calls), and the device then fails
+ * the operation as a real one fails a bad access: an error completion,
+ * never a signal.
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "fault_guard.h"
 #include "sys.h"
 
 #ifndef MADV_POPULATE_READ
@@ -49,52 +53,25 @@ bool sim_app_read(void *dst, const struct iovec *src, int n, size_t len)
 	return got >= 0 && (size_t)got == want;
 }
 
-bool sim_app_readv(const struct iovec *dst, int ndst,
-		   const struct iovec *src, int nsrc, size_t len)
-{
-	ssize_t got;
-
-	if (!len)
-		return true;
-	do {
-		got = process_vm_readv(sim_self_pid(), dst, ndst, src, nsrc,
-				       0);
-	} while (got < 0 && errno == EINTR);
-	return got >= 0 && (size_t)got == len;
-}
-
 bool sim_app_write(const struct iovec *dst, int n, const void *src,
 		   size_t len)
 {
 	struct iovec local = { .iov_base = (void *)src, .iov_len = len };
 	size_t want = 0;
-	ssize_t got;
 	int i;
 
 	for (i = 0; i < n; i++)
 		want += dst[i].iov_len;
 	if (want > len)
 		want = len;
-	if (!want)
-		return true;
-	do {
-		got = process_vm_writev(sim_self_pid(), &local, 1, dst, n, 0);
-	} while (got < 0 && errno == EINTR);
-	return got >= 0 && (size_t)got == want;
+	local.iov_len = want;
+	return !want || sim_app_copy_in(dst, n, &local, 1) == want;
 }
 
 size_t sim_app_scatter(const struct iovec *dst, int ndst,
 		       const struct iovec *src, int nsrc)
 {
-	ssize_t got;
-
-	if (!ndst || !nsrc)
-		return 0;
-	do {
-		got = process_vm_writev(sim_self_pid(), src, nsrc, dst, ndst,
-					0);
-	} while (got < 0 && errno == EINTR);
-	return got > 0 ? (size_t)got : 0;
+	return sim_app_copy_in(dst, ndst, src, nsrc);
 }
 
 /*

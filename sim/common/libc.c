@@ -37,4 +37,5 @@ struct sim_libc sim_libc = {
 	.ppoll = ppoll,
 	.pthread_create = pthread_create,
 	.pthread_sigmask = pthread_sigmask,
+	.siglongjmp = siglongjmp,
 };

@@ -19,6 +19,7 @@
 #include <ifaddrs.h>
 #include <poll.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -60,6 +61,8 @@ struct sim_libc {
 	int (*pthread_create)(pthread_t *thread, const pthread_attr_t *attr,
 			      void *(*start)(void *), void *arg);
 	int (*pthread_sigmask)(int how, const sigset_t *set, sigset_t *old);
+	/* libc's own: the host's answers the application's jumps */
+	void (*siglongjmp)(sigjmp_buf env, int val);
 };
 
 extern struct sim_libc sim_libc;

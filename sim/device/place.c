@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * The packets of RDMA WRITEs placed a run at a time. On the RoCE wire a
- * 64 KiB WRITE is 64 packets, and a process_vm_writev each cost the
- * responder more than the data did: the system call, the look-up of the
- * memory map, a page pin for each. The fabric reads datagrams a run at a
- * time (UDP GRO) and keeps them until its rx_end; the packets of such a
- * run that go to registered memory are taken here and placed with one
- * copy, their ranges merged where they follow each other.
+ * 64 KiB WRITE is 64 packets, each a copy into the application's memory
+ * (a guarded one, common/fault_guard.h: a bad page stops it with the
+ * bytes before it placed). The fabric reads datagrams a run at a time
+ * (UDP GRO) and keeps them until its rx_end; the packets of such a run
+ * that go to registered memory are taken here and placed with one copy,
+ * their ranges merged where they follow each other.
  *
  * Nothing may show a packet before its bytes are in place: the engine
  * copies before it handles any packet that cannot join (engine_rx()),

@@ -127,6 +127,7 @@ struct fab_port {
 					 * then those being sent */
 	struct roce_ahead *roce_ahead;	/* reads to their place (roce_ahead.c),
 					 * made on first use */
+	struct iovec *roce_tx_iov;	/* ROCE_TX_IOV pieces of a batch */
 	bool roce_no_gso;		/* the kernel has no UDP_SEGMENT */
 	uint32_t roce_window;		/* bytes a requester keeps in
 					 * flight (fabric_link_window()) */

@@ -55,8 +55,9 @@ bool roce_open(struct fab_port *port)
 
 	/* received, then sent (the device answers while it reads) */
 	port->roce_buf = malloc(ROCE_RX_LEN + ROCE_TX_LEN);
-	if (!port->roce_buf)
-		return false;
+	port->roce_tx_iov = calloc(ROCE_TX_IOV, sizeof(struct iovec));
+	if (!port->roce_buf || !port->roce_tx_iov)
+		goto fail;
 	fd = sim_fd_own(sim_libc.socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK |
 					SOCK_CLOEXEC, 0));
 	if (fd < 0)
@@ -87,6 +88,8 @@ bool roce_open(struct fab_port *port)
 fail:
 	free(port->roce_buf);
 	port->roce_buf = NULL;
+	free(port->roce_tx_iov);
+	port->roce_tx_iov = NULL;
 	return false;
 }
 
@@ -119,6 +122,8 @@ void roce_close(struct fab_port *port)
 	port->roce_buf = NULL;
 	free(port->roce_ahead);
 	port->roce_ahead = NULL;
+	free(port->roce_tx_iov);
+	port->roce_tx_iov = NULL;
 }
 
 /* The link of the peer at addr (network order), made on first use. The

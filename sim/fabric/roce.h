@@ -32,6 +32,8 @@ struct fab_link;
  * bytes of their datagrams at most (one UDP datagram's payload). */
 #define ROCE_GSO_SEGS		64
 #define ROCE_TX_LEN		65000
+/* Pieces one sendmsg takes at most (the kernel's UIO_MAXIOV). */
+#define ROCE_TX_IOV		1024
 /* The receive buffer: a datagram, or the run of datagrams the kernel
  * coalesced (UDP_GRO), which is one UDP datagram's payload at most. */
 #define ROCE_RX_LEN		(65536 + 64)

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault_guard.h"
 #include "link.h"
 #include "roce_crc32.h"
 #include "roce_icrc.h"
@@ -116,16 +117,16 @@ static int plan(struct roce_ahead *a, uint32_t k, uint64_t bytes,
 }
 
 /* The register from zero of packet i's bytes after its BTH, read where
- * they lie; false if its memory went away since the read. */
+ * they lie (under the fault guard: the application may have taken the
+ * memory away since the read); false if it did. */
 static bool payload_crc0(const struct roce_ahead *a, uint32_t i,
 			 uint32_t *crc0)
 {
-	const struct iovec *v = &a->v[a->first_iov[i]];
 	uint32_t crc = 0;
-	int j;
 
-	for (j = 0; j < a->n_iov[i]; j++)
-		crc = roce_crc32_update(crc, v[j].iov_base, v[j].iov_len);
+	if (!sim_app_fold32(&crc, roce_crc32_update, &a->v[a->first_iov[i]],
+			    a->n_iov[i]))
+		return false;
 	*crc0 = roce_crc32_update(crc, a->tail[i], a->pad[i]);
 	return true;
 }

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Sending on the RoCE v2 wire (roce.h): the packets of a message, built
- * whole in the port's send buffer, leave a batch at a time. A batch is a
- * run of consecutive packets whose datagrams have one length (the last
- * may be shorter), up to ROCE_GSO_SEGS of them: its payloads are read
- * from the application's memory with one process_vm_readv (memory taken
- * away behind the sim's back is an EFAULT, never a fault), each packet's
- * ICRC is computed over it in the buffer, and one sendmsg with
- * UDP_SEGMENT hands the batch to the kernel, which cuts it into the
- * packets (generic segmentation offload). A kernel that has no
- * UDP_SEGMENT gets them one sendmsg each.
+ * Sending on the RoCE v2 wire (roce.h): the packets of a message leave a
+ * batch at a time. A batch is a run of consecutive packets whose
+ * datagrams have one length (the last may be shorter), up to
+ * ROCE_GSO_SEGS of them: each packet's headers, pad and ICRC are built in
+ * the port's send buffer, its payload stays where the application has it,
+ * and one sendmsg with UDP_SEGMENT gathers them all (the only copy of the
+ * payload is the socket's) and hands the batch to the kernel, which cuts
+ * it into the packets (generic segmentation offload). A kernel that has
+ * no UDP_SEGMENT gets them one sendmsg each. The ICRC is computed over
+ * the application's bytes in place, under the fault guard; memory taken
+ * away behind the sim's back fails the send (EFAULT), there or in the
+ * socket's copy, never with a signal.
  *
  * Every datagram leaves with don't-fragment set from a socket that is
  * not connected, so the kernel gives the IPv4 identification 0 to a
@@ -22,7 +24,9 @@
 
 #include <rdma/vmw_pvrdma-abi.h>
 
+#include "fault_guard.h"
 #include "link.h"
+#include "roce_crc32.h"
 #include "roce_icrc.h"
 
 #ifndef UDP_SEGMENT
@@ -115,19 +119,19 @@ static size_t put_cmsg(struct msghdr *m, struct cmsghdr **c, int level,
 	return CMSG_SPACE(size);
 }
 
-/* sendmsg of n bytes, cut into datagrams of seg bytes by the kernel when
- * seg is not 0, with the IPv4 header's TOS and TTL the address vector
- * asks for (the ICRC masks both, so they change nothing it covers). */
-static ssize_t send_ip(int fd, const void *b, size_t n, uint16_t seg,
+/* sendmsg of the bytes of v[0..nv), cut into datagrams of seg bytes by
+ * the kernel when seg is not 0, with the IPv4 header's TOS and TTL the
+ * address vector asks for (the ICRC masks both, so they change nothing
+ * it covers). */
+static ssize_t send_ip(int fd, struct iovec *v, size_t nv, uint16_t seg,
 		       const struct sockaddr_in *to, const struct fab_hdr *h)
 {
 	union {
 		char buf[3 * CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct iovec v = { .iov_base = (void *)b, .iov_len = n };
 	struct msghdr m = { .msg_name = (void *)to, .msg_namelen = sizeof(*to),
-			    .msg_iov = &v, .msg_iovlen = 1,
+			    .msg_iov = v, .msg_iovlen = nv,
 			    .msg_control = u.buf,
 			    .msg_controllen = sizeof(u.buf) };
 	struct cmsghdr *c;
@@ -160,28 +164,65 @@ struct link_flow {
 	int fd;
 };
 
-/* A batch being built in the port's send buffer. */
+/*
+ * A batch being planned: each packet's headers, then its pad and ICRC,
+ * in the port's send buffer; its payload where the message's iovecs have
+ * it. port->roce_tx_iov gathers the packets in order, three pieces or
+ * more each: headers, payload pieces, pad and ICRC.
+ */
 struct tx_batch {
 	uint32_t first;			/* its first packet's index */
 	uint32_t count;			/* packets */
 	uint32_t dgram;			/* the first one's datagram length */
+	size_t wire;			/* bytes of its datagrams */
 	size_t used;			/* bytes of the buffer */
-	uint64_t off;			/* payload: message bytes off.. */
-	uint64_t bytes;			/* ..off + bytes */
-	size_t at[ROCE_GSO_SEGS];	/* each packet's place */
-	size_t iblen[ROCE_GSO_SEGS];	/* and its length before the ICRC */
-	struct iovec dst[ROCE_GSO_SEGS]; /* where its payload goes */
+	unsigned int nv;		/* pieces of port->roce_tx_iov */
+	size_t at[ROCE_GSO_SEGS];	/* each packet's headers' place */
+	uint16_t hl[ROCE_GSO_SEGS];	/* their length */
+	uint16_t pad[ROCE_GSO_SEGS];
+	uint32_t len[ROCE_GSO_SEGS];	/* its payload's */
+	uint16_t v0[ROCE_GSO_SEGS];	/* its first piece */
+	uint16_t nv_of[ROCE_GSO_SEGS];	/* and how many */
 };
 
-/* Packets first.. of the message that make one batch (at least one). */
-static void batch_plan(struct fab_port *port, const struct fab_hdr *h,
-		       uint32_t first, uint32_t end, struct tx_batch *b)
+/* The message's bytes off..off+len as at most max pieces of iov; how
+ * many, or -1 when iov does not hold them all. */
+static int iov_range(const struct iovec *iov, int iovcnt, uint64_t off,
+		     uint64_t len, struct iovec *part, int max)
+{
+	int np = 0, i;
+
+	for (i = 0; i < iovcnt && len; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		if (np == max)
+			return -1;
+		part[np].iov_base = (uint8_t *)iov[i].iov_base + off;
+		part[np].iov_len = l - off < len ? l - off : len;
+		len -= part[np].iov_len;
+		off = 0;
+		np++;
+	}
+	return len ? -1 : np;
+}
+
+/* Packets first.. of the message that make one batch (at least one);
+ * false if the message's iovecs do not hold a packet's payload. */
+static bool batch_plan(struct fab_port *port, const struct fab_hdr *h,
+		       const struct iovec *iov, int iovcnt, uint32_t first,
+		       uint32_t end, struct tx_batch *b)
 {
 	uint8_t *buf = port->roce_buf + ROCE_RX_LEN;
+	struct iovec *v = port->roce_tx_iov;
 	uint32_t n, count, len;
 	struct roce_pkt p;
 	uint64_t off;
 	size_t hl, dl;
+	int np;
 
 	memset(b, 0, offsetof(struct tx_batch, at));
 	b->first = first;
@@ -190,109 +231,138 @@ static void batch_plan(struct fab_port *port, const struct fab_hdr *h,
 		hl = roce_hdr_len(p.opcode);
 		dl = hl + len + p.pad + ROCE_ICRC_LEN;
 		if (b->count && (dl > b->dgram || b->count == ROCE_GSO_SEGS ||
-				 b->used + dl > ROCE_TX_LEN ||
+				 b->wire + dl > ROCE_TX_LEN ||
+				 b->nv + 2 + SIM_MAX_IOV > ROCE_TX_IOV ||
 				 port->roce_no_gso))
 			break;
-		if (!b->count) {
+		if (!b->count)
 			b->dgram = (uint32_t)dl;
-			b->off = off;
-		}
 		roce_encode(&p, buf + b->used);
-		memset(buf + b->used + hl + len, 0, p.pad);
+		v[b->nv].iov_base = buf + b->used;
+		v[b->nv].iov_len = hl;
+		np = iov_range(iov, iovcnt, off, len, &v[b->nv + 1],
+			       SIM_MAX_IOV);
+		if (np < 0)
+			return false;
 		b->at[b->count] = b->used;
-		b->iblen[b->count] = hl + len + p.pad;
-		b->dst[b->count].iov_base = buf + b->used + hl;
-		b->dst[b->count].iov_len = len;
-		b->used += dl;
-		b->bytes += len;
+		b->hl[b->count] = (uint16_t)hl;
+		b->pad[b->count] = p.pad;
+		b->len[b->count] = len;
+		b->v0[b->count] = (uint16_t)b->nv;
+		b->nv_of[b->count] = (uint16_t)(np + 2);
+		/* pad and ICRC follow the headers in the buffer */
+		memset(buf + b->used + hl, 0, p.pad);
+		v[b->nv + 1 + np].iov_base = buf + b->used + hl;
+		v[b->nv + 1 + np].iov_len = p.pad + ROCE_ICRC_LEN;
+		b->nv += (unsigned int)np + 2;
+		b->used += hl + p.pad + ROCE_ICRC_LEN;
+		b->wire += dl;
 		b->count++;
 		/* a shorter datagram ends a batch */
 		if (dl < b->dgram)
 			break;
 	}
+	return true;
 }
 
-/* The message's bytes off..off+len as pieces of iov. */
-static int iov_range(const struct iovec *iov, int iovcnt, uint64_t off,
-		     uint64_t len, struct iovec *part)
-{
-	int np = 0, i;
-
-	for (i = 0; i < iovcnt && np < (int)SIM_MAX_IOV && len; i++) {
-		size_t l = iov[i].iov_len;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		part[np].iov_base = (uint8_t *)iov[i].iov_base + off;
-		part[np].iov_len = l - off < len ? l - off : len;
-		len -= part[np].iov_len;
-		off = 0;
-		np++;
-	}
-	return np;
-}
-
-static void batch_icrc(struct fab_port *port, struct link_flow *lf,
+/*
+ * Each packet's ICRC, over its headers and pad in the buffer and its
+ * payload where the application has it, read under the fault guard
+ * (common/fault_guard.h): false when a page of it faulted. The socket
+ * copies the payload again when it is sent: a buffer the application
+ * changes meanwhile (a send in flight whose memory is written, which the
+ * verbs leave undefined) leaves with an ICRC that no longer matches, the
+ * receiver drops it as a damaged packet, and an RC requester's retry
+ * sends it again, its bytes read anew (a UD datagram is lost). Before,
+ * the payload was copied first and the packet kept whatever mix of old
+ * and new bytes the copy saw, with a right ICRC.
+ */
+static bool batch_icrc(struct fab_port *port, struct link_flow *lf,
 		       struct tx_batch *b, bool gso)
 {
+	static const uint8_t zeros[4];
 	uint8_t *buf = port->roce_buf + ROCE_RX_LEN;
-	uint32_t k;
+	struct iovec *v = port->roce_tx_iov;
+	uint32_t k, crc;
 
 	for (k = 0; k < b->count; k++) {
 		uint8_t *pk = buf + b->at[k];
+		size_t hl = b->hl[k];
 
 		lf->f.ip_id = gso ? (uint16_t)k : 0;
-		roce_icrc_put(pk + b->iblen[k],
-			      roce_icrc(&lf->f, pk, b->iblen[k]));
+		crc = roce_icrc_start(&lf->f, pk, hl + b->len[k] + b->pad[k]);
+		crc = roce_crc32_update(crc, pk + ROCE_BTH_LEN,
+					hl - ROCE_BTH_LEN);
+		if (b->len[k] &&
+		    !sim_app_fold32(&crc, roce_crc32_update,
+				    &v[b->v0[k] + 1], b->nv_of[k] - 2))
+			return false;
+		crc = roce_crc32_update(crc, zeros, b->pad[k]);
+		roce_icrc_put(pk + hl + b->pad[k], roce_icrc_end(crc));
 	}
+	return true;
 }
 
-/* Sends the batch: one sendmsg, or one a packet. False if the kernel
- * refused to cut it (no UDP_SEGMENT): the caller sends it again. */
-static bool batch_send(struct fab_port *port, struct fab_link *link,
-		       const struct fab_hdr *h, struct link_flow *lf,
-		       struct tx_batch *b)
+/* The kernel has no UDP_SEGMENT, or not for this socket. */
+static bool gso_refused(int err)
 {
-	uint8_t *buf = port->roce_buf + ROCE_RX_LEN;
+	return err == EINVAL || err == ENOPROTOOPT || err == EIO ||
+	       err == EOPNOTSUPP;
+}
+
+/*
+ * Sends the batch: one sendmsg, or one a packet. TX_REPLAN if the kernel
+ * refused to cut it (no UDP_SEGMENT): the caller plans it again, a packet
+ * a batch. TX_FAULT if a page of the payload faulted, under the guard or
+ * in the socket's copy (EFAULT, where nothing is sent): the send fails.
+ */
+enum tx_result { TX_SENT, TX_REPLAN, TX_FAULT };
+
+static enum tx_result batch_send(struct fab_port *port,
+				 struct fab_link *link,
+				 const struct fab_hdr *h, struct link_flow *lf,
+				 struct tx_batch *b)
+{
+	struct iovec *v = port->roce_tx_iov;
 	bool gso = b->count > 1 && !port->roce_no_gso;
 	uint32_t k;
 	ssize_t r;
 
-	batch_icrc(port, lf, b, gso);
+	if (!batch_icrc(port, lf, b, gso))
+		return TX_FAULT;
 	if (gso) {
-		r = send_ip(lf->fd, buf, b->used, (uint16_t)b->dgram,
-			    &lf->to, h);
-		if (r < 0 && (errno == EINVAL || errno == ENOPROTOOPT ||
-			      errno == EIO || errno == EOPNOTSUPP)) {
+		r = send_ip(lf->fd, v, b->nv, (uint16_t)b->dgram, &lf->to, h);
+		if (r < 0 && gso_refused(errno)) {
 			port->roce_no_gso = true;
-			return false;
+			return TX_REPLAN;
 		}
+		if (r < 0 && errno == EFAULT)
+			return TX_FAULT;
 		/* A batch the socket cannot take now is lost, as on a
 		 * congested wire: the requester's timer resends. */
-		if (r == (ssize_t)b->used) {
-			link->tx_bytes += b->used;
+		if (r == (ssize_t)b->wire) {
+			link->tx_bytes += b->wire;
 			port->roce_counts.tx_packets += b->count;
 		}
-		return true;
+		return TX_SENT;
 	}
 	for (k = 0; k < b->count; k++) {
-		size_t n = b->iblen[k] + ROCE_ICRC_LEN;
+		size_t n = b->hl[k] + b->len[k] + b->pad[k] + ROCE_ICRC_LEN;
 
-		r = send_ip(lf->fd, buf + b->at[k], n, 0, &lf->to, h);
+		r = send_ip(lf->fd, &v[b->v0[k]], b->nv_of[k], 0, &lf->to, h);
+		if (r < 0 && errno == EFAULT)
+			return TX_FAULT;
 		if (r == (ssize_t)n) {
 			link->tx_bytes += n;
 			port->roce_counts.tx_packets++;
 		}
 	}
-	return true;
+	return TX_SENT;
 }
 
 bool roce_send(struct fab_port *port, struct fab_link *link,
 	       const struct fab_hdr *h, const struct iovec *iov, int iovcnt)
 {
-	struct iovec part[SIM_MAX_IOV];
 	struct link_flow lf = {
 		.f = { .saddr = port->adapter.ipv4, .daddr = link->roce_addr,
 		       .dport = ROCE_UDP_PORT, .frag = ROCE_IP_DF },
@@ -303,7 +373,6 @@ bool roce_send(struct fab_port *port, struct fab_link *link,
 	struct tx_batch b;
 	struct roce_pkt p;
 	uint64_t off;
-	int np;
 
 	/* a SEND's or WRITE's packets the requester's window lets go now */
 	if (h->type == FAB_REQ && h->opcode != PVRDMA_WR_RDMA_READ &&
@@ -319,15 +388,19 @@ bool roce_send(struct fab_port *port, struct fab_link *link,
 		end = count;
 	lf.fd = sport_of(port, h->src_qpn, &lf.f.sport);
 	while (i < end) {
-		batch_plan(port, h, i, end, &b);
-		np = iov_range(iov, iovcnt, b.off, b.bytes, part);
-		if (b.bytes && !sim_app_readv(b.dst, (int)b.count, part, np,
-					      b.bytes)) {
+		if (!batch_plan(port, h, iov, iovcnt, i, end, &b)) {
 			errno = EFAULT;
 			return false;
 		}
-		if (!batch_send(port, link, h, &lf, &b))
+		switch (batch_send(port, link, h, &lf, &b)) {
+		case TX_REPLAN:
 			continue;	/* planned again, one a packet */
+		case TX_FAULT:
+			errno = EFAULT;
+			return false;
+		case TX_SENT:
+			break;
+		}
 		i += b.count;
 	}
 	return true;

@@ -10,6 +10,9 @@
  * other fault goes to the application's action (signals.c, which owns
  * SIGSEGV and SIGBUS for the trap).
  *
+ * A fault of the device's guarded code (common/fault_guard.c: its copies
+ * to and from application memory) is caught first, before the UAR
+ * look-up, so a guarded copy onto a UAR page fails as any other bad page.
  *
  * SIGBUS is taken for mappings of the uverbs file made behind the sim's
  * back (an mmap hook that reaches libc by dlsym(RTLD_NEXT), a raw
@@ -27,6 +30,7 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include "fault_guard.h"
 #include "host.h"
 #include "sys.h"
 #include "x86_store.h"
@@ -232,6 +236,10 @@ static void trap_handler(int sig, siginfo_t *si, void *ctx)
 	uint64_t value;
 	int saved_errno = errno;
 
+	/* The device's guarded access to application memory (a store onto
+	 * a UAR page included) fails there: this does not return. */
+	if (si->si_code > 0)
+		sim_fault_guard_catch(sig, si);
 	if (sig == SIGSEGV && si->si_code > 0)
 		uctx = sim_uar_lookup((void *)addr);
 	if (uctx && si->si_code == SEGV_MAPERR) {
@@ -274,7 +282,10 @@ int sim_doorbell_trap_install(void)
 		return 0;
 	sim_trap_resume_init();
 	ret = sim_signal_take(trap_handler);
-	if (!ret)
-		pthread_atfork(NULL, NULL, doorbell_forked);
-	return ret;
+	if (ret)
+		return ret;
+	pthread_atfork(NULL, NULL, doorbell_forked);
+	/* trap_handler catches for the device's guarded copies */
+	sim_fault_guard_enable(true);
+	return 0;
 }

@@ -55,6 +55,7 @@ static void sim_libc_fill(void)
 	sim_libc.ppoll = get_ppoll();
 	sim_libc.pthread_create = pthread_create;
 	sim_libc.pthread_sigmask = pthread_sigmask;
+	sim_libc.siglongjmp = get_siglongjmp();
 }
 
 /*

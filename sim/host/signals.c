@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <ucontext.h>
 
+#include "fault_guard.h"
 #include "host.h"
 #include "spawn.h"
 #include "sys.h"
@@ -233,6 +234,8 @@ static void die_of(int sig, const siginfo_t *si)
 	sigemptyset(&dfl.sa_mask);
 	real_sigaction(sig, &dfl, NULL);
 	atomic_store(&trap_installed, false);
+	/* no handler catches for the device's guarded copies any more */
+	sim_fault_guard_enable(false);
 	/* A fault re-executes its instruction once we return; a sent
 	 * signal is sent again (the trap never blocks it). */
 	if (si->si_code <= 0)

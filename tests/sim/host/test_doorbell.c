@@ -6,7 +6,10 @@
  * the process as they would without the sim, or when the thread's view
  * blocks SIGSEGV; a sent one waits while blocked; an undecodable UAR store
  * aborts; the trapping thread's registers, flags, vector registers and red
- * zone are kept.
+ * zone are kept. The device's guarded copies (common/fault_guard.h) that
+ * fault are caught before anything else, a copy onto a UAR page among
+ * them, also inside the trap itself, and leave the application's faults
+ * as they were.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -22,7 +25,9 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 
+#include "fault_guard.h"
 #include "host.h"
+#include "sys.h"
 
 #ifndef SS_AUTODISARM
 #define SS_AUTODISARM	(1u << 31)
@@ -36,10 +41,14 @@ static struct {
 	uint32_t value;
 } db[MAX_DB];
 static volatile sig_atomic_t ndb;
+/* What the device does for a doorbell, inside the trap. */
+static void (*volatile doorbell_work)(void);
 
 void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		     uint32_t value)
 {
+	if (doorbell_work)
+		doorbell_work();
 	/* as the device's code may: the trap must give them back */
 	asm volatile("pxor %%xmm0, %%xmm0\n\tpxor %%xmm13, %%xmm13\n\t"
 		     "pcmpeqd %%xmm7, %%xmm7" : : : "xmm0", "xmm7", "xmm13");
@@ -447,6 +456,143 @@ static void test_context_kept_on_altstack(void **state)
 	assert_int_equal(sigaltstack(&ss, NULL), 0);
 }
 
+/* A page the application took away behind the sim's back. */
+static uint8_t *bad_page(void)
+{
+	uint8_t *p = mmap(NULL, 2 * SIM_PAGE_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(sim_sys(SYS_mprotect, p + SIM_PAGE_SIZE,
+				 SIM_PAGE_SIZE, PROT_NONE), 0);
+	return p;
+}
+
+static uint8_t *copy_page;
+static volatile size_t copy_got;
+
+/* 100 bytes from 40 before the bad page: 40 placed. */
+static void guarded_copy(void)
+{
+	uint8_t src[100];
+	struct iovec d = { .iov_base = copy_page + SIM_PAGE_SIZE - 40,
+			   .iov_len = sizeof(src) };
+	struct iovec s = { .iov_base = src, .iov_len = sizeof(src) };
+
+	memset(src, 0x5a, sizeof(src));
+	copy_got = sim_app_copy_in(&d, 1, &s, 1);
+}
+
+/* A guarded copy onto a UAR page fails: it is no doorbell. */
+static void test_guard_onto_uar(void **state)
+{
+	uint8_t *uar = sim_uar_map(&uctx_a, NULL);
+	uint32_t v = 0x40000001;
+	struct iovec d = { .iov_base = uar, .iov_len = sizeof(v) };
+	struct iovec s = { .iov_base = &v, .iov_len = sizeof(v) };
+
+	assert_true(sim_fault_guard_enabled());
+	ndb = 0;
+	assert_int_equal(sim_app_copy_in(&d, 1, &s, 1), 0);
+	assert_int_equal(ndb, 0);
+	assert_int_equal(*(volatile uint32_t *)uar, 0);
+	/* and the page still traps */
+	*(volatile uint32_t *)uar = v;
+	assert_int_equal(ndb, 1);
+	sim_uar_unmap(&uctx_a, uar);
+}
+
+/* The device's send runs inside the trap: its guarded copy faults there,
+ * on the thread's stack and on an alternate one (SS_AUTODISARM too), and
+ * the doorbell returns as ever. */
+static void doorbell_with_fault(uint8_t *uar)
+{
+	copy_got = 0;
+	ndb = 0;
+	doorbell_work = guarded_copy;
+	*(volatile uint32_t *)(uar + 4) = 0x80000003;
+	doorbell_work = NULL;
+	assert_int_equal(ndb, 1);
+	expect_db(0, &uctx_a, 4, 0x80000003);
+	assert_int_equal(copy_got, 40);
+	assert_int_equal(copy_page[SIM_PAGE_SIZE - 1], 0x5a);
+	assert_int_equal(copy_page[SIM_PAGE_SIZE - 41], 0);
+}
+
+static void test_guard_inside_trap(void **state)
+{
+	static uint8_t alt[2][64 << 10] __attribute__((aligned(64)));
+	const int flags[2] = { 0, SS_AUTODISARM };
+	uint8_t *uar = sim_uar_map(&uctx_a, NULL);
+	stack_t ss, now;
+	int i;
+
+	copy_page = bad_page();
+	doorbell_with_fault(uar);
+	doorbell_with_fault(uar);
+	for (i = 0; i < 2; i++) {
+		ss.ss_sp = alt[i];
+		ss.ss_size = sizeof(alt[i]);
+		ss.ss_flags = flags[i];
+		assert_int_equal(sigaltstack(&ss, NULL), 0);
+		doorbell_with_fault(uar);
+		doorbell_with_fault(uar);
+		assert_int_equal(sigaltstack(NULL, &now), 0);
+		assert_ptr_equal(now.ss_sp, alt[i]);
+		assert_false(now.ss_flags & SS_DISABLE);
+	}
+	ss.ss_flags = SS_DISABLE;
+	assert_int_equal(sigaltstack(&ss, NULL), 0);
+	sim_uar_unmap(&uctx_a, uar);
+	munmap(copy_page, 2 * SIM_PAGE_SIZE);
+}
+
+/* After guarded faults the application's own faults are its own: its
+ * handler runs, or without one the process dies of it. */
+static void test_guard_leaves_app_faults(void **state)
+{
+	struct sigaction act, dfl = { .sa_handler = SIG_DFL };
+	int i;
+
+	copy_page = bad_page();
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = app_handler;
+	act.sa_flags = SA_SIGINFO;
+	sigemptyset(&act.sa_mask);
+	assert_int_equal(sim_doorbell_app_sigaction(&act, NULL), 0);
+	app_calls = 0;
+	for (i = 0; i < 3; i++) {
+		guarded_copy();
+		assert_int_equal(copy_got, 40);
+		if (!sigsetjmp(app_jmp, 1))
+			*(volatile uint32_t *)(copy_page + SIM_PAGE_SIZE) = 1;
+		else
+			sim_signal_set_blocked(0);	/* exec.c's */
+		assert_int_equal(app_calls, i + 1);
+		assert_ptr_equal(app_addr, copy_page + SIM_PAGE_SIZE);
+	}
+	sim_doorbell_app_sigaction(&dfl, NULL);
+	munmap(copy_page, 2 * SIM_PAGE_SIZE);
+}
+
+static void guarded_then_unguarded(void)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	sim_doorbell_app_sigaction(&dfl, NULL);
+	copy_page = bad_page();
+	guarded_copy();
+	if (copy_got != 40)
+		_exit(5);
+	guarded_copy();
+	*(volatile uint32_t *)(copy_page + SIM_PAGE_SIZE) = 1;
+}
+
+static void test_guard_then_default_kills(void **state)
+{
+	assert_int_equal(child_signal(guarded_then_unguarded), SIGSEGV);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +606,10 @@ int main(void)
 		cmocka_unit_test(test_undecodable_aborts),
 		cmocka_unit_test(test_context_kept),
 		cmocka_unit_test(test_context_kept_on_altstack),
+		cmocka_unit_test(test_guard_onto_uar),
+		cmocka_unit_test(test_guard_inside_trap),
+		cmocka_unit_test(test_guard_leaves_app_faults),
+		cmocka_unit_test(test_guard_then_default_kills),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
