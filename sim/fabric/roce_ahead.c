@@ -156,7 +156,7 @@ static bool gather(struct fab_port *port, struct roce_ahead *a, int nv,
 		want -= l;
 		skip = 0;
 	}
-	return sim_app_readv(&dst, 1, a->part, np, dst.iov_len);
+	return sim_app_copy_out(&dst, 1, a->part, np) == dst.iov_len;
 }
 
 /* The packets of a read of n bytes, each seg long but the last: those
