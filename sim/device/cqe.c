@@ -165,6 +165,7 @@ void dev_out_unsend(struct eqp *e)
 {
 	e->req.out_sent = 0;
 	e->req.rd_inflight = 0;
+	e->req.ask_owed = true;	/* the resend's end asks for its ACK */
 }
 
 /* Every WQE still queued completes with WR_FLUSH_ERR, in order. */

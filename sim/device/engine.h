@@ -180,6 +180,10 @@ struct eqp_req {
 	uint32_t rd_inflight;		/* READs, atomics unanswered */
 	uint32_t rresp_next;		/* packets.c: READ response PSN due */
 	uint32_t win_base;		/* the oldest packet not acknowledged */
+	uint64_t unasked;		/* bytes sent since an ACK was asked
+					 * for (FAB_F_ACKREQ) */
+	bool ask_owed;			/* and a WQE among them completes with
+					 * a CQE, or they are sent again */
 };
 
 /* The responder's part (resp.c, packets.c). */
@@ -192,6 +196,9 @@ struct eqp_resp {
 	struct fab_link *ack_link;
 	uint32_t ack_psn;
 	uint64_t ack_bytes;		/* covered by the queued ACK */
+	bool ack_asked;			/* a request it covers asked for it
+					 * (FAB_F_ACKREQ): sent when the round
+					 * ends; else held for more */
 	/* The results of the last atomics executed, for their resends. */
 	struct atomic_result atomics[ATOMIC_RESULTS];
 	uint32_t atomic_next;
@@ -321,6 +328,8 @@ extern struct engine dev_engines[SIM_MAX_ADAPTERS];
 #define POLLING_NS	30000ull
 /* A queued ACK goes out once it covers this many bytes (resp.c). */
 #define ACK_COALESCE_MAX	(1ull << 20)
+/* A requester asks for an ACK at least every so many bytes (req.c). */
+#define ACK_ASK_BYTES		(ACK_COALESCE_MAX / 4)
 
 /* A same-host batch this large costs its copy far more than the trap that
  * started it: the doorbells of such a stream (the next one comes within
@@ -447,7 +456,7 @@ void dev_responder_rx(struct eqp *e, struct fab_link *from,
 
 /* resp.c, for packets.c: a queued ACK, a NAK, a failure NAKed */
 void dev_resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
-		    uint64_t len);
+		    uint64_t len, bool asked);
 void dev_resp_nak(struct eqp *e, struct fab_link *to, uint8_t code,
 	      uint32_t psn, uint32_t dst_qpn);
 void dev_resp_fail(struct eqp *e, struct fab_link *from,
@@ -478,6 +487,8 @@ bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
 void pkt_rewind(struct eqp *e, uint32_t psn);
 /* Packets before psn are acknowledged: the window moves. */
 void pkt_acked(struct eqp *e, uint32_t psn);
+/* A requester asks for an ACK at least every so many bytes (req.c). */
+uint64_t pkt_ask_every(const struct eqp *e);
 
 /* The payload bytes of the WRITE packets e expects from psn on, at most
  * max_packets, and where they go (fab_rx_ahead_fn); 0 when e expects

@@ -232,7 +232,7 @@ static void request_packet(struct eqp *e, struct fab_link *from,
 	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
 	e->resp.epsn = (h->psn + 1) & PSN_MASK;
 	e->resp.nak_sent = false;
-	dev_resp_ack_queue(e, from, h->psn, h->len);
+	dev_resp_ack_queue(e, from, h->psn, h->len, h->flags & FAB_F_ACKREQ);
 }
 
 uint64_t pkt_write_ahead(struct eqp *e, uint32_t psn, uint32_t max_packets,
@@ -391,6 +391,15 @@ bool pkt_window(struct eqp *e, struct out_wqe *o, struct fab_hdr *h,
 	o->pkts_sent += n;
 	*whole = o->pkts_sent >= total;
 	return true;
+}
+
+uint64_t pkt_ask_every(const struct eqp *e)
+{
+	uint64_t w = fabric_link_window(e->req.link);
+
+	/* a quarter of the window: one asked for is always in flight when
+	 * it is full */
+	return w && w / 4 < ACK_ASK_BYTES ? w / 4 : ACK_ASK_BYTES;
 }
 
 void pkt_rewind(struct eqp *e, uint32_t psn)

@@ -79,6 +79,64 @@ void dev_hdr_init(struct fab_hdr *h, struct sim_qp *qp, uint8_t type,
 /* rc_transmit(): the window of a link of packets is full (packets.c). */
 #define RC_WINDOW_FULL	UINT32_MAX
 
+static uint32_t mtu_bytes(enum ibv_mtu mtu)
+{
+	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 1024;
+}
+
+/* The payload bytes h sends of wr: a window's part of it (pkt_window()),
+ * or all of it once. */
+static uint64_t sent_bytes(const struct eqp *e, const struct fab_hdr *h,
+			   const struct sim_send_wr *wr, bool first_part)
+{
+	uint64_t mtu = mtu_bytes(e->qp->attr.path_mtu);
+
+	if (sim_wqe_is_read_or_atomic(wr->opcode) ||
+	    !fabric_link_segments(e->req.link) || !h->atomic_b)
+		return first_part ? wr->total_len : 0;
+	return (uint64_t)h->atomic_b * mtu;
+}
+
+/*
+ * Whether the requester asks for the ACK of what it sends now (bytes of
+ * it new). A responder may hold the ACKs of requests that do not ask
+ * (resp.c), so it asks wherever it waits for one: where the stream stops
+ * (the last WQE fetched) while a WQE sent since the last ask completes
+ * with a CQE, or all are sent again; where the next WQE waits for what is
+ * in flight (a fence, a READ or atomic, an error to complete); and every
+ * pkt_ask_every() bytes, a quarter of the window at most, so that a full
+ * window always has an asked packet in flight whose ACK opens it, and a
+ * long stream's WQEs complete as it goes. A READ or atomic is answered
+ * anyway. A stream of WQEs the application posts one at a time, each the
+ * last fetched when it goes, asks once per signaled one or so many
+ * bytes, not once per WQE.
+ */
+static bool ask_ack(struct eqp *e, const struct out_wqe *o, uint64_t bytes)
+{
+	const struct out_wqe *next;
+
+	e->req.unasked += bytes;
+	if ((o->wr.send_flags & IBV_SEND_SIGNALED) || e->qp->sq_sig_all)
+		e->req.ask_owed = true;
+	if (sim_wqe_is_read_or_atomic(o->wr.opcode) ||
+	    e->req.unasked >= pkt_ask_every(e))
+		goto ask;
+	if (e->req.out_sent + 1 >= e->req.out_count) {
+		if (e->req.ask_owed)
+			goto ask;
+		return false;
+	}
+	next = dev_out_at(e, e->req.out_sent + 1);
+	if (next->local_err || (next->wr.send_flags & IBV_SEND_FENCE) ||
+	    sim_wqe_is_read_or_atomic(next->wr.opcode))
+		goto ask;
+	return false;
+ask:
+	e->req.unasked = 0;
+	e->req.ask_owed = false;
+	return true;
+}
+
 /* Sends the request of one RC WQE, or (*whole false) the part of it the
  * window lets go; a local protection error is reported instead (the WQE
  * completes with it once it is the oldest). */
@@ -119,6 +177,8 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o, bool *whole)
 	}
 	if (!pkt_window(e, o, &h, whole))
 		return RC_WINDOW_FULL;
+	if (ask_ack(e, o, sent_bytes(e, &h, wr, first_part)))
+		h.flags |= FAB_F_ACKREQ;
 	if (!sim_wqe_is_read_or_atomic(wr->opcode) && first_part)
 		stat_add(&qp->uctx->dev->stats.bytes_tx, wr->total_len);
 	/* A payload the device cannot read: nothing was sent. The rest of
@@ -133,10 +193,6 @@ static uint32_t rc_transmit(struct eqp *e, struct out_wqe *o, bool *whole)
 	return PVRDMA_WC_SUCCESS;
 }
 
-static uint32_t mtu_bytes(enum ibv_mtu mtu)
-{
-	return mtu >= IBV_MTU_256 && mtu <= IBV_MTU_4096 ? 128u << mtu : 1024;
-}
 
 /* UD: best effort, complete at once. */
 static uint32_t ud_send(struct eqp *e, const struct sim_send_wr *wr)

@@ -38,36 +38,48 @@ static void ack_flush_one(struct eqp *e)
 }
 
 /* Queues the ACK of the request at psn (len bytes): coalesced until the
- * round ends, but over ACK_COALESCE_MAX bytes at most, or a long stream
- * leaves its requester without one until its timer runs out. */
+ * round ends if the request asked for it (FAB_F_ACKREQ), else until one
+ * that asks comes (the requester asks where its stream stops, req.c),
+ * but over ACK_COALESCE_MAX bytes at most, or a long stream leaves its
+ * requester without one until its timer runs out. */
 static void ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
-		      uint64_t len)
+		      uint64_t len, bool asked)
 {
 	if (qlink_linked(&e->ack) && e->resp.ack_link != to) {
 		ack_flush_one(e);
 		if (e->qp->attr.state == IBV_QPS_ERR)
 			return;	/* a packet before this one failed */
 	}
-	if (!qlink_linked(&e->ack))
+	if (!qlink_linked(&e->ack)) {
 		e->resp.ack_bytes = 0;
+		e->resp.ack_asked = false;
+	}
 	e->resp.ack_link = to;
 	e->resp.ack_psn = psn;
 	e->resp.ack_bytes += len;
+	e->resp.ack_asked |= asked;
 	qlist_push(&e->eng->acks, &e->ack);
 	if (e->resp.ack_bytes >= ACK_COALESCE_MAX)
 		ack_flush_one(e);
 }
 
 void dev_resp_ack_queue(struct eqp *e, struct fab_link *to, uint32_t psn,
-		    uint64_t len)
+		    uint64_t len, bool asked)
 {
-	ack_queue(e, to, psn, len);
+	ack_queue(e, to, psn, len, asked);
 }
 
 void dev_acks_flush(struct engine *eng)
 {
-	while (eng->acks.first)
-		ack_flush_one(eqp_of(eng->acks.first, ack));
+	struct qlink *l, *next;
+
+	/* in place first: no copy left to change the list below */
+	dev_place_flush(eng);
+	for (l = eng->acks.first; l; l = next) {
+		next = l->next;
+		if (eqp_of(l, ack)->resp.ack_asked)
+			ack_flush_one(eqp_of(l, ack));
+	}
 }
 
 /* A packet placed later that failed (place.c) NAKed first: this
@@ -305,7 +317,7 @@ static void rc_recv_message(struct eqp *e, struct fab_link *from,
 	e->resp.epsn = (h->psn + 1) & PSN_MASK;
 	e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
 	e->resp.nak_sent = false;
-	ack_queue(e, from, h->psn, h->len);
+	ack_queue(e, from, h->psn, h->len, h->flags & FAB_F_ACKREQ);
 }
 
 /* Checks an incoming RDMA/atomic against the QP's rights and the rkey;
@@ -459,7 +471,8 @@ void dev_responder_rx(struct eqp *e, struct fab_link *from,
 				rc_atomic(e, from, h);
 			else
 				ack_queue(e, from,
-					  (e->resp.epsn - 1) & PSN_MASK, 0);
+					  (e->resp.epsn - 1) & PSN_MASK, 0,
+					  true);
 		} else if (!e->resp.nak_sent) {
 			e->resp.nak_sent = true;
 			nak(e, from, FAB_NAK_SEQ, e->resp.epsn, h->src_qpn);
@@ -502,7 +515,7 @@ void dev_responder_rx(struct eqp *e, struct fab_link *from,
 		e->resp.epsn = (h->psn + 1) & PSN_MASK;
 		e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
 		e->resp.nak_sent = false;
-		ack_queue(e, from, h->psn, h->len);
+		ack_queue(e, from, h->psn, h->len, h->flags & FAB_F_ACKREQ);
 		break;
 	case PVRDMA_WR_RDMA_READ:
 		rc_read(e, from, h);

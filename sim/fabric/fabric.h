@@ -80,6 +80,10 @@ enum fab_ack {
 #define FAB_F_LAST	0x08
 #define FAB_F_MTU_SHIFT	4
 #define FAB_F_MTU_MASK	0x70
+/* The requester asks for the ACK of what it sent up to this request (the
+ * RoCE BTH's AckReq, on its last packet sent now): a responder may hold
+ * the ACKs of requests without it until one with it arrives. */
+#define FAB_F_ACKREQ	0x80
 
 /* A FAB_UD_SEND from the RoCE wire: read_len holds FAB_UD_IPV4_SEEN, the
  * flags and fragment offset of the IPv4 header it came in (bits 16-30)

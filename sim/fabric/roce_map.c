@@ -37,6 +37,15 @@ static void cut(uint64_t total, uint32_t mtu, uint32_t n, uint32_t *count,
 /* A SEND's or WRITE's first, middle, last or only packet, from the
  * opcode of the first: the middle and last are 1 and 2 after it, only is
  * 4 after it. */
+/* The end of the packets of a SEND or WRITE of count that go now: a
+ * window's worth (atomic_a, atomic_b), or all. */
+static uint32_t sent_end(const struct fab_hdr *h, uint32_t count)
+{
+	uint64_t end = h->atomic_b ? h->atomic_a + h->atomic_b : count;
+
+	return end < count ? (uint32_t)end : count;
+}
+
 static uint8_t part_opcode(uint8_t first_op, bool first, bool last)
 {
 	if (first && last)
@@ -71,7 +80,9 @@ static bool map_request(const struct fab_hdr *h, uint32_t n, uint32_t *count,
 			p->opcode++;
 		p->imm = h->imm;
 		p->se = last && (h->flags & FAB_F_SOLICITED);
-		p->ackreq = last;
+		/* asked for on the last packet of those sent now */
+		p->ackreq = (h->flags & FAB_F_ACKREQ) &&
+			    n + 1 == sent_end(h, *count);
 		return true;
 	case PVRDMA_WR_RDMA_READ:
 		p->opcode = ROCE_READ_REQ;
@@ -264,6 +275,8 @@ bool roce_map_rx(const struct roce_pkt *p, struct fab_hdr *h)
 	h->imm = p->imm;
 	if (p->se)
 		h->flags |= FAB_F_SOLICITED;
+	if (p->ackreq)
+		h->flags |= FAB_F_ACKREQ;
 	if ((p->opcode & 0xe0) == ROCE_UD) {
 		h->type = FAB_UD_SEND;
 		h->opcode = m & ROCE_M_IMMDT ? PVRDMA_WR_SEND_WITH_IMM :

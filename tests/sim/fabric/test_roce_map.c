@@ -24,7 +24,8 @@ static struct fab_hdr req(uint8_t opcode, uint32_t len)
 	h.len = len;
 	h.dst_qpn = 0x1234;
 	h.psn = 0xfffffe;	/* wraps inside the message */
-	h.flags = IBV_MTU_1024 << FAB_F_MTU_SHIFT | FAB_F_SOLICITED;
+	h.flags = IBV_MTU_1024 << FAB_F_MTU_SHIFT | FAB_F_SOLICITED |
+		  FAB_F_ACKREQ;
 	h.remote_addr = 0x10000;
 	h.rkey = 0x55;
 	memcpy(&h.imm, "\x01\x02\x03\x04", 4);
@@ -75,11 +76,43 @@ static void test_send_cut_to_mtu(void **state)
 		assert_int_equal(back.type, FAB_REQ);
 		assert_int_equal(back.opcode, n == 2 ? PVRDMA_WR_SEND_WITH_IMM :
 					      PVRDMA_WR_SEND);
-		assert_int_equal(back.flags & ~FAB_F_SOLICITED, segf[n]);
+		assert_int_equal(back.flags & ~(FAB_F_SOLICITED | FAB_F_ACKREQ),
+				 segf[n]);
+		assert_int_equal(!!(back.flags & FAB_F_ACKREQ), n == 2);
 		assert_int_equal(back.len, len);
 		assert_int_equal(back.psn, p.psn);
 		if (n == 2)
 			assert_memory_equal(&back.imm, "\x01\x02\x03\x04", 4);
+	}
+}
+
+/* The requester asks for the ACK of the packets it sends now on the last
+ * of them, and only when it asks. */
+static void test_ackreq_on_last_sent(void **state)
+{
+	struct fab_hdr h = req(PVRDMA_WR_RDMA_WRITE, 8 * 1024);
+	struct roce_pkt p, d;
+	struct fab_hdr back;
+	uint32_t n, count = 1, len;
+	uint64_t off;
+
+	(void)state;
+	h.atomic_a = 2;		/* a window's worth: packets 2..4 of 8 */
+	h.atomic_b = 3;
+	for (n = 2; n < 5; n++) {
+		assert_true(roce_map_tx(&h, n, &count, &p, &off, &len));
+		assert_int_equal(p.ackreq, n == 4);
+		through_wire(&p, len, &d);
+		memset(&back, 0, sizeof(back));
+		assert_true(roce_map_rx(&d, &back));
+		assert_int_equal(!!(back.flags & FAB_F_ACKREQ), n == 4);
+	}
+	h.flags &= ~FAB_F_ACKREQ;
+	h.atomic_a = 5;		/* the rest, not asked for */
+	h.atomic_b = 3;
+	for (n = 5; n < 8; n++) {
+		assert_true(roce_map_tx(&h, n, &count, &p, &off, &len));
+		assert_false(p.ackreq);
 	}
 }
 
@@ -298,6 +331,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_cut_to_mtu),
+		cmocka_unit_test(test_ackreq_on_last_sent),
 		cmocka_unit_test(test_write_first_names_the_range),
 		cmocka_unit_test(test_read_and_atomics),
 		cmocka_unit_test(test_acks_and_naks),
