@@ -147,6 +147,27 @@ roce_fuzz() {
 		"$sprov server, $cprov client"
 }
 
+# A stream of WRITEs the application posts one at a time, signaled one in
+# 100 (perftest's CQ moderation): the requester asks for an ACK every
+# quarter window and where its stream stops, and the responder holds the
+# ACKs of the rest (device/req.c, resp.c), so the responder sends far
+# fewer ACKs than there are WRITEs (one a round of them without it).
+ack_asks() {
+	local args acks wqes
+	args="-x 1 -d vmw_pvrdma0 -F -p $PORT -s 65536 -n 4000"
+	mh_pair "--stats" "ib_write_bw $args" "ib_write_bw $args $ADDR_A"
+	expect_rc "ib_write_bw server" "$server_rc" 0
+	expect_rc "ib_write_bw client" "$client_rc" 0
+	acks=$(mh_stat server roce_tx_packets)
+	wqes=$(mh_stat client send_wqes)
+	e2e_log "server ACKs ${acks:-none} for ${wqes:-no} WRITEs"
+	[ "${wqes:-0}" -ge 4000 ] || e2e_fail "the client sent no stream"
+	[ "${acks:-0}" -gt 0 ] || e2e_fail "the server sent no ACK"
+	[ $((acks * 2)) -lt "$wqes" ] ||
+		e2e_fail "$acks ACKs for $wqes WRITEs: none held"
+	e2e_pass "$acks ACKs for $wqes WRITEs: $sprov server, $cprov client"
+}
+
 roce_fuzz_cm() {
 	local py spid bad
 	py=$(command -v python3)

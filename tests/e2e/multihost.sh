@@ -655,6 +655,7 @@ fuzz_cm) fuzz_cm ;;
 roce_capture) roce_capture "$@" ;;
 roce_fuzz) roce_fuzz ;;
 roce_fuzz_cm) roce_fuzz_cm ;;
+ack_asks) ack_asks ;;
 cm_resend) cm_resend ;;
 mpi) mpi ;;
 host_netdev) host_netdev ;;
