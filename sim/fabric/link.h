@@ -127,6 +127,8 @@ struct fab_port {
 					 * then those being sent */
 	struct roce_ahead *roce_ahead;	/* reads to their place (roce_ahead.c),
 					 * made on first use */
+	bool roce_write_open;		/* the last packet read was a WRITE's
+					 * first or middle: more may follow */
 	struct iovec *roce_tx_iov;	/* ROCE_TX_IOV pieces of a batch */
 	bool roce_no_gso;		/* the kernel has no UDP_SEGMENT */
 	uint32_t roce_window;		/* bytes a requester keeps in

@@ -294,6 +294,8 @@ int roce_rx_run(struct fab_port *port, const struct sockaddr_in *src,
 				      .left = h.len, .lasts = true };
 		if (roce_rx_deliver(port, src, &h, &rx))
 			count++;
+		port->roce_write_open = pk[0] == ROCE_WRITE_FIRST ||
+					pk[0] == ROCE_WRITE_MIDDLE;
 	}
 	/* the buffer is read into again: copies deferred are made now */
 	if (count && port->adapter.rx_end)

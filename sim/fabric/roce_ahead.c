@@ -202,6 +202,7 @@ static void ahead_take(struct fab_port *port, struct roce_ahead *a,
 			placed++;
 	}
 	*count += placed;
+	port->roce_write_open = !(a->ends && i >= a->k);
 	if (off < n) {
 		if (gather(port, a, nv, off, n))
 			*count += roce_rx_run(port, src, meta, port->roce_buf,
@@ -232,7 +233,8 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 	int nv, npieces = AHEAD_PIECES;
 	ssize_t n;
 
-	if (!port->adapter.ahead)
+	/* no look (a system call) where no WRITE is coming in packets */
+	if (!port->adapter.ahead || !port->roce_write_open)
 		return -1;
 	n = sim_libc.recvfrom(port->roce_fd, bth, sizeof(bth),
 			      MSG_PEEK | MSG_DONTWAIT,
