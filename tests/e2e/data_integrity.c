@@ -4,9 +4,9 @@
  * every field of every completion checked on both sides:
  *
  *   RC: send (gather 3 SGEs, scatter 2), send with immediate (solicited),
- *       RDMA write (4 KiB, and 300 KiB + 7 B), RDMA write with immediate, RDMA read, compare-and-swap
- *       (hit and miss), fetch-and-add, an unsignaled send followed by a
- *       signaled one, a zero-length send
+ *       RDMA write (4 KiB, and 300 KiB + 7 B), RDMA write with immediate,
+ *       RDMA read, compare-and-swap (hit and miss), fetch-and-add, an
+ *       unsignaled send followed by a signaled one, a zero-length send
  *   UD: send and send with immediate (GRH, src_qp)
  *
  * The client is the requester; the server posts the receives, checks what
