@@ -258,23 +258,33 @@ int __openat64_2(int dirfd, const char *path, int flags)
 	return fix_sysfs_errno(get___openat64_2()(dirfd, path, flags), path);
 }
 
+/*
+ * A command runs with a reference to its file, as under the kernel's
+ * fdget(): another thread's close() of the fd meanwhile (a program tearing
+ * down while its rdma_cm thread waits in rdma_get_cm_event) leaves the
+ * file until the command returns, instead of freeing it under the command.
+ */
 ssize_t write(int fd, const void *buf, size_t len)
 {
-	struct host_file *hf = fd_file(fd);
+	struct host_file *hf = fd_file_hold(fd);
+	bool ucma;
 	ssize_t ret;
 
 	if (!hf)
 		return get_write()(fd, buf, len);
 	if (hf->acc_mode == O_RDONLY) {
+		host_file_put(hf);
 		errno = EBADF;	/* the VFS: not open for writing */
 		return -1;
 	}
 	/* A forked child's command on its parent's file: the objects it
 	 * makes are the child's adapter's, not the parent's. */
 	sim_identity_check();
-	ret = hf->ucma ? ucma_write(hf->ucma, fd, buf, len) :
-			 uverbs_write(hf->file, buf, len);
-	if (!hf->ucma)
+	ucma = hf->ucma;
+	ret = ucma ? ucma_write(hf->ucma, fd, buf, len) :
+		     uverbs_write(hf->file, buf, len);
+	host_file_put(hf);
+	if (!ucma)
 		snap_objects_changed();	/* for RDMA netlink */
 	if (ret < 0) {
 		errno = (int)-ret;

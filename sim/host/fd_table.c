@@ -90,6 +90,26 @@ struct host_file *fd_file(int fd)
 	return NULL;
 }
 
+struct host_file *fd_file_hold(int fd)
+{
+	struct host_file *hf = fd_file(fd);
+	unsigned int refs;
+
+	if (!hf)
+		return NULL;
+	refs = atomic_load(&hf->refs);
+	do {
+		if (!refs)
+			return NULL;	/* its last reference is going */
+	} while (!atomic_compare_exchange_weak(&hf->refs, &refs, refs + 1));
+	/* closed (and perhaps the entry reused) before the reference */
+	if (atomic_load(&fd_table[fd]) != hf) {
+		host_file_put(hf);
+		return NULL;
+	}
+	return hf;
+}
+
 /* The same, given what fstat() just said of fd. */
 struct host_file *fd_file_stat(int fd, struct host_file *hf,
 			       const struct stat *st)

@@ -151,6 +151,11 @@ struct host_file *host_file_get(void);
 void host_file_release(struct host_file *hf);
 void host_file_put(struct host_file *hf);
 struct host_file *fd_file(int fd);
+/* fd_file() with a reference held for a system call on the file, as the
+ * kernel's fdget() holds one: a close() by another thread meanwhile leaves
+ * the file open until the call's host_file_put(). NULL where fd names no
+ * device file, or one being closed. */
+struct host_file *fd_file_hold(int fd);
 struct host_file *fd_file_stat(int fd, struct host_file *hf,
 			       const struct stat *st);
 int fd_install(int fd, struct host_file *hf);
