@@ -215,6 +215,14 @@ struct sim_qp_attr {
 	uint8_t path_mig_state;
 };
 
+/* A responder takes requests in RTR, RTS, SQD and SQE; in any other
+ * state they are dropped. */
+static inline bool sim_qp_state_takes_requests(enum ibv_qp_state st)
+{
+	return st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD ||
+	       st == IBV_QPS_SQE;
+}
+
 struct sim_qp {
 	uint32_t handle;		/* uverbs object handle */
 	uint32_t qpn;			/* on the wire */

@@ -104,8 +104,7 @@ bool direct_target_qp_ok(const struct view_qp *q, int need)
 {
 	if (q->type != IBV_QPT_RC)
 		return false;
-	if (q->state != IBV_QPS_RTR && q->state != IBV_QPS_RTS &&
-	    q->state != IBV_QPS_SQD && q->state != IBV_QPS_SQE)
+	if (!sim_qp_state_takes_requests((enum ibv_qp_state)q->state))
 		return false;
 	return (q->access & need) == need;
 }

@@ -240,7 +240,6 @@ uint64_t pkt_write_ahead(struct eqp *e, uint32_t psn, uint32_t max_packets,
 			 bool *ends)
 {
 	struct sim_qp *qp = e->qp;
-	enum ibv_qp_state st = qp->attr.state;
 	uint64_t left, len;
 
 	/* a plain WRITE between its first and last packet, at the PSN
@@ -248,8 +247,7 @@ uint64_t pkt_write_ahead(struct eqp *e, uint32_t psn, uint32_t max_packets,
 	 * last packet, whose headers are longer */
 	if (qp->type != IBV_QPT_RC || !e->resp.seg_busy ||
 	    e->resp.seg_op != PVRDMA_WR_RDMA_WRITE || psn != e->resp.epsn ||
-	    (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
-	     st != IBV_QPS_SQE) ||
+	    !sim_qp_state_takes_requests(qp->attr.state) ||
 	    (qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) !=
 		    IBV_ACCESS_REMOTE_WRITE ||
 	    e->resp.seg_off >= e->resp.seg_total)

@@ -199,8 +199,7 @@ void pub_qp(const struct sim_qp *qp)
 			    recv_view(qp, &r) ? &r : NULL);
 	/* A SEND's data lands without the lock: before the receives are
 	 * flushed, none may still be on its way to them. */
-	if (v.state != IBV_QPS_RTR && v.state != IBV_QPS_RTS &&
-	    v.state != IBV_QPS_SQD && v.state != IBV_QPS_SQE)
+	if (!sim_qp_state_takes_requests((enum ibv_qp_state)v.state))
 		view_own_fence(adapter);
 }
 

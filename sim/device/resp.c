@@ -458,8 +458,7 @@ void dev_responder_rx(struct eqp *e, struct fab_link *from,
 		return;
 	h = pkt_rc_source(e, from, h, &copy);
 	/* Only a QP past RTR takes requests; others drop them silently. */
-	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD &&
-	    st != IBV_QPS_SQE)
+	if (!sim_qp_state_takes_requests(st))
 		return;
 
 	if (h->psn != e->resp.epsn) {
