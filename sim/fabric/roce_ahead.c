@@ -67,11 +67,6 @@ struct roce_ahead {
 	uint8_t rest[ROCE_RX_LEN];	/* what follows the packets expected */
 };
 
-static uint32_t get24(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
 /* The read's iovecs for k packets whose payloads, bytes in all, lie in
  * a->where[0..npieces); the last ends the message when ends. */
 static int plan(struct roce_ahead *a, uint32_t k, uint64_t bytes,
@@ -221,7 +216,10 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 		uint8_t b[CMSG_SPACE(sizeof(int)) * 3 + 16];
 	} ctl;
 	struct roce_ahead *a = port->roce_ahead;
-	uint8_t bth[ROCE_BTH_LEN];
+	/* a middle packet's BTH, and as many bytes more as roce_decode()
+	 * wants of any datagram (an ICRC's) */
+	uint8_t head[ROCE_BTH_LEN + ROCE_ICRC_LEN];
+	struct roce_pkt p;
 	struct sockaddr_in src;
 	socklen_t sl = sizeof(src);
 	struct msghdr msg;
@@ -236,16 +234,18 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 	/* no look (a system call) where no WRITE is coming in packets */
 	if (!port->adapter.ahead || !port->roce_write_open)
 		return -1;
-	n = sim_libc.recvfrom(port->roce_fd, bth, sizeof(bth),
+	n = sim_libc.recvfrom(port->roce_fd, head, sizeof(head),
 			      MSG_PEEK | MSG_DONTWAIT,
 			      (struct sockaddr *)&src, &sl);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-	if (n < ROCE_BTH_LEN || bth[0] != ROCE_WRITE_MIDDLE ||
-	    sl < sizeof(src) || src.sin_family != AF_INET)
+	if (n < (ssize_t)sizeof(head) || sl < sizeof(src) ||
+	    src.sin_family != AF_INET ||
+	    roce_decode(&p, head, sizeof(head)) != ROCE_OK ||
+	    p.opcode != ROCE_WRITE_MIDDLE)
 		return -1;
-	dqpn = get24(bth + 5);
-	psn = get24(bth + 9);
+	dqpn = p.dqpn;
+	psn = p.psn;
 	if (a && a->faulted && a->fault_qpn == dqpn && a->fault_psn == psn) {
 		a->faulted = false;
 		return -1;
