@@ -19,8 +19,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +29,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "busy_poller.h"
 
 #define SOCK_BUF	(4 << 20)	/* as sim/fabric/fabric.c */
 #define RX_CHUNK	(256 << 10)
@@ -79,20 +78,10 @@ static int server(struct sockaddr_in *sa)
 	return 0;
 }
 
-static atomic_bool poller_stop;
-
-static void *busy_poller(void *arg)
-{
-	(void)arg;
-	while (!atomic_load_explicit(&poller_stop, memory_order_relaxed))
-		__builtin_ia32_pause();
-	return NULL;
-}
-
 static int client(struct sockaddr_in *sa, size_t size, uint64_t count,
 		  bool poller)
 {
-	pthread_t poller_thread;
+	struct busy_poller busy = { .running = false };
 	uint64_t total = size * count, i;
 	uint8_t *buf = calloc(1, size), ack;
 	double t0, t;
@@ -116,8 +105,8 @@ static int client(struct sockaddr_in *sa, size_t size, uint64_t count,
 	}
 	if (send(fd, &total, sizeof(total), MSG_NOSIGNAL) != sizeof(total))
 		die("send", errno);
-	if (poller && pthread_create(&poller_thread, NULL, busy_poller, NULL))
-		die("pthread_create", errno);
+	if (poller)
+		busy_poller_start(&busy);
 	t0 = now_s();
 	for (i = 0; i < count; i++) {
 		for (off = 0; off < size; off += n) {
@@ -133,10 +122,7 @@ static int client(struct sockaddr_in *sa, size_t size, uint64_t count,
 	if (recv(fd, &ack, 1, MSG_WAITALL) != 1)
 		die("recv", errno);
 	t = now_s() - t0;
-	if (poller) {
-		atomic_store(&poller_stop, true);
-		pthread_join(poller_thread, NULL);
-	}
+	busy_poller_stop(&busy);
 	printf("{\"GBps\": %.6f, \"Mpps\": %.6f}\n", total / t / 1e9,
 	       count / t / 1e6);
 	close(fd);

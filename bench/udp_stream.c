@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * udp_stream server ADDR PORT [gro] [icrc]
- * udp_stream client ADDR PORT SIZE COUNT DGRAM [gso] [icrc]
+ * udp_stream client ADDR PORT SIZE COUNT DGRAM [gso] [icrc] [busy-poller]
  *
  * A plain UDP stream between two hosts (bench/run: two network
  * namespaces): the limit of the sim's RoCE v2 wire, which sends datagrams
@@ -23,6 +23,9 @@
  * in a buffer of SIZE, as a responder places a WRITE. The CRC is the
  * sim's own (sim/fabric/roce_crc32.c); no headers are built or parsed,
  * so this is a floor, not a model of the wire.
+ *
+ * With busy-poller, a second thread of the client spins while it sends
+ * (busy_poller.h), as the thread of perftest's client busy-polls its CQ.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -39,6 +42,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "busy_poller.h"
 #include "roce_crc32.h"
 
 #ifndef UDP_SEGMENT
@@ -55,7 +59,7 @@
 
 /* What a command line's trailing words ask for. */
 struct stream_mode {
-	bool gso, gro, icrc;
+	bool gso, gro, icrc, busy_poller;
 };
 
 static bool parse_mode(int argc, char **argv, struct stream_mode *m)
@@ -67,6 +71,8 @@ static bool parse_mode(int argc, char **argv, struct stream_mode *m)
 			m->gro = true;
 		else if (!strcmp(*argv, "icrc"))
 			m->icrc = true;
+		else if (!strcmp(*argv, "busy-poller"))
+			m->busy_poller = true;
 		else
 			return false;
 	}
@@ -258,6 +264,7 @@ static uint64_t finish(int fd, struct sockaddr_in *sa, char what)
 static int client(struct sockaddr_in *sa, size_t size, uint64_t count,
 		  size_t dgram, const struct stream_mode *mode)
 {
+	struct busy_poller busy = { .running = false };
 	uint8_t *buf = calloc(1, size);
 	int fd = udp_socket(), seg = (int)dgram;
 	uint64_t i, sent = 0, got;
@@ -270,12 +277,15 @@ static int client(struct sockaddr_in *sa, size_t size, uint64_t count,
 		die("UDP_SEGMENT", errno);
 	/* the server is up once it answers */
 	finish(fd, sa, 's');
+	if (mode->busy_poller)
+		busy_poller_start(&busy);
 	t0 = now_s();
 	for (i = 0; i < count; i++)
 		sent += send_message(fd, sa, buf, size, dgram, mode->gso,
 				     mode->icrc);
 	got = finish(fd, sa, 'q');
 	t = now_s() - t0;
+	busy_poller_stop(&busy);
 	printf("{\"GBps\": %.6f, \"lost\": %.4f}\n", got / t / 1e9,
 	       sent ? 1.0 - (double)got / (double)(size * count) : 1.0);
 	close(fd);
@@ -292,7 +302,8 @@ int main(int argc, char **argv)
 		goto usage;
 	sa.sin_port = htons((uint16_t)atoi(argv[3]));
 	if (!strcmp(argv[1], "server") &&
-	    parse_mode(argc - 4, argv + 4, &mode) && !mode.gso)
+	    parse_mode(argc - 4, argv + 4, &mode) && !mode.gso &&
+	    !mode.busy_poller)
 		return server(&sa, &mode);
 	if (!strcmp(argv[1], "client") && argc >= 7 &&
 	    parse_mode(argc - 7, argv + 7, &mode) && !mode.gro)
@@ -301,6 +312,7 @@ int main(int argc, char **argv)
 			      strtoul(argv[6], NULL, 0), &mode);
 usage:
 	fprintf(stderr, "usage: udp_stream server ADDR PORT [gro] [icrc] | "
-		"client ADDR PORT SIZE COUNT DGRAM [gso] [icrc]\n");
+		"client ADDR PORT SIZE COUNT DGRAM [gso] [icrc] "
+		"[busy-poller]\n");
 	return 2;
 }
