@@ -523,16 +523,24 @@ void cm_gsi_kick(void)
 {
 	struct pollfd p = { .events = POLLIN };
 	struct gsi_conn *c;
+	bool sent = false;
 
 	if (!gsi.started)
 		return;
 	pthread_mutex_lock(&gsi.lock);
 	for (c = gsi.conns; c; c = c->next) {
 		p.fd = c->fd;
-		if (c->fd >= 0 && poll(&p, 1, 0) == 1)
+		if (c->fd >= 0 && poll(&p, 1, 0) == 1) {
 			agent_ready(c);
+			sent = true;
+		}
 	}
 	pthread_mutex_unlock(&gsi.lock);
+	/* The thread sleeps with the timeout of before, on sockets this
+	 * emptied: what was sent here waits for its answer on a timer it
+	 * has not seen. */
+	if (sent)
+		eventfd_write(gsi.wake, 1);
 }
 
 bool cm_gsi_gid(const union ibv_gid *gid)
