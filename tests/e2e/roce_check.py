@@ -7,7 +7,10 @@ scapy computes for it. Prints the count of each opcode; exits 1 on any
 packet that fails, 2 if scapy is missing, 3 if the capture has no RoCE
 packet. Responses carry the responder's MSN (AETH): on each flow they
 must never go back, and a flow of more than one response must count
-messages (an MSN left 0 fails). With --self-test, also checks that a
+messages (an MSN left 0 fails). A flow is one connection's: a CM REQ or
+REP naming a QP (rdma_cm connecting it again, as a test harness starts a
+refused pair of programs again, their QPs numbered as before) begins a
+new flow of the responses to that QP. With --self-test, also checks that a
 packet with one byte changed is caught (the check can fail)."""
 import sys
 
@@ -29,15 +32,38 @@ def icrc_ok(pkt):
 AETH_OPS = (0x0d, 0x0f, 0x10, 0x11, 0x12)
 
 
-def msn_of(p):
-    """(flow, MSN) of an RC response, or None."""
+# A CM MAD on QP 1 (BTH, DETH, then the MAD): its attribute ID, and
+# where REQ and REP carry their sender's QPN (IBA 12.6.5, 12.6.8).
+MAD_AT = 12 + 8
+CM_REQ, CM_REP = 0x0010, 0x0013
+QPN_IN = {CM_REQ: 24 + 32, CM_REP: 24 + 12}
+
+
+def connecting(p):
+    """(address, QPN) of the QP a CM REQ or REP connects, or None."""
+    if p[BTH].dqpn != 1:
+        return None
+    mad = raw(p[UDP].payload)[MAD_AT:]
+    if len(mad) < 64:
+        return None
+    at = QPN_IN.get(int.from_bytes(mad[16:18], "big"))
+    if at is None:
+        return None
+    return p[IP].src, int.from_bytes(mad[at:at + 3], "big")
+
+
+def msn_of(p, conns):
+    """(flow, MSN) of an RC response, or None; the flow names the
+    connection of its QP (conns: (address, QPN) -> how many times a REQ
+    or REP connected it)."""
     if p[BTH].opcode not in AETH_OPS:
         return None
     ib = raw(p[UDP].payload)
     if len(ib) < 16:
         return None
     flow = (p[IP].src, p[IP].dst, p[BTH].dqpn)
-    return flow, int.from_bytes(ib[13:16], "big")
+    n = conns.get((p[IP].dst, p[BTH].dqpn), 0)
+    return flow + ((n,) if n > 1 else ()), int.from_bytes(ib[13:16], "big")
 
 
 def msn_check(msns):
@@ -60,7 +86,7 @@ def msn_check(msns):
 def main():
     path = sys.argv[1]
     self_test = "--self-test" in sys.argv
-    count, bad, ops, msns = 0, 0, {}, {}
+    count, bad, ops, msns, conns = 0, 0, {}, {}, {}
     first = None
     for p in rdpcap(path):
         if IP not in p or UDP not in p or p[UDP].dport != 4791:
@@ -75,7 +101,10 @@ def main():
             print("bad ICRC:", name, "psn", p[BTH].psn)
             bad += 1
         ops[name] = ops.get(name, 0) + 1
-        m = msn_of(p)
+        c = connecting(p)
+        if c:
+            conns[c] = conns.get(c, 0) + 1
+        m = msn_of(p, conns)
         if m:
             msns.setdefault(m[0], []).append(m[1])
         first = first or p
