@@ -20,12 +20,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <cmocka.h>
 
 #include "cm.h"
-#include "cm_gsi.h"
+#include "cm_gsi_req.h"
 #include "device.h"
 #include "options.h"
 
@@ -52,24 +51,6 @@ bool __wrap_fabric_gsi_send(unsigned int index, uint32_t daddr,
 	return true;
 }
 
-static uint32_t ip4(const char *ip)
-{
-	uint32_t a;
-
-	inet_pton(AF_INET, ip, &a);
-	return a;
-}
-
-static void addr(struct sockaddr_storage *ss, const char *ip, uint16_t port)
-{
-	struct sockaddr_in *a = (struct sockaddr_in *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	a->sin_family = AF_INET;
-	a->sin_port = htons(port);
-	inet_pton(AF_INET, ip, &a->sin_addr);
-}
-
 static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
@@ -88,8 +69,17 @@ static unsigned int sent_wait(unsigned int want)
 	return atomic_load(&mads_sent);
 }
 
+/*
+ * Whether the GSI thread sees the message in the socket before the kick
+ * takes it is a race (the thread wakes on another core): the connect is
+ * made CONNECTS times, and one lost wake-up fails it. Each connection
+ * then closes, its REQ no longer resent.
+ */
+#define CONNECTS	16
+
 static void test_kicked_req_is_resent(void **state)
 {
+	unsigned int k, before;
 	struct cm_msg m;
 	int fd;
 
@@ -97,39 +87,34 @@ static void test_kicked_req_is_resent(void **state)
 	/* one adapter at 198.51.100.1; its device is not started (no
 	 * adapter while the GSI starts: the fabric is not opened) */
 	sim_global.wire = SIM_WIRE_ROCE;
-	cm_gsi_resend_ns = 100ull * 1000000ull;
+	cm_gsi_resend_ns = 20ull * 1000000ull;
 	assert_int_equal(cm_gsi_start(), 0);
 	sim_global.num_adapters = 1;
 	sim_devs[0].gid_count = 1;
-	gsi_mapped_gid(sim_devs[0].gid[0].raw, ip4("198.51.100.1"));
+	gsi_mapped_gid(sim_devs[0].gid[0].raw, gsi_test_ip4("198.51.100.1"));
 
-	fd = cm_gsi_connect();
-	assert_true(fd >= 0);
-	/* the thread has taken the connection's wake-up and sleeps on its
-	 * socket, with nothing to resend: no timeout */
-	sleep_ms(200);
-
-	cm_msg_init(&m, CM_MSG_REQ, NULL, 0);
-	m.ps = RDMA_PS_TCP;
-	m.qpn = 0x101;
-	m.psn = 0x1234;
-	m.retry_count = 7;
-	m.rnr_retry_count = 7;
-	m.mtu = IBV_MTU_1024;
-	gsi_mapped_gid(m.src_gid, ip4("198.51.100.1"));
-	gsi_mapped_gid(m.dst_gid, ip4("198.51.100.2"));
-	addr(&m.src, "198.51.100.1", 40000);
-	addr(&m.dst, "198.51.100.2", 7174);
-	/* what cm_send_msg() does on the agent's thread */
-	assert_int_equal(send(fd, &m, sizeof(m), MSG_DONTWAIT), sizeof(m));
-	cm_gsi_kick();
-	assert_int_equal(atomic_load(&mads_sent), 1);
-	assert_int_equal(last_attr, CM_ATTR_REQ);
-
-	/* no answer: the GSI thread sends it again on its timer */
-	assert_true(sent_wait(3) >= 3);
-	assert_int_equal(last_attr, CM_ATTR_REQ);
-	close(fd);
+	for (k = 0; k < CONNECTS; k++) {
+		fd = cm_gsi_connect();
+		assert_true(fd >= 0);
+		/* the thread has taken the connection's wake-up and sleeps
+		 * on its socket, with no resend due */
+		sleep_ms(50);
+		gsi_test_req(&m, NULL, 0);
+		m.psn = 0x1234 + k;
+		before = atomic_load(&mads_sent);
+		/* what cm_send_msg() does on the agent's thread */
+		assert_int_equal(send(fd, &m, sizeof(m), MSG_DONTWAIT),
+				 sizeof(m));
+		cm_gsi_kick();
+		assert_true(atomic_load(&mads_sent) >= before + 1);
+		assert_int_equal(last_attr, CM_ATTR_REQ);
+		/* no answer: the GSI thread sends it again on its timer */
+		assert_true(sent_wait(before + 2) >= before + 2);
+		assert_int_equal(last_attr, CM_ATTR_REQ);
+		close(fd);
+		/* the thread sees the agent's end close: no more resends */
+		sleep_ms(10);
+	}
 }
 
 int main(void)

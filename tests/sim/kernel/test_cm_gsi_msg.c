@@ -13,25 +13,7 @@
 #include <arpa/inet.h>
 #include <cmocka.h>
 
-#include "cm_gsi.h"
-
-static void addr(struct sockaddr_storage *ss, const char *ip, uint16_t port)
-{
-	struct sockaddr_in *a = (struct sockaddr_in *)ss;
-
-	memset(ss, 0, sizeof(*ss));
-	a->sin_family = AF_INET;
-	a->sin_port = htons(port);
-	inet_pton(AF_INET, ip, &a->sin_addr);
-}
-
-static uint32_t ip4(const char *ip)
-{
-	uint32_t a;
-
-	inet_pton(AF_INET, ip, &a);
-	return a;
-}
+#include "cm_gsi_req.h"
 
 static void test_req_out(void **state)
 {
@@ -41,19 +23,11 @@ static void test_req_out(void **state)
 	static const uint8_t pdata[] = { 'h', 'i' };
 
 	(void)state;
-	cm_msg_init(&m, CM_MSG_REQ, pdata, sizeof(pdata));
-	m.ps = RDMA_PS_TCP;
-	m.qpn = 0x101;
+	gsi_test_req(&m, pdata, sizeof(pdata));
 	m.psn = 0xabcdef;
 	m.responder_resources = 2;
 	m.initiator_depth = 3;
-	m.retry_count = 7;
 	m.rnr_retry_count = 6;
-	m.mtu = IBV_MTU_1024;
-	gsi_mapped_gid(m.src_gid, ip4("198.51.100.1"));
-	gsi_mapped_gid(m.dst_gid, ip4("198.51.100.2"));
-	addr(&m.src, "198.51.100.1", 40000);
-	addr(&m.dst, "198.51.100.2", 7174);
 	assert_true(gsi_msg_to_mad(&c, &m, &d));
 	assert_int_equal(d.attr_id, CM_ATTR_REQ);
 	assert_int_equal(d.local_comm_id, 0x1234);
@@ -90,13 +64,13 @@ static void test_req_in(void **state)
 	out.psn = 0x222222;
 	out.initiator_depth = 4;
 	out.mtu = IBV_MTU_1024;
-	addr(&out.src, "198.51.100.2", 50000);
-	addr(&out.dst, "198.51.100.1", 18515);
-	gsi_mapped_gid(out.dst_gid, ip4("198.51.100.1"));
+	gsi_test_addr(&out.src, "198.51.100.2", 50000);
+	gsi_test_addr(&out.dst, "198.51.100.1", 18515);
+	gsi_mapped_gid(out.dst_gid, gsi_test_ip4("198.51.100.1"));
 	assert_true(gsi_msg_to_mad(&c, &out, &d));
 
-	assert_true(gsi_req_to_msg(&d, ip4("198.51.100.2"),
-				   ip4("198.51.100.1"), &in));
+	assert_true(gsi_req_to_msg(&d, gsi_test_ip4("198.51.100.2"),
+				   gsi_test_ip4("198.51.100.1"), &in));
 	assert_int_equal(in.type, CM_MSG_REQ);
 	assert_int_equal(in.ps, RDMA_PS_TCP);
 	assert_int_equal(in.qpn, 0x11);
