@@ -10,6 +10,9 @@
  * expects (fab_rx_ahead_fn) and one recvmsg scatters the run: each
  * packet's BTH and ICRC into small slots here, its payload into the
  * registered memory, as the kernel's single copy. No other copy is made.
+ * A packet's ICRC and the next one's BTH share a slot, one piece of the
+ * read: two pieces a packet rather than three, each of which costs the
+ * kernel's copy about as much as a hundred bytes.
  *
  * Each packet is then checked as any is: its headers must be the ones
  * expected (else it and the rest of the run are gathered back from
@@ -40,15 +43,17 @@
 #define AHEAD_PACKETS	64
 /* Pieces of registered memory they may fall in. */
 #define AHEAD_PIECES	256
-/* The read's iovecs: a BTH and an ICRC slot a packet, the payloads'
+/* The read's iovecs: a slot a packet and the last one's, the payloads'
  * pieces cut at packet boundaries, the rest of the run. */
-#define AHEAD_IOV	(AHEAD_PACKETS * 3 + AHEAD_PIECES + 1)
+#define AHEAD_IOV	(AHEAD_PACKETS * 2 + 1 + AHEAD_PIECES + 1)
 /* A packet's bytes that are not payload: BTH, pad, ICRC. */
 #define AHEAD_OVERHEAD	(ROCE_BTH_LEN + 3 + ROCE_ICRC_LEN)
+/* The slot between packets i - 1 and i: the ICRC of i - 1 (only the last
+ * packet of a message has a pad), then the BTH of i. */
+#define AHEAD_SEAM	(ROCE_ICRC_LEN + ROCE_BTH_LEN)
 
 struct roce_ahead {
-	uint8_t bth[AHEAD_PACKETS][ROCE_BTH_LEN];
-	uint8_t tail[AHEAD_PACKETS][3 + ROCE_ICRC_LEN];	/* pad, ICRC */
+	uint8_t seam[AHEAD_PACKETS + 1][AHEAD_SEAM];
 	uint32_t dgram[AHEAD_PACKETS];	/* each one's datagram length */
 	uint8_t pad[AHEAD_PACKETS];
 	uint16_t first_iov[AHEAD_PACKETS]; /* its payload: v[first_iov..] */
@@ -67,6 +72,17 @@ struct roce_ahead {
 	uint8_t rest[ROCE_RX_LEN];	/* what follows the packets expected */
 };
 
+/* Packet i's BTH, and its pad and ICRC. */
+static uint8_t *bth_of(struct roce_ahead *a, uint32_t i)
+{
+	return a->seam[i] + ROCE_ICRC_LEN;
+}
+
+static uint8_t *tail_of(struct roce_ahead *a, uint32_t i)
+{
+	return a->seam[i + 1];
+}
+
 /* The read's iovecs for k packets whose payloads, bytes in all, lie in
  * a->where[0..npieces); the last ends the message when ends. */
 static int plan(struct roce_ahead *a, uint32_t k, uint64_t bytes,
@@ -84,7 +100,9 @@ static int plan(struct roce_ahead *a, uint32_t k, uint64_t bytes,
 		a->pad[i] = ends && i == k - 1 ? (uint8_t)(-pay & 3) : 0;
 		a->dgram[i] = (uint32_t)(ROCE_BTH_LEN + pay + a->pad[i] +
 					 ROCE_ICRC_LEN);
-		a->v[nv++] = (struct iovec){ a->bth[i], ROCE_BTH_LEN };
+		if (!i)
+			a->v[nv++] = (struct iovec){ bth_of(a, 0),
+						     ROCE_BTH_LEN };
 		a->first_iov[i] = (uint16_t)nv;
 		while (left) {
 			size_t l;
@@ -104,7 +122,9 @@ static int plan(struct roce_ahead *a, uint32_t k, uint64_t bytes,
 			}
 		}
 		a->n_iov[i] = (uint16_t)(nv - a->first_iov[i]);
-		a->v[nv++] = (struct iovec){ a->tail[i],
+		/* and the next one's BTH, where one follows */
+		a->v[nv++] = (struct iovec){ tail_of(a, i),
+					     i + 1 < k ? AHEAD_SEAM :
 					     a->pad[i] + ROCE_ICRC_LEN };
 	}
 	a->v[nv++] = (struct iovec){ a->rest, sizeof(a->rest) };
@@ -114,7 +134,7 @@ static int plan(struct roce_ahead *a, uint32_t k, uint64_t bytes,
 /* The register from zero of packet i's bytes after its BTH, read where
  * they lie (under the fault guard: the application may have taken the
  * memory away since the read); false if it did. */
-static bool payload_crc0(const struct roce_ahead *a, uint32_t i,
+static bool payload_crc0(struct roce_ahead *a, uint32_t i,
 			 uint32_t *crc0)
 {
 	uint32_t crc = 0;
@@ -122,7 +142,7 @@ static bool payload_crc0(const struct roce_ahead *a, uint32_t i,
 	if (!sim_app_fold32(&crc, roce_crc32_update, &a->v[a->first_iov[i]],
 			    a->n_iov[i]))
 		return false;
-	*crc0 = roce_crc32_update(crc, a->tail[i], a->pad[i]);
+	*crc0 = roce_crc32_update(crc, tail_of(a, i), a->pad[i]);
 	return true;
 }
 
@@ -177,7 +197,7 @@ static void ahead_take(struct fab_port *port, struct roce_ahead *a,
 		/* not where the packet expected fell: the rest as usual */
 		if (i >= a->k || len != a->dgram[i])
 			break;
-		if (!roce_rx_headers(port, a->bth[i], len, &p))
+		if (!roce_rx_headers(port, bth_of(a, i), len, &p))
 			continue;
 		if (p.opcode != want || p.dqpn != a->qpn ||
 		    p.psn != ((a->psn + i) & 0xffffff) || p.pad != a->pad[i])
@@ -185,9 +205,9 @@ static void ahead_take(struct fab_port *port, struct roce_ahead *a,
 		if (!payload_crc0(a, i, &crc0))
 			break;
 		h = *meta;
-		if (!roce_rx_checked(port, src, &p, a->bth[i],
+		if (!roce_rx_checked(port, src, &p, bth_of(a, i),
 				     len - ROCE_ICRC_LEN,
-				     roce_icrc_get(a->tail[i] + a->pad[i]),
+				     roce_icrc_get(tail_of(a, i) + a->pad[i]),
 				     &crc0, &h))
 			continue;
 		port->roce_counts.rx_placed++;
