@@ -10,6 +10,12 @@
  *   check_<size>_ns     roce_icrc_check() of that packet (the receive
  *                       side: the identification is unknown), and
  *   check_<size>_GBps   its payload bytes per second;
+ *   sent_<size>_ns      the ICRC as a batch sent from the application's
+ *                       memory computes it (roce_icrc_start(), the
+ *                       payload where it lies, roce_icrc_end());
+ *   placed_<size>_ns    the check of a packet whose payload was read to
+ *                       its place (the payload's register from zero,
+ *                       then roce_icrc_check_crc0());
  * with the fastest way. Each figure is the fastest of 7 timed runs of
  * about SECONDS / 7 (default 0.35 s) each: the runs are short and the
  * code's cost fixed, so the fastest is the one least disturbed by other
@@ -27,7 +33,7 @@
 
 #define RUNS	7
 
-enum what { CRC, ICRC, CHECK };
+enum what { CRC, ICRC, CHECK, SENT, PLACED };
 
 static const char *const way_name[] = {
 	[ROCE_CRC32_TABLES] = "tables",
@@ -52,13 +58,33 @@ static double timed(enum what what, uint8_t *b, size_t n, uint64_t count)
 
 	for (i = 0; i < count; i++) {
 		struct roce_flow4 f = flow;
+		size_t iblen = n - ROCE_ICRC_LEN;
+		uint32_t crc;
 
-		if (what == CRC)
+		switch (what) {
+		case CRC:
 			acc ^= roce_crc32_update(0xffffffffu, b, n);
-		else if (what == ICRC)
-			acc ^= roce_icrc(&f, b, n - ROCE_ICRC_LEN);
-		else
+			break;
+		case ICRC:
+			acc ^= roce_icrc(&f, b, iblen);
+			break;
+		case CHECK:
 			acc ^= roce_icrc_check(&f, b, n);
+			break;
+		case SENT:
+			crc = roce_icrc_start(&f, b, iblen);
+			crc = roce_crc32_update(crc, b + ROCE_BTH_LEN,
+						iblen - ROCE_BTH_LEN);
+			acc ^= roce_icrc_end(crc);
+			break;
+		case PLACED:
+			crc = roce_crc32_update(0, b + ROCE_BTH_LEN,
+						iblen - ROCE_BTH_LEN);
+			acc ^= roce_icrc_check_crc0(&f, b, iblen,
+						    roce_icrc_get(b + iblen),
+						    crc);
+			break;
+		}
 	}
 	sink = acc;
 	return now_s() - t0;
@@ -135,6 +161,10 @@ int main(int argc, char **argv)
 		ns = ns_per_round(CHECK, b, n, seconds);
 		printf(", \"check_%zu_ns\": %.1f, \"check_%zu_GBps\": %.3f",
 		       sizes[i], ns, sizes[i], sizes[i] / ns);
+		printf(", \"sent_%zu_ns\": %.1f", sizes[i],
+		       ns_per_round(SENT, b, n, seconds));
+		printf(", \"placed_%zu_ns\": %.1f", sizes[i],
+		       ns_per_round(PLACED, b, n, seconds));
 	}
 	printf(", \"way\": \"%s\"}\n", way_name[best]);
 	free(b);
