@@ -22,9 +22,9 @@ uint32_t roce_crc32_update(uint32_t crc, const void *buf, size_t n);
 uint32_t roce_crc32_update_tables(uint32_t crc, const void *buf, size_t n);
 /* The register after nw words of eight bytes (each least significant
  * byte first), then n bytes at buf: roce_crc32_update64() over the words
- * and roce_crc32_update() over the bytes, but where the bytes are long
- * enough to fold and the words come in pairs, the words are folded with
- * them, without the tables (a packet's headers built in registers). */
+ * and roce_crc32_update() over the bytes, but where the words come in
+ * pairs they are folded, with the bytes where those are long enough to
+ * fold, without the tables (a packet's headers built in registers). */
 uint32_t roce_crc32_update_words(uint32_t crc, const uint64_t *w, size_t nw,
 				 const void *buf, size_t n);
 /* The register after n more zero bytes, in O(log n) steps: with the CRC's
