@@ -296,6 +296,8 @@ int roce_rx_run(struct fab_port *port, const struct sockaddr_in *src,
 			count++;
 		port->roce_write_open = pk[0] == ROCE_WRITE_FIRST ||
 					pk[0] == ROCE_WRITE_MIDDLE;
+		if (port->roce_write_open)
+			roce_rx_ahead_after(port, h.dst_qpn, h.psn);
 	}
 	/* the buffer is read into again: copies deferred are made now */
 	if (count && port->adapter.rx_end)

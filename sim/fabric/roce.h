@@ -97,6 +97,9 @@ uint16_t roce_rx_cmsgs(struct msghdr *msg, struct fab_hdr *h);
  * datagrams read), 0 when nothing is there to read, -1 when the run is
  * not one (nothing was read: read it as usual). */
 int roce_rx_ahead(struct fab_port *port, int *count, int *taken);
+/* Packet psn of a WRITE that goes on, taken as usual by QP dqpn: the
+ * next read may guess the one after it comes next (roce_ahead.c). */
+void roce_rx_ahead_after(struct fab_port *port, uint32_t dqpn, uint32_t psn);
 
 /* roce_gsi.c: whether p (checked, from saddr) is for QP 1; if so it
  * went to the GSI handler or was dropped. */

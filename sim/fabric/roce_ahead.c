@@ -25,6 +25,11 @@
  * the WRITE can complete: a WRITE's target holds no defined content
  * until its completion, as on any RDMA device.
  *
+ * Once a packet of a WRITE that goes on was taken, the next datagram is
+ * most likely the packet after it: the next read is planned on that
+ * guess without the look, one system call fewer a run. A datagram that
+ * belies it is a run that is not as expected, gathered back as above.
+ *
  * A read that cannot write the memory (taken away behind the sim's back)
  * fails with EFAULT and the kernel drops the run: the requester sends it
  * again, and that PSN is then read as usual, so the device fails the
@@ -65,6 +70,10 @@ struct roce_ahead {
 	 * the last ends the message */
 	uint32_t qpn, psn, k;
 	bool ends;
+	/* it placed every packet it read and the WRITE goes on: the next
+	 * read may guess that its first packet is next_psn's */
+	bool goes_on;
+	uint32_t next_psn;
 	/* the last read that faulted: that QP's packet is read as usual
 	 * once, so that the device sees the fault */
 	bool faulted;
@@ -225,6 +234,8 @@ ahead_take(struct fab_port *port, struct roce_ahead *a,
 	}
 	*count += placed;
 	port->roce_write_open = !(a->ends && i >= a->k);
+	a->goes_on = off >= n && placed == (int)i && !(a->ends && i >= a->k);
+	a->next_psn = (a->psn + i) & 0xffffff;
 	if (off < n) {
 		if (gather(port, a, nv, off, n))
 			*count += roce_rx_run(port, src, meta, port->roce_buf,
@@ -236,31 +247,45 @@ ahead_take(struct fab_port *port, struct roce_ahead *a,
 		port->adapter.rx_end(port->adapter.owner);
 }
 
-int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
+void roce_rx_ahead_after(struct fab_port *port, uint32_t dqpn, uint32_t psn)
 {
-	union {
-		struct cmsghdr align;
-		uint8_t b[CMSG_SPACE(sizeof(int)) * 3 + 16];
-	} ctl;
 	struct roce_ahead *a = port->roce_ahead;
+
+	if (!a)
+		return;	/* the first look makes it */
+	a->goes_on = true;
+	a->qpn = dqpn;
+	a->next_psn = (psn + 1) & 0xffffff;
+}
+
+/* The bytes QP dqpn expects from PSN psn on, their places in a->where
+ * (0: none, or not at a path MTU a read can take). */
+static uint64_t expected(struct fab_port *port, struct roce_ahead *a,
+			 uint32_t dqpn, uint32_t psn, int *npieces,
+			 uint32_t *mtu, bool *ends)
+{
+	uint64_t bytes;
+
+	*npieces = AHEAD_PIECES;
+	bytes = port->adapter.ahead(port->adapter.owner, dqpn, psn,
+				    AHEAD_PACKETS, a->where, npieces, mtu,
+				    ends);
+	return *mtu < 256 || *mtu > 4096 ? 0 : bytes;
+}
+
+/* The QP and PSN of the next datagram, a WRITE's middle packet, from a
+ * look at its BTH (MSG_PEEK): 1, or 0 when the socket is empty, -1 when
+ * it is not such a packet. */
+static int look(struct fab_port *port, uint32_t *dqpn, uint32_t *psn)
+{
 	/* a middle packet's BTH, and as many bytes more as roce_decode()
 	 * wants of any datagram (an ICRC's) */
 	uint8_t head[ROCE_BTH_LEN + ROCE_ICRC_LEN];
-	struct roce_pkt p;
 	struct sockaddr_in src;
 	socklen_t sl = sizeof(src);
-	struct msghdr msg;
-	struct fab_hdr meta;
-	uint32_t dqpn, psn, mtu = 0, k;
-	uint64_t bytes;
-	size_t seg;
-	bool ends = false;
-	int nv, npieces = AHEAD_PIECES;
+	struct roce_pkt p;
 	ssize_t n;
 
-	/* no look (a system call) where no WRITE is coming in packets */
-	if (!port->adapter.ahead || !port->roce_write_open)
-		return -1;
 	n = sim_libc.recvfrom(port->roce_fd, head, sizeof(head),
 			      MSG_PEEK | MSG_DONTWAIT,
 			      (struct sockaddr *)&src, &sl);
@@ -271,22 +296,57 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 	    roce_decode(&p, head, sizeof(head)) != ROCE_OK ||
 	    p.opcode != ROCE_WRITE_MIDDLE)
 		return -1;
-	dqpn = p.dqpn;
-	psn = p.psn;
-	if (a && a->faulted && a->fault_qpn == dqpn && a->fault_psn == psn) {
-		a->faulted = false;
+	*dqpn = p.dqpn;
+	*psn = p.psn;
+	return 1;
+}
+
+int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
+{
+	union {
+		struct cmsghdr align;
+		uint8_t b[CMSG_SPACE(sizeof(int)) * 3 + 16];
+	} ctl;
+	struct roce_ahead *a = port->roce_ahead;
+	struct sockaddr_in src;
+	struct msghdr msg;
+	struct fab_hdr meta;
+	uint32_t dqpn = 0, psn = 0, mtu = 0, k;
+	uint64_t bytes = 0;
+	size_t seg;
+	bool ends = false;
+	int nv, npieces, r;
+	ssize_t n;
+
+	/* no look (a system call) where no WRITE is coming in packets */
+	if (!port->adapter.ahead || !port->roce_write_open)
 		return -1;
+	/* the guess (see the top), which stands while the socket is
+	 * empty; where the device expects no such packet, the look */
+	if (a && a->goes_on) {
+		dqpn = a->qpn;
+		psn = a->next_psn;
+		bytes = expected(port, a, dqpn, psn, &npieces, &mtu, &ends);
+		a->goes_on = bytes != 0;
 	}
-	if (!a) {
-		a = port->roce_ahead = calloc(1, sizeof(*a));
-		if (!a)
+	if (!bytes) {
+		r = look(port, &dqpn, &psn);
+		if (r <= 0)
+			return r;
+		if (a && a->faulted && a->fault_qpn == dqpn &&
+		    a->fault_psn == psn) {
+			a->faulted = false;
+			return -1;
+		}
+		if (!a) {
+			a = port->roce_ahead = calloc(1, sizeof(*a));
+			if (!a)
+				return -1;
+		}
+		bytes = expected(port, a, dqpn, psn, &npieces, &mtu, &ends);
+		if (!bytes)
 			return -1;
 	}
-	bytes = port->adapter.ahead(port->adapter.owner, dqpn, psn,
-				    AHEAD_PACKETS, a->where, &npieces, &mtu,
-				    &ends);
-	if (!bytes || mtu < 256 || mtu > 4096)
-		return -1;
 	/* as many as one read of the receive buffer's length holds */
 	k = (uint32_t)((bytes + mtu - 1) / mtu);
 	if (k > ROCE_RX_LEN / (mtu + AHEAD_OVERHEAD)) {
@@ -312,6 +372,7 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 	n = sim_libc.recvmsg(port->roce_fd, &msg, MSG_DONTWAIT);
 	if (n < 0 && errno == EFAULT) {
 		/* the kernel dropped the run: its resend is read as usual */
+		a->goes_on = false;
 		a->faulted = true;
 		a->fault_qpn = dqpn;
 		a->fault_psn = psn;
@@ -321,16 +382,19 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 	}
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+	/* an empty datagram too: a read on the guess takes what comes */
+	if ((msg.msg_flags & MSG_TRUNC) || !n ||
+	    msg.msg_namelen < sizeof(src) || src.sin_family != AF_INET) {
+		a->goes_on = false;
+		port->roce_counts.rx_malformed++;
+		(*taken)++;
+		return 1;
+	}
 	memset(&meta, 0, sizeof(meta));
 	seg = roce_rx_cmsgs(&msg, &meta);
 	if (!seg)
 		seg = (size_t)n;
 	*taken += (int)(((size_t)n + seg - 1) / seg);
-	if ((msg.msg_flags & MSG_TRUNC) || !n ||
-	    msg.msg_namelen < sizeof(src) || src.sin_family != AF_INET) {
-		port->roce_counts.rx_malformed++;
-		return 1;
-	}
 
 	ahead_take(port, a, &src, &meta, nv, (size_t)n, seg, count);
 	return 1;
