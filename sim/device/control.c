@@ -55,6 +55,8 @@ static void eqp_reset(struct eqp *e)
 	e->resp.seg_busy = false;
 	memset(e->resp.atomics, 0, sizeof(e->resp.atomics));
 	e->resp.atomic_next = 0;
+	memset(e->resp.reads, 0, sizeof(e->resp.reads));
+	e->resp.read_next = 0;
 	qlink_del(&e->ack);
 	qlink_del(&e->wait);
 }

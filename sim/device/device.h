@@ -75,6 +75,8 @@ struct sim_stats {
 	atomic_ulong peer_events;
 	atomic_ulong rx_no_qp;		/* packets for no QP: dropped */
 	atomic_ulong naks;		/* NAKs the responders sent */
+	atomic_ulong rx_stray_reads;	/* READs at an old PSN that no READ
+					 * executed covers: dropped */
 };
 
 /* One user buffer of a ring object (a CQ's or SRQ's buffer, a QP's send

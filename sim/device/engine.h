@@ -163,6 +163,23 @@ struct atomic_result {
 	uint64_t orig;
 };
 
+/*
+ * The READs a responder executed last: a resend of one, or of its rest
+ * from a later PSN, is answered again (IBA 9.7.5.1.1); a READ at an
+ * earlier PSN that none covers was never sent by the requester (a stray
+ * or forged packet) and is dropped, as rxe drops one it keeps no
+ * resource for: it must not fail the QP through an access check. As
+ * many as a requester may have in flight (max_qp_rd_atom).
+ */
+#define READ_RECORDS	16u
+
+struct read_record {
+	bool valid;
+	uint32_t psn, span;	/* its PSNs: psn .. psn + span - 1 */
+	uint32_t rkey;
+	uint64_t va, len;
+};
+
 /* The requester's part of a QP (req.c, comp.c, packets.c). */
 struct eqp_req {
 	struct out_wqe *out;
@@ -202,6 +219,8 @@ struct eqp_resp {
 	/* The results of the last atomics executed, for their resends. */
 	struct atomic_result atomics[ATOMIC_RESULTS];
 	uint32_t atomic_next;
+	struct read_record reads[READ_RECORDS];
+	uint32_t read_next;
 	/* packets.c: the SEND or WRITE arriving in packets (seg_op its
 	 * opcode) */
 	bool seg_busy;

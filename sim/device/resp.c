@@ -335,9 +335,28 @@ static bool remote_check(struct eqp *e, const struct fab_hdr *h,
 	       SIM_ACCESS_OK;
 }
 
+/* Whether h, a READ at a PSN before the one expected, asks again for a
+ * READ executed lately, or for its rest (struct read_record). */
+static bool read_resent(const struct eqp *e, const struct fab_hdr *h)
+{
+	unsigned int i;
+
+	for (i = 0; i < READ_RECORDS; i++) {
+		const struct read_record *r = &e->resp.reads[i];
+
+		if (r->valid && ((h->psn - r->psn) & PSN_MASK) < r->span &&
+		    h->rkey == r->rkey && h->remote_addr >= r->va &&
+		    h->remote_addr - r->va <= r->len &&
+		    h->read_len <= r->len - (h->remote_addr - r->va))
+			return true;
+	}
+	return false;
+}
+
 static void rc_read(struct eqp *e, struct fab_link *from,
 		    const struct fab_hdr *h)
 {
+	uint32_t span;
 	struct fab_hdr r;
 	struct local_iov ri;
 
@@ -366,7 +385,14 @@ static void rc_read(struct eqp *e, struct fab_link *from,
 	}
 	stat_add(&e->qp->uctx->dev->stats.bytes_tx, h->read_len);
 	if (h->psn == e->resp.epsn) {
-		e->resp.epsn = (h->psn + pkt_read_span(e, from, h)) & PSN_MASK;
+		span = pkt_read_span(e, from, h);
+		e->resp.reads[e->resp.read_next] = (struct read_record){
+			.valid = true, .psn = h->psn, .span = span,
+			.rkey = h->rkey, .va = h->remote_addr,
+			.len = h->read_len,
+		};
+		e->resp.read_next = (e->resp.read_next + 1) % READ_RECORDS;
+		e->resp.epsn = (h->psn + span) & PSN_MASK;
 		e->resp.nak_sent = false;
 	}
 }
@@ -389,7 +415,9 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 	struct local_iov ri;
 	uint64_t *p, orig;
 
-	if (h->remote_addr & 7) {
+	/* a misaligned atomic fails the QP when it is the request
+	 * expected, not when it only claims an old PSN (a stray packet) */
+	if ((h->remote_addr & 7) && h->psn == e->resp.epsn) {
 		responder_fail(e, from, h, FAB_NAK_INV_REQ);
 		return;
 	}
@@ -446,6 +474,24 @@ static void rc_atomic(struct eqp *e, struct fab_link *from,
 	fabric_send(e->eng->port, from, &r, NULL, 0);
 }
 
+/* A request at a PSN before the one expected: a resend of what was
+ * executed is answered again (a READ's data, an atomic's result, an ACK
+ * for the rest); a READ that none executed covers is dropped. */
+static void rc_resent(struct eqp *e, struct fab_link *from,
+		      const struct fab_hdr *h)
+{
+	if (h->opcode == PVRDMA_WR_RDMA_READ) {
+		if (read_resent(e, h))
+			rc_read(e, from, h);
+		else
+			stat_add(&e->qp->uctx->dev->stats.rx_stray_reads, 1);
+	} else if (sim_wqe_is_read_or_atomic(h->opcode)) {
+		rc_atomic(e, from, h);
+	} else {
+		ack_queue(e, from, (e->resp.epsn - 1) & PSN_MASK, 0, true);
+	}
+}
+
 void dev_responder_rx(struct eqp *e, struct fab_link *from,
 		  const struct fab_hdr *h, struct fab_rx *rx)
 {
@@ -463,15 +509,7 @@ void dev_responder_rx(struct eqp *e, struct fab_link *from,
 
 	if (h->psn != e->resp.epsn) {
 		if (psn_before(h->psn, e->resp.epsn)) {
-			/* a resend of what was executed: answer again */
-			if (h->opcode == PVRDMA_WR_RDMA_READ)
-				rc_read(e, from, h);
-			else if (sim_wqe_is_read_or_atomic(h->opcode))
-				rc_atomic(e, from, h);
-			else
-				ack_queue(e, from,
-					  (e->resp.epsn - 1) & PSN_MASK, 0,
-					  true);
+			rc_resent(e, from, h);
 		} else if (!e->resp.nak_sent) {
 			e->resp.nak_sent = true;
 			nak(e, from, FAB_NAK_SEQ, e->resp.epsn, h->src_qpn);

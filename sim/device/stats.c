@@ -40,6 +40,7 @@ static const struct {
 	STAT(peer_events),
 	STAT(rx_no_qp),
 	STAT(naks),
+	STAT(rx_stray_reads),
 };
 
 /* What the RoCE v2 wire counted at the adapter's port (--wire roce). */

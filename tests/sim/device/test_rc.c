@@ -464,6 +464,23 @@ static void inject(uint8_t opcode, uint32_t psn, const void *payload,
 	harness_unlock(&H);
 }
 
+/* A READ of len bytes at the start of QP b's buffer under rkey. */
+static void inject_rkey(uint8_t opcode, uint32_t psn, uint32_t rkey,
+			uint32_t len)
+{
+	struct fab_hdr h = {
+		.magic = FAB_MAGIC, .type = FAB_REQ, .opcode = opcode,
+		.src_qpn = H.a.qp.qpn, .dst_qpn = H.b.qp.qpn, .psn = psn,
+		.rkey = rkey, .read_len = len,
+		.remote_addr = (uintptr_t)H.buf_b,
+	};
+	struct fab_rx rx = { 0 };
+
+	harness_lock(&H);
+	engine_rx(H.dev, NULL, &h, &rx);
+	harness_unlock(&H);
+}
+
 /* A duplicate SEND is acknowledged, never delivered again; a duplicate
  * atomic answers with the result of its first execution, even when other
  * atomics executed after it. */
@@ -499,6 +516,47 @@ static void test_duplicates_execute_once(void **unused)
 	poll_one(&H.b.cq, &c);
 	assert_int_equal(c.wr_id, 2);
 	assert_true(cq_empty(&H.b.cq));
+}
+
+/*
+ * Requests at old PSNs that the requester never sent (a stray or forged
+ * packet: a READ no executed READ covers, with an rkey that fails; a
+ * misaligned atomic) are dropped: the QP goes on. A resend of a READ
+ * executed, or of its rest, is answered again.
+ */
+static void test_stray_old_requests_leave_the_qp(void **unused)
+{
+	static const uint8_t msg[8] = "payload";
+	struct sim_stats *st = &H.dev->stats;
+	unsigned long tx, stray;
+	struct pvrdma_cqe c;
+
+	post_recv(&H.b, 1, H.buf_b, 64, H.mr_b.lkey);
+	inject(PVRDMA_WR_RDMA_READ, 1000, NULL, 2048,
+	       (uintptr_t)H.buf_b + 1024, 0);
+	tx = atomic_load(&st->bytes_tx);
+	stray = atomic_load(&st->rx_stray_reads);
+	/* the READ again, whole, and its rest from a later offset */
+	inject(PVRDMA_WR_RDMA_READ, 1000, NULL, 2048,
+	       (uintptr_t)H.buf_b + 1024, 0);
+	inject(PVRDMA_WR_RDMA_READ, 1000, NULL, 1024,
+	       (uintptr_t)H.buf_b + 2048, 0);
+	assert_int_equal(atomic_load(&st->bytes_tx), tx + 2048 + 1024);
+	/* PSNs no READ executed, a range past the READ's, a bad rkey */
+	inject(PVRDMA_WR_RDMA_READ, 999, NULL, 8, (uintptr_t)H.buf_b, 0);
+	inject(PVRDMA_WR_RDMA_READ, 1000, NULL, 2048,
+	       (uintptr_t)H.buf_b + 2048, 0);
+	inject_rkey(PVRDMA_WR_RDMA_READ, 500, H.mr_b.rkey + 7, 64);
+	inject(PVRDMA_WR_ATOMIC_FETCH_AND_ADD, 998, NULL, 0,
+	       (uintptr_t)H.buf_b + 3, 1);
+	assert_int_equal(atomic_load(&st->bytes_tx), tx + 2048 + 1024);
+	assert_int_equal(atomic_load(&st->rx_stray_reads), stray + 3);
+	assert_int_equal(H.b.qp.attr.state, IBV_QPS_RTS);
+
+	inject(PVRDMA_WR_SEND, 1001, msg, sizeof(msg), 0, 0);
+	poll_one(&H.b.cq, &c);
+	assert_int_equal(c.status, PVRDMA_WC_SUCCESS);
+	assert_int_equal(c.wr_id, 1);
 }
 
 /* A port that only watches what the responder sends it. */
@@ -726,6 +784,7 @@ int main(void)
 		T(test_lost_request_times_out_asleep),
 		T(test_many_in_flight_in_order),
 		T(test_duplicates_execute_once),
+	T(test_stray_old_requests_leave_the_qp),
 		T(test_queued_doorbells_run_every_wqe),
 		T(test_partial_acks_keep_a_long_request_alive),
 		T(test_long_payload_acked_in_parts),
