@@ -280,6 +280,22 @@ FOLD_TARGET static uint32_t update_folding(__m128i in, const uint8_t *p,
 	return update_fold(in, p, n);
 }
 
+/* nw >= 2 words in pairs, the register added to the first: their last
+ * block, the others folded onto it. */
+FOLD_TARGET static inline __m128i fold_words(uint32_t crc, const uint64_t *w,
+					     size_t nw)
+{
+	__m128i k1 = fold_k(k_fold1), x;
+	size_t i;
+
+	x = _mm_xor_si128(_mm_set_epi64x((long long)w[1], (long long)w[0]),
+			  _mm_cvtsi32_si128((int)crc));
+	for (i = 2; i < nw; i += 2)
+		x = fold(x, k1, _mm_set_epi64x((long long)w[i + 1],
+					       (long long)w[i]));
+	return x;
+}
+
 /* Words in pairs, then fewer than FOLD_MIN bytes: a packet's
  * pseudo-header alone, or with the headers after its BTH. Two folds and
  * the reduction beat the tables' six dependent steps. */
@@ -287,31 +303,17 @@ FOLD_TARGET static uint32_t update_words_short(uint32_t crc,
 					       const uint64_t *w, size_t nw,
 					       const uint8_t *p, size_t n)
 {
-	__m128i k1 = fold_k(k_fold1), x;
-	size_t i;
-
-	x = _mm_xor_si128(_mm_set_epi64x((long long)w[1], (long long)w[0]),
-			  _mm_cvtsi32_si128((int)crc));
-	for (i = 2; i < nw; i += 2)
-		x = fold(x, k1, _mm_set_epi64x((long long)w[i + 1],
-					       (long long)w[i]));
-	return fold_end(x, p, n);
+	return fold_end(fold_words(crc, w, nw), p, n);
 }
 
 FOLD_TARGET static uint32_t update_words_fold(uint32_t crc, const uint64_t *w,
 					      size_t nw, const uint8_t *p,
 					      size_t n)
 {
-	__m128i k1 = fold_k(k_fold1), x;
-	size_t i;
-
-	x = _mm_xor_si128(_mm_set_epi64x((long long)w[1], (long long)w[0]),
-			  _mm_cvtsi32_si128((int)crc));
-	for (i = 2; i < nw; i += 2)
-		x = fold(x, k1, _mm_set_epi64x((long long)w[i + 1],
-					       (long long)w[i]));
 	/* the words' last block, folded onto the bytes' first */
-	return update_folding(fold(x, k1, _mm_setzero_si128()), p, n);
+	return update_folding(fold(fold_words(crc, w, nw), fold_k(k_fold1),
+				   _mm_setzero_si128()),
+			      p, n);
 }
 
 FOLD_TARGET static uint32_t update_fold_crc(uint32_t crc, const uint8_t *p,
