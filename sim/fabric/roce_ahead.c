@@ -322,8 +322,11 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 	if (!port->adapter.ahead || !port->roce_write_open)
 		return -1;
 	/* the guess (see the top), which stands while the socket is
-	 * empty; where the device expects no such packet, the look */
-	if (a && a->goes_on) {
+	 * empty; where the device expects no such packet, or the guess is
+	 * the packet whose read faulted (read as usual next), the look */
+	if (a && a->goes_on &&
+	    !(a->faulted && a->fault_qpn == a->qpn &&
+	      a->fault_psn == a->next_psn)) {
 		dqpn = a->qpn;
 		psn = a->next_psn;
 		bytes = expected(port, a, dqpn, psn, &npieces, &mtu, &ends);
