@@ -281,7 +281,7 @@ ssize_t write(int fd, const void *buf, size_t len)
 	 * makes are the child's adapter's, not the parent's. */
 	sim_identity_check();
 	ucma = hf->ucma;
-	ret = ucma ? ucma_write(hf->ucma, fd, buf, len) :
+	ret = ucma ? ucma_write(hf->ucma, buf, len) :
 		     uverbs_write(hf->file, buf, len);
 	host_file_put(hf);
 	if (!ucma)

@@ -168,7 +168,10 @@ struct ucma_event {
 };
 
 struct ucma_file {
-	int fd;				/* eventfd: readable while events wait */
+	/* The sim's own dup of the eventfd the process opened, readable
+	 * while events wait: it shares that file's O_NONBLOCK, and stays
+	 * this file's whatever becomes of the process's numbers. */
+	int fd;
 	pthread_cond_t cond;
 	struct ucma_event *head, *tail;
 	bool readable;
@@ -210,8 +213,7 @@ struct cm_id *ucma_id_alloc(struct ucma_file *file, uint16_t ps,
 void ucma_id_destroy(struct cm_id *id);
 /* The commands whose work is the file's own (cm_lock held); each writes
  * its response at the user address given, 0 or a negative errno. */
-int ucma_get_event(struct ucma_file *file, int fd, uint64_t response,
-		   uint16_t out);
+int ucma_get_event(struct ucma_file *file, uint64_t response, uint16_t out);
 int ucma_join_mcast(struct cm_id *id, uint64_t uid,
 		    const struct sockaddr *addr, uint64_t response,
 		    uint16_t out);
@@ -225,8 +227,8 @@ int ucma_migrate_id(struct ucma_file *to,
 int ucma_cmd_header(uint64_t buf, size_t len, struct rdma_ucm_cmd_hdr *hdr);
 /* Runs the command whose structure is at user address in (cm_lock
  * held). */
-int ucma_cmd_run(struct ucma_file *file, int fd,
-		 const struct rdma_ucm_cmd_hdr *hdr, uint64_t in);
+int ucma_cmd_run(struct ucma_file *file, const struct rdma_ucm_cmd_hdr *hdr,
+		 uint64_t in);
 
 /*
  * Commands and responses are at addresses the application gave: a bad one

@@ -84,11 +84,10 @@ int uverbs_munmap(struct sim_file *f, void *addr, size_t len);
 void uverbs_close(struct sim_file *f);
 
 /* ---- ucma.c: the /dev/infiniband/rdma_cm file ---- */
+/* The file of the eventfd fd the process opened: NULL with errno set. */
 struct ucma_file *ucma_open(int fd);
-/* A command written to the file; fd is the one written to (its O_NONBLOCK
- * decides whether GET_EVENT waits). Returns len or -errno. */
-ssize_t ucma_write(struct ucma_file *file, int fd, const void *buf,
-		   size_t len);
+/* A command written to the file. Returns len or -errno. */
+ssize_t ucma_write(struct ucma_file *file, const void *buf, size_t len);
 void ucma_close(struct ucma_file *file);
 
 /* ---- pin.c: registered memory as ib_umem_get pins it ---- */

@@ -29,6 +29,7 @@
 #include <sys/uio.h>
 
 #include "cm.h"
+#include "fds.h"
 
 pthread_mutex_t cm_lock = PTHREAD_MUTEX_INITIALIZER;
 struct cm_id *cm_ids;
@@ -250,8 +251,7 @@ struct ucma_event *ucma_event_queue(struct cm_id *id, uint32_t event,
 
 /* ---- events ---- */
 
-int ucma_get_event(struct ucma_file *file, int fd, uint64_t response,
-		   uint16_t out)
+int ucma_get_event(struct ucma_file *file, uint64_t response, uint16_t out)
 {
 	struct ucma_event *e;
 	struct ucma_mc *mc;
@@ -259,11 +259,12 @@ int ucma_get_event(struct ucma_file *file, int fd, uint64_t response,
 	int ret, fl;
 
 	/*
-	 * O_NONBLOCK of the open file, read while the fd is surely it: once
-	 * waiting, another thread may close the fd and its number be reused
-	 * (the kernel's waiter keeps the file, and so does this one).
+	 * O_NONBLOCK of the open file, read through the file's own dup: the
+	 * process's number may be closed by another thread, and reused by a
+	 * non-blocking file, from the moment write() found the file (the
+	 * kernel's command keeps the file, and so does this one).
 	 */
-	fl = sim_libc.fcntl(fd, F_GETFL);
+	fl = sim_libc.fcntl(file->fd, F_GETFL);
 	while (!file->head) {
 		if (fl >= 0 && (fl & O_NONBLOCK))
 			return -EAGAIN;
@@ -451,12 +452,17 @@ struct ucma_file *ucma_open(int fd)
 
 	if (!file)
 		return NULL;
-	file->fd = fd;
+	file->fd = sim_fd_own((int)sim_libc.fcntl(fd, F_DUPFD_CLOEXEC, 0));
+	if (file->fd < 0) {
+		free(file);
+		return NULL;
+	}
 	pthread_cond_init(&file->cond, NULL);
 	pthread_mutex_lock(&cm_lock);
 	if (cm_agent_start()) {
 		pthread_mutex_unlock(&cm_lock);
 		pthread_cond_destroy(&file->cond);
+		sim_fd_close(file->fd);
 		free(file);
 		errno = ENODEV;
 		return NULL;
@@ -484,6 +490,7 @@ static void file_release(struct ucma_file *file)
 		file->head = e->next;
 		free(e);
 	}
+	sim_fd_close(file->fd);
 }
 
 void ucma_close(struct ucma_file *file)
@@ -502,8 +509,7 @@ void ucma_close(struct ucma_file *file)
 	}
 }
 
-ssize_t ucma_write(struct ucma_file *file, int fd, const void *buf,
-		   size_t len)
+ssize_t ucma_write(struct ucma_file *file, const void *buf, size_t len)
 {
 	struct rdma_ucm_cmd_hdr hdr;
 	uint64_t in = (uintptr_t)buf + sizeof(hdr);
@@ -519,7 +525,7 @@ ssize_t ucma_write(struct ucma_file *file, int fd, const void *buf,
 		return -EBADF;
 	}
 	file->users++;
-	ret = ucma_cmd_run(file, fd, &hdr, in);
+	ret = ucma_cmd_run(file, &hdr, in);
 	last = !--file->users && file->closed;
 	if (last)
 		file_release(file);

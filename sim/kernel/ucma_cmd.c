@@ -23,7 +23,6 @@
 /* One write() to the file: the command is read already (ucma_cmd_run). */
 struct ucma_call {
 	struct ucma_file *file;
-	int fd;			/* its O_NONBLOCK decides GET_EVENT's wait */
 	uint16_t out;		/* hdr.out: the response's room */
 };
 
@@ -290,7 +289,7 @@ static int cmd_get_event(const struct ucma_call *call, void *cmd)
 {
 	struct rdma_ucm_get_event *c = cmd;
 
-	return ucma_get_event(call->file, call->fd, c->response, call->out);
+	return ucma_get_event(call->file, c->response, call->out);
 }
 
 static int cmd_set_option(const struct ucma_call *call, void *cmd)
@@ -438,11 +437,11 @@ int ucma_cmd_header(uint64_t buf, size_t len, struct rdma_ucm_cmd_hdr *hdr)
 	return 0;
 }
 
-int ucma_cmd_run(struct ucma_file *file, int fd,
-		 const struct rdma_ucm_cmd_hdr *hdr, uint64_t in)
+int ucma_cmd_run(struct ucma_file *file, const struct rdma_ucm_cmd_hdr *hdr,
+		 uint64_t in)
 {
 	const struct ucma_method *m = &methods[hdr->cmd];
-	struct ucma_call call = { .file = file, .fd = fd, .out = hdr->out };
+	struct ucma_call call = { .file = file, .out = hdr->out };
 	union ucma_cmd_buf c;
 	size_t len = m->cmd_size;
 	int ret;

@@ -67,7 +67,7 @@ static ssize_t command(struct ucma_file *f, int fd, uint32_t cmd,
 
 	memcpy(buf, &hdr, sizeof(hdr));
 	memcpy(buf + sizeof(hdr), in, in_len);
-	return ucma_write(f, fd, buf, sizeof(hdr) + in_len);
+	return ucma_write(f, buf, sizeof(hdr) + in_len);
 }
 
 static struct cm_id *new_id(struct ucma_file *f, int fd)

@@ -76,7 +76,7 @@ static ssize_t cmd(struct file *file, uint32_t command, const void *in,
 
 	memcpy(buf, &hdr, sizeof(hdr));
 	memcpy(buf + sizeof(hdr), in, in_len);
-	ret = ucma_write(file->f, file->fd, buf, sizeof(hdr) + in_len);
+	ret = ucma_write(file->f, buf, sizeof(hdr) + in_len);
 	if (ret < 0) {
 		errno = (int)-ret;
 		return -1;
@@ -199,13 +199,13 @@ static void test_header_checks(void **state)
 
 	(void)state;
 	/* Shorter than a header; unknown command; in beyond the write. */
-	assert_int_equal(ucma_write(f.f, f.fd, small, sizeof(small)), -EINVAL);
+	assert_int_equal(ucma_write(f.f, small, sizeof(small)), -EINVAL);
 	assert_int_equal(cmd(&f, 99, &c, sizeof(c), 4), -1);
 	assert_int_equal(errno, EINVAL);
 	{
 		struct rdma_ucm_cmd_hdr hdr = { .cmd = 0, .in = 200, .out = 4 };
 
-		assert_int_equal(ucma_write(f.f, f.fd, &hdr, sizeof(hdr)),
+		assert_int_equal(ucma_write(f.f, &hdr, sizeof(hdr)),
 				 -EINVAL);
 	}
 	/* GET_OPTION is not a command of rdma_ucm. */
@@ -796,6 +796,44 @@ static void test_get_event_keeps_its_file(void **state)
 	close(other);
 }
 
+/* A thread whose GET_EVENT found the file, then waited for cm_lock while
+ * another thread closed the fd and the number came to name a
+ * non-blocking file, still waits on its own file (no EAGAIN), whose
+ * readiness goes to its own eventfd, never to the number's new file. */
+static void test_get_event_reads_its_own_file(void **state)
+{
+	struct file f = open_file(false);
+	struct reader r = { .file = &f, .ret = 1 };
+	struct cm_id *id;
+	pthread_t t;
+	eventfd_t v;
+	int other;
+
+	(void)state;
+	create_id(&f, RDMA_PS_TCP, 0x78);
+	pthread_mutex_lock(&cm_lock);
+	assert_int_equal(pthread_create(&t, NULL, blocked_reader, &r), 0);
+	usleep(100000);		/* its write() waits for cm_lock */
+	close(f.fd);
+	other = eventfd(0, EFD_NONBLOCK);	/* likely the same number */
+	assert_true(other >= 0);
+	pthread_mutex_unlock(&cm_lock);
+	usleep(100000);
+	assert_int_equal(__atomic_load_n(&r.ret, __ATOMIC_SEQ_CST), 1);
+	pthread_mutex_lock(&cm_lock);
+	for (id = cm_ids; id && id->file != f.f; id = id->next)
+		;
+	assert_non_null(id);
+	ucma_event_queue(id, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	assert_int_equal(eventfd_read(other, &v), -1);
+	pthread_mutex_unlock(&cm_lock);
+	pthread_join(t, NULL);
+	assert_int_equal(r.ret, 0);
+	assert_int_equal(r.ev.event, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ucma_close(f.f);
+	close(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -812,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_late_answers_after_mra),
 		cmocka_unit_test(test_get_event_keeps_its_file),
+		cmocka_unit_test(test_get_event_reads_its_own_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -76,7 +76,7 @@ static ssize_t cmd_at_edge(uint32_t command, const void *in, size_t in_len,
 
 	memcpy(p, &hdr, sizeof(hdr));
 	memcpy(p + sizeof(hdr), in, in_len - tail);
-	return ucma_write(file, file_fd, p, sizeof(hdr) + in_len);
+	return ucma_write(file, p, sizeof(hdr) + in_len);
 }
 
 static ssize_t cmd(uint32_t command, const void *in, size_t in_len,
@@ -112,13 +112,13 @@ static void test_unreadable_write(void **state)
 
 	(void)state;
 	/* The header itself. */
-	assert_int_equal(ucma_write(file, file_fd,
+	assert_int_equal(ucma_write(file,
 				    (void *)(uintptr_t)UNMAPPED_ADDR, 64),
 			 -EFAULT);
-	assert_int_equal(ucma_write(file, file_fd,
+	assert_int_equal(ucma_write(file,
 				    (void *)(uintptr_t)NONE_ADDR, 64),
 			 -EFAULT);
-	assert_int_equal(ucma_write(file, file_fd,
+	assert_int_equal(ucma_write(file,
 				    (void *)(uintptr_t)0xffff888000000000ull,
 				    64), -EFAULT);
 	/* The header readable, the command's last byte not. */
