@@ -465,11 +465,11 @@ static void inject(uint8_t opcode, uint32_t psn, const void *payload,
 }
 
 /* A READ of len bytes at the start of QP b's buffer under rkey. */
-static void inject_rkey(uint8_t opcode, uint32_t psn, uint32_t rkey,
-			uint32_t len)
+static void inject_read_rkey(uint32_t psn, uint32_t rkey, uint32_t len)
 {
 	struct fab_hdr h = {
-		.magic = FAB_MAGIC, .type = FAB_REQ, .opcode = opcode,
+		.magic = FAB_MAGIC, .type = FAB_REQ,
+		.opcode = PVRDMA_WR_RDMA_READ,
 		.src_qpn = H.a.qp.qpn, .dst_qpn = H.b.qp.qpn, .psn = psn,
 		.rkey = rkey, .read_len = len,
 		.remote_addr = (uintptr_t)H.buf_b,
@@ -546,7 +546,7 @@ static void test_stray_old_requests_leave_the_qp(void **unused)
 	inject(PVRDMA_WR_RDMA_READ, 999, NULL, 8, (uintptr_t)H.buf_b, 0);
 	inject(PVRDMA_WR_RDMA_READ, 1000, NULL, 2048,
 	       (uintptr_t)H.buf_b + 2048, 0);
-	inject_rkey(PVRDMA_WR_RDMA_READ, 500, H.mr_b.rkey + 7, 64);
+	inject_read_rkey(500, H.mr_b.rkey + 7, 64);
 	inject(PVRDMA_WR_ATOMIC_FETCH_AND_ADD, 998, NULL, 0,
 	       (uintptr_t)H.buf_b + 3, 1);
 	assert_int_equal(atomic_load(&st->bytes_tx), tx + 2048 + 1024);

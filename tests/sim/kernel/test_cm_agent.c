@@ -58,7 +58,7 @@ static void test_agent_started_before_open_returns(void **state)
 	close(fd);
 }
 
-static ssize_t command(struct ucma_file *f, int fd, uint32_t cmd,
+static ssize_t command(struct ucma_file *f, uint32_t cmd,
 		       const void *in, size_t in_len, size_t out_len)
 {
 	uint8_t buf[256];
@@ -77,7 +77,7 @@ static struct cm_id *new_id(struct ucma_file *f, int fd)
 					.response = (uintptr_t)&resp };
 	struct cm_id *id;
 
-	assert_true(command(f, fd, RDMA_USER_CM_CMD_CREATE_ID, &c, sizeof(c),
+	assert_true(command(f, RDMA_USER_CM_CMD_CREATE_ID, &c, sizeof(c),
 			    sizeof(resp)) > 0);
 	for (id = cm_ids; id && id->handle != resp.id; id = id->next)
 		;
@@ -147,7 +147,7 @@ static void test_stale_hangup_of_a_reused_fd(void **state)
 	cm_send_msg(now[1], &m);
 	pfd.fd = fd;
 	assert_int_equal(poll(&pfd, 1, 30000), 1);
-	assert_true(command(f, fd, RDMA_USER_CM_CMD_GET_EVENT, &g, sizeof(g),
+	assert_true(command(f, RDMA_USER_CM_CMD_GET_EVENT, &g, sizeof(g),
 			    sizeof(ev)) > 0);
 	assert_int_equal(ev.id, b->handle);
 	assert_int_equal(ev.event, RDMA_CM_EVENT_REJECTED);
