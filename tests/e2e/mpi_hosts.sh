@@ -39,22 +39,32 @@ command -v mpirun >/dev/null || e2e_fail "no mpirun (apt install openmpi-bin)"
 [ -x "$AGENT" ] || e2e_fail "no pvrdma-sim-rsh beside $E2E_SIM"
 e2e_setup
 
-# cluster_up N: N hosts, a hostfile of 8 slots over them, and a directory
-# the unprivileged ranks may write (run directories, statistics).
+# cluster_up N: N hosts, a hostfile of 8 slots over them, a directory the
+# unprivileged ranks may write (run directories, statistics) and a
+# temporary directory for each host and the head node.
+#
+# The namespaces share /tmp and the host name, which real hosts never do.
+# Open MPI keeps a daemon's session directory in TMPDIR under the host name
+# and user, and a daemon starting clears its job's tree there: with one
+# TMPDIR the daemons of a job removed each other's files as they started.
+# One that lost its directory exited, silently (it is daemonized), and
+# mpirun waited for it for good, before any rank ran.
 cluster_up() {
 	local n=$1 a
 	hosts_up "$n"
 	: >"$RUNDIR/hostfile"
-	for a in $HOSTS_ADDRS; do
-		echo "$a slots=$(((NRANKS + n - 1) / n))" >>"$RUNDIR/hostfile"
-	done
 	CLUSTER=$RUNDIR/cluster
 	chmod 755 "$RUNDIR"
-	mkdir -p "$CLUSTER"
-	chown 65534:65534 "$CLUSTER"
+	mkdir -p "$CLUSTER" "$RUNDIR/tmp-head"
+	for a in $HOSTS_ADDRS; do
+		echo "$a slots=$(((NRANKS + n - 1) / n))" >>"$RUNDIR/hostfile"
+		mkdir -p "$CLUSTER/tmp-$a"
+	done
+	chown -R 65534:65534 "$CLUSTER"
 	# pvrdma-sim-rsh's settings, read on the head node. The transport:
-	# the host's namespace, then a user with no capabilities.
-	export PVRDMA_SIM_RSH="ip netns exec $HOSTS_PREFIX-%h setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs"
+	# the host's namespace and temporary directory, then a user with no
+	# capabilities.
+	export PVRDMA_SIM_RSH="ip netns exec $HOSTS_PREFIX-%h env TMPDIR=$CLUSTER/tmp-%h setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs"
 	export PVRDMA_SIM_RSH_RUNDIR="$CLUSTER/run-%h"
 	export PVRDMA_SIM_OPTS="--provider pvrdma --stats-file $CLUSTER/stats-%h.%p"
 	for v in $(env | sed -n 's/^\(UCX_[A-Z_]*\)=.*/\1/p'); do
@@ -70,7 +80,8 @@ job() {
 	local name=$1
 	shift
 	e2e_log "$name (background): mpirun ... mpi_check $*"
-	ip netns exec "$HOSTS_HEAD" timeout -k 5 "$E2E_TIMEOUT" \
+	ip netns exec "$HOSTS_HEAD" env TMPDIR="$RUNDIR/tmp-head" \
+		timeout -k 5 "$E2E_TIMEOUT" \
 		mpirun --allow-run-as-root --hostfile "$RUNDIR/hostfile" \
 		-np "$NRANKS" --bind-to none \
 		--mca plm_rsh_agent "$AGENT" --mca plm_rsh_no_tree_spawn 1 \
@@ -87,6 +98,17 @@ job() {
 stat_sum() {
 	cat "$CLUSTER/stats-$1".* 2>/dev/null |
 		sed -n "s/^vmw_pvrdma0\.$2 //p" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# session_dirs_own: fails unless every host's Open MPI session directory
+# (its daemon's and ranks') is in that host's own TMPDIR; run while the
+# job runs (Open MPI removes them at its end).
+session_dirs_own() {
+	local a
+	for a in $HOSTS_ADDRS; do
+		ls -d "$CLUSTER/tmp-$a"/ompi.* >/dev/null 2>&1 ||
+			e2e_fail "host $a: no Open MPI session directory in its own TMPDIR"
+	done
 }
 
 # eth_tx ADDR: bytes the host's eth0 sent.
@@ -164,6 +186,7 @@ scenario_rank_killed() {
 		sleep 0.1
 	done
 	sleep 1
+	session_dirs_own
 	# A rank of this test's hosts (another test's may run beside it).
 	victim=
 	for pid in $(pgrep -u 65534 -f "$E2E_BIN/mpi_check"); do
