@@ -348,7 +348,7 @@ extern struct engine dev_engines[SIM_MAX_ADAPTERS];
 /* A queued ACK goes out once it covers this many bytes (resp.c). */
 #define ACK_COALESCE_MAX	(1ull << 20)
 /* A requester asks for an ACK at least every so many bytes (req.c). */
-#define ACK_ASK_BYTES		(ACK_COALESCE_MAX / 4)
+#define ACK_ASK_BYTES		(ACK_COALESCE_MAX / 2)
 
 /* A same-host batch this large costs its copy far more than the trap that
  * started it: the doorbells of such a stream (the next one comes within

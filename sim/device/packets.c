@@ -395,9 +395,9 @@ uint64_t pkt_ask_every(const struct eqp *e)
 {
 	uint64_t w = fabric_link_window(e->req.link);
 
-	/* a quarter of the window: one asked for is always in flight when
-	 * it is full */
-	return w && w / 4 < ACK_ASK_BYTES ? w / 4 : ACK_ASK_BYTES;
+	/* half the window: one asked for is always in flight when it is
+	 * full, and its ACK opens half of it */
+	return w && w / 2 < ACK_ASK_BYTES ? w / 2 : ACK_ASK_BYTES;
 }
 
 void pkt_rewind(struct eqp *e, uint32_t psn)

@@ -104,7 +104,7 @@ static uint64_t sent_bytes(const struct eqp *e, const struct fab_hdr *h,
  * (the last WQE fetched) while a WQE sent since the last ask completes
  * with a CQE, or all are sent again; where the next WQE waits for what is
  * in flight (a fence, a READ or atomic, an error to complete); and every
- * pkt_ask_every() bytes, a quarter of the window at most, so that a full
+ * pkt_ask_every() bytes, half the window at most, so that a full
  * window always has an asked packet in flight whose ACK opens it, and a
  * long stream's WQEs complete as it goes. A READ or atomic is answered
  * anyway. A stream of WQEs the application posts one at a time, each the
