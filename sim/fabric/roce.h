@@ -118,6 +118,11 @@ size_t roce_gsi_datagram(uint32_t saddr, uint16_t sport, uint32_t daddr,
  * *off and *len the payload bytes of this packet. */
 bool roce_map_tx(const struct fab_hdr *h, uint32_t n, uint32_t *count,
 		 struct roce_pkt *p, uint64_t *off, uint32_t *len);
+/* The same for packet n when p, *off, *len and *count are what it gave
+ * for packet n - 1: a middle packet of a long message costs a step,
+ * not a mapping (a batch maps up to 64 a send). */
+bool roce_map_tx_next(const struct fab_hdr *h, uint32_t n, uint32_t *count,
+		      struct roce_pkt *p, uint64_t *off, uint32_t *len);
 /* The fabric packet a received RoCE packet stands for; false for one the
  * device has no use for (dropped). */
 bool roce_map_rx(const struct roce_pkt *p, struct fab_hdr *h);

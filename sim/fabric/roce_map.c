@@ -111,6 +111,34 @@ static bool map_request(const struct fab_hdr *h, uint32_t n, uint32_t *count,
 	return true;
 }
 
+/* Packet n of a SEND or WRITE from packet n - 1, as roce_map_tx() left
+ * it, where n is a middle packet that does not ask for an ACK: its
+ * headers are the last one's but the opcode and PSN, its payload the
+ * next path MTU's. */
+static bool next_middle(const struct fab_hdr *h, uint32_t n, uint32_t count,
+			struct roce_pkt *p, uint64_t *off, uint32_t len)
+{
+	uint8_t op = p->opcode;
+
+	if (!n || n + 1 >= count || h->type != FAB_REQ ||
+	    ((h->flags & FAB_F_ACKREQ) && n + 1 == sent_end(h, count)))
+		return false;
+	if (op == ROCE_SEND_FIRST || op == ROCE_WRITE_FIRST)
+		p->opcode = op + 1;
+	else if (op != ROCE_SEND_MIDDLE && op != ROCE_WRITE_MIDDLE)
+		return false;
+	p->psn = (p->psn + 1) & PSN_MASK;
+	*off += len;
+	return true;
+}
+
+bool roce_map_tx_next(const struct fab_hdr *h, uint32_t n, uint32_t *count,
+		      struct roce_pkt *p, uint64_t *off, uint32_t *len)
+{
+	return next_middle(h, n, *count, p, off, *len) ||
+	       roce_map_tx(h, n, count, p, off, len);
+}
+
 static uint8_t nak_syndrome(const struct fab_hdr *h)
 {
 	switch (h->opcode) {

@@ -230,8 +230,17 @@ static bool batch_plan(struct fab_port *port, const struct fab_hdr *h,
 	memset(b, 0, offsetof(struct tx_batch, at));
 	b->first = first;
 	for (n = first; n < end; n++) {
-		roce_map_tx(h, n, &count, &p, &off, &len);
-		hl = roce_hdr_len(p.opcode);
+		/* from the one before, in this batch */
+		if (b->count) {
+			uint8_t op = p.opcode;
+
+			roce_map_tx_next(h, n, &count, &p, &off, &len);
+			if (p.opcode != op)
+				hl = roce_hdr_len(p.opcode);
+		} else {
+			roce_map_tx(h, n, &count, &p, &off, &len);
+			hl = roce_hdr_len(p.opcode);
+		}
 		dl = hl + len + p.pad + ROCE_ICRC_LEN;
 		if (b->count && (dl > b->dgram || b->count == ROCE_GSO_SEGS ||
 				 b->wire + dl > ROCE_TX_LEN ||

@@ -116,6 +116,55 @@ static void test_ackreq_on_last_sent(void **state)
 	}
 }
 
+/* Each packet mapped from the one before (roce_map_tx_next(), as a
+ * batch maps them) is the packet roce_map_tx() maps on its own: SENDs and
+ * WRITEs, with and without immediate, at each path MTU, whole or a
+ * window's worth, asked for or not. */
+static void test_next_is_the_mapping(void **state)
+{
+	static const uint8_t ops[] = { PVRDMA_WR_SEND, PVRDMA_WR_SEND_WITH_IMM,
+				       PVRDMA_WR_RDMA_WRITE,
+				       PVRDMA_WR_RDMA_WRITE_WITH_IMM };
+	static const uint32_t lens[] = { 0, 1, 1024, 2500, 4096, 8195, 65536 };
+	static const unsigned int mtus[] = { IBV_MTU_256, IBV_MTU_1024,
+					     IBV_MTU_4096 };
+	static const uint64_t wins[][2] = { { 0, 0 }, { 1, 3 }, { 0, 5 },
+					    { 2, 64 } };
+	unsigned int o, l, m, w, ask;
+
+	(void)state;
+	for (o = 0; o < 4; o++)
+	for (l = 0; l < 7; l++)
+	for (m = 0; m < 3; m++)
+	for (w = 0; w < 4; w++)
+	for (ask = 0; ask < 2; ask++) {
+		struct fab_hdr h = req(ops[o], lens[l]);
+		struct roce_pkt p, want;
+		uint32_t n, end, count = 1, wcount = 1, len, wlen;
+		uint64_t off, woff;
+
+		h.flags = (uint16_t)(mtus[m] << FAB_F_MTU_SHIFT |
+				     (ask ? FAB_F_ACKREQ : 0));
+		h.atomic_a = wins[w][0];
+		h.atomic_b = wins[w][1];
+		n = (uint32_t)h.atomic_a;
+		assert_true(roce_map_tx(&h, n, &count, &p, &off, &len));
+		end = h.atomic_b && h.atomic_a + h.atomic_b < count ?
+		      (uint32_t)(h.atomic_a + h.atomic_b) : count;
+		for (n++; n < end; n++) {
+			assert_true(roce_map_tx_next(&h, n, &count, &p, &off,
+						     &len));
+			memset(&want, 0, sizeof(want));
+			assert_true(roce_map_tx(&h, n, &wcount, &want, &woff,
+						&wlen));
+			assert_memory_equal(&p, &want, sizeof(p));
+			assert_int_equal(count, wcount);
+			assert_int_equal(off, woff);
+			assert_int_equal(len, wlen);
+		}
+	}
+}
+
 static void test_write_first_names_the_range(void **state)
 {
 	struct fab_hdr h = req(PVRDMA_WR_RDMA_WRITE, 2048), back;
@@ -332,6 +381,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_cut_to_mtu),
 		cmocka_unit_test(test_ackreq_on_last_sent),
+		cmocka_unit_test(test_next_is_the_mapping),
 		cmocka_unit_test(test_write_first_names_the_range),
 		cmocka_unit_test(test_read_and_atomics),
 		cmocka_unit_test(test_acks_and_naks),
