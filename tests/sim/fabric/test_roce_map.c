@@ -116,10 +116,37 @@ static void test_ackreq_on_last_sent(void **state)
 	}
 }
 
-/* Each packet mapped from the one before (roce_map_tx_next(), as a
- * batch maps them) is the packet roce_map_tx() maps on its own: SENDs and
- * WRITEs, with and without immediate, at each path MTU, whole or a
- * window's worth, asked for or not. */
+/* Maps the packets of a message of op and len at path MTU mtu that go
+ * now (from first, n of them; 0: all), each from the one before as a
+ * batch maps them, and checks each against roce_map_tx() on its own. */
+static void check_steps(uint8_t op, uint32_t len, unsigned int mtu,
+			uint32_t first, uint32_t n, bool ask)
+{
+	struct fab_hdr h = req(op, len);
+	struct roce_pkt p, want;
+	uint32_t i, end, count = 1, wcount = 1, plen, wlen;
+	uint64_t off, woff;
+
+	h.flags = (uint16_t)(mtu << FAB_F_MTU_SHIFT | (ask ? FAB_F_ACKREQ : 0));
+	h.atomic_a = first;
+	h.atomic_b = n;
+	assert_true(roce_map_tx(&h, first, &count, &p, &off, &plen));
+	end = n && first + n < count ? first + n : count;
+	for (i = first + 1; i < end; i++) {
+		assert_true(roce_map_tx_next(&h, i, &count, &p, &off, &plen));
+		memset(&want, 0, sizeof(want));
+		assert_true(roce_map_tx(&h, i, &wcount, &want, &woff, &wlen));
+		assert_memory_equal(&p, &want, sizeof(p));
+		assert_int_equal(count, wcount);
+		assert_int_equal(off, woff);
+		assert_int_equal(plen, wlen);
+	}
+}
+
+/* Each packet mapped from the one before (roce_map_tx_next()) is the
+ * packet roce_map_tx() maps on its own: SENDs and WRITEs, with and
+ * without immediate, at each path MTU, whole or a window's worth, asked
+ * for or not. */
 static void test_next_is_the_mapping(void **state)
 {
 	static const uint8_t ops[] = { PVRDMA_WR_SEND, PVRDMA_WR_SEND_WITH_IMM,
@@ -128,39 +155,23 @@ static void test_next_is_the_mapping(void **state)
 	static const uint32_t lens[] = { 0, 1, 1024, 2500, 4096, 8195, 65536 };
 	static const unsigned int mtus[] = { IBV_MTU_256, IBV_MTU_1024,
 					     IBV_MTU_4096 };
-	static const uint64_t wins[][2] = { { 0, 0 }, { 1, 3 }, { 0, 5 },
+	static const uint32_t wins[][2] = { { 0, 0 }, { 1, 3 }, { 0, 5 },
 					    { 2, 64 } };
-	unsigned int o, l, m, w, ask;
+	unsigned int o, l, m, w;
 
 	(void)state;
-	for (o = 0; o < 4; o++)
-	for (l = 0; l < 7; l++)
-	for (m = 0; m < 3; m++)
-	for (w = 0; w < 4; w++)
-	for (ask = 0; ask < 2; ask++) {
-		struct fab_hdr h = req(ops[o], lens[l]);
-		struct roce_pkt p, want;
-		uint32_t n, end, count = 1, wcount = 1, len, wlen;
-		uint64_t off, woff;
-
-		h.flags = (uint16_t)(mtus[m] << FAB_F_MTU_SHIFT |
-				     (ask ? FAB_F_ACKREQ : 0));
-		h.atomic_a = wins[w][0];
-		h.atomic_b = wins[w][1];
-		n = (uint32_t)h.atomic_a;
-		assert_true(roce_map_tx(&h, n, &count, &p, &off, &len));
-		end = h.atomic_b && h.atomic_a + h.atomic_b < count ?
-		      (uint32_t)(h.atomic_a + h.atomic_b) : count;
-		for (n++; n < end; n++) {
-			assert_true(roce_map_tx_next(&h, n, &count, &p, &off,
-						     &len));
-			memset(&want, 0, sizeof(want));
-			assert_true(roce_map_tx(&h, n, &wcount, &want, &woff,
-						&wlen));
-			assert_memory_equal(&p, &want, sizeof(p));
-			assert_int_equal(count, wcount);
-			assert_int_equal(off, woff);
-			assert_int_equal(len, wlen);
+	for (o = 0; o < 4; o++) {
+		for (l = 0; l < 7; l++) {
+			for (m = 0; m < 3; m++) {
+				for (w = 0; w < 4; w++) {
+					check_steps(ops[o], lens[l], mtus[m],
+						    wins[w][0], wins[w][1],
+						    false);
+					check_steps(ops[o], lens[l], mtus[m],
+						    wins[w][0], wins[w][1],
+						    true);
+				}
+			}
 		}
 	}
 }
