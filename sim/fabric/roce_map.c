@@ -46,6 +46,13 @@ static uint32_t sent_end(const struct fab_hdr *h, uint32_t count)
 	return end < count ? (uint32_t)end : count;
 }
 
+/* Whether packet n of count asks for an ACK: the last of those sent
+ * now, where the requester asks. */
+static bool asks_ack(const struct fab_hdr *h, uint32_t n, uint32_t count)
+{
+	return (h->flags & FAB_F_ACKREQ) && n + 1 == sent_end(h, count);
+}
+
 static uint8_t part_opcode(uint8_t first_op, bool first, bool last)
 {
 	if (first && last)
@@ -80,9 +87,7 @@ static bool map_request(const struct fab_hdr *h, uint32_t n, uint32_t *count,
 			p->opcode++;
 		p->imm = h->imm;
 		p->se = last && (h->flags & FAB_F_SOLICITED);
-		/* asked for on the last packet of those sent now */
-		p->ackreq = (h->flags & FAB_F_ACKREQ) &&
-			    n + 1 == sent_end(h, *count);
+		p->ackreq = asks_ack(h, n, *count);
 		return true;
 	case PVRDMA_WR_RDMA_READ:
 		p->opcode = ROCE_READ_REQ;
@@ -121,7 +126,7 @@ static bool next_middle(const struct fab_hdr *h, uint32_t n, uint32_t count,
 	uint8_t op = p->opcode;
 
 	if (!n || n + 1 >= count || h->type != FAB_REQ ||
-	    ((h->flags & FAB_F_ACKREQ) && n + 1 == sent_end(h, count)))
+	    asks_ack(h, n, count))
 		return false;
 	if (op == ROCE_SEND_FIRST || op == ROCE_WRITE_FIRST)
 		p->opcode = op + 1;
