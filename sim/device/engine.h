@@ -41,7 +41,8 @@
  *   publish.c   what of its objects goes into them (publish.h)
  *   packets.c   messages as packets of the path MTU, for a link that
  *               carries them so (RoCE v2): PSNs per packet, a message
- *               placed packet by packet
+ *               placed packet by packet, or a WRITE's run read to its
+ *               place taken at once
  *   place.c     the WRITE packets of one run of datagrams placed with
  *               one copy, before anything shows or acknowledges them
  *
@@ -515,6 +516,10 @@ uint64_t pkt_ask_every(const struct eqp *e);
 uint64_t pkt_write_ahead(struct eqp *e, uint32_t psn, uint32_t max_packets,
 			 struct iovec *iov, int *niov, uint32_t *mtu,
 			 bool *ends);
+/* Packets of that WRITE that arrived where pkt_write_ahead() said they
+ * go (fab_rx_placed_fn): taken as each would be, at once. */
+void pkt_write_placed(struct eqp *e, struct fab_link *from, uint32_t psn,
+		      uint32_t count, uint64_t bytes, bool ends, bool asked);
 
 /* ---- place.c: WRITE packets of a run placed with one copy ---- */
 /* Takes the payload of WRITE packet h (its place: ri) for the run's
@@ -538,6 +543,10 @@ void engine_rx_end(void *owner);
 uint64_t engine_rx_ahead(void *owner, uint32_t dqpn, uint32_t psn,
 			 uint32_t max_packets, struct iovec *iov, int *niov,
 			 uint32_t *mtu, bool *ends);
+/* fab_rx_placed_fn (recv.c). */
+void engine_rx_placed(void *owner, struct fab_link *from, uint32_t dqpn,
+		      uint32_t psn, uint32_t count, uint64_t bytes, bool ends,
+		      bool asked);
 
 /* ---- async.c: --async-mode ---- */
 /* One polling round of the device thread while the adapter is active;

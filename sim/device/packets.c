@@ -158,8 +158,7 @@ static bool write_place(struct eqp *e, struct fab_link *from,
 		       e->resp.seg_va + e->resp.seg_off, h->len,
 		       IBV_ACCESS_REMOTE_WRITE,
 		       ri.iov, &ri.n) != SIM_ACCESS_OK ||
-	    (!rx->placed &&
-	     (later = dev_place_defer(e, from, h, rx, &ri)) == 0 &&
+	    ((later = dev_place_defer(e, from, h, rx, &ri)) == 0 &&
 	     !fab_rx_read(rx, ri.iov, ri.n) && rx->fault)) {
 		e->resp.seg_busy = false;
 		dev_resp_fail(e, from, h, FAB_NAK_REM_ACCESS);
@@ -235,6 +234,21 @@ static void request_packet(struct eqp *e, struct fab_link *from,
 	dev_resp_ack_queue(e, from, h->psn, h->len, h->flags & FAB_F_ACKREQ);
 }
 
+/* e takes the next packets of a plain WRITE, between its first and last
+ * packet, from psn on: the PSN next in order. A WRITE with immediate
+ * takes a receive at its last packet, whose headers are longer. */
+static bool write_goes_on(const struct eqp *e, uint32_t psn)
+{
+	const struct sim_qp *qp = e->qp;
+
+	return qp->type == IBV_QPT_RC && e->resp.seg_busy &&
+	       e->resp.seg_op == PVRDMA_WR_RDMA_WRITE && psn == e->resp.epsn &&
+	       sim_qp_state_takes_requests(qp->attr.state) &&
+	       (qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) ==
+		       IBV_ACCESS_REMOTE_WRITE &&
+	       e->resp.seg_off < e->resp.seg_total;
+}
+
 uint64_t pkt_write_ahead(struct eqp *e, uint32_t psn, uint32_t max_packets,
 			 struct iovec *iov, int *niov, uint32_t *mtu,
 			 bool *ends)
@@ -242,15 +256,7 @@ uint64_t pkt_write_ahead(struct eqp *e, uint32_t psn, uint32_t max_packets,
 	struct sim_qp *qp = e->qp;
 	uint64_t left, len;
 
-	/* a plain WRITE between its first and last packet, at the PSN
-	 * next in order: a WRITE with immediate takes a receive at its
-	 * last packet, whose headers are longer */
-	if (qp->type != IBV_QPT_RC || !e->resp.seg_busy ||
-	    e->resp.seg_op != PVRDMA_WR_RDMA_WRITE || psn != e->resp.epsn ||
-	    !sim_qp_state_takes_requests(qp->attr.state) ||
-	    (qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) !=
-		    IBV_ACCESS_REMOTE_WRITE ||
-	    e->resp.seg_off >= e->resp.seg_total)
+	if (!write_goes_on(e, psn))
 		return 0;
 	*mtu = mtu_bytes(qp->attr.path_mtu);
 	left = e->resp.seg_total - e->resp.seg_off;
@@ -263,6 +269,27 @@ uint64_t pkt_write_ahead(struct eqp *e, uint32_t psn, uint32_t max_packets,
 		       IBV_ACCESS_REMOTE_WRITE, iov, niov) != SIM_ACCESS_OK)
 		return 0;
 	return len;
+}
+
+void pkt_write_placed(struct eqp *e, struct fab_link *from, uint32_t psn,
+		      uint32_t count, uint64_t bytes, bool ends, bool asked)
+{
+	uint64_t left = e->resp.seg_total - e->resp.seg_off;
+
+	/* what pkt_write_ahead() found holds: the lock was not let go
+	 * since (a run that does not fit it is dropped, as on the wire) */
+	if (!count || !write_goes_on(e, psn) || bytes > left ||
+	    ends != (bytes == left))
+		return;
+	e->resp.seg_off += bytes;
+	if (ends) {
+		e->resp.seg_busy = false;
+		e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
+	}
+	stat_add(&e->qp->uctx->dev->stats.bytes_rx, bytes);
+	e->resp.epsn = (psn + count) & PSN_MASK;
+	e->resp.nak_sent = false;
+	dev_resp_ack_queue(e, from, (psn + count - 1) & PSN_MASK, bytes, asked);
 }
 
 void pkt_request(struct eqp *e, struct fab_link *from,

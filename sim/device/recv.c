@@ -196,6 +196,17 @@ uint64_t engine_rx_ahead(void *owner, uint32_t dqpn, uint32_t psn,
 	return pkt_write_ahead(e, psn, max_packets, iov, niov, mtu, ends);
 }
 
+void engine_rx_placed(void *owner, struct fab_link *from, uint32_t dqpn,
+		      uint32_t psn, uint32_t count, uint64_t bytes, bool ends,
+		      bool asked)
+{
+	struct engine *eng = engine_of(owner);
+	struct eqp *e = eng ? eqp_by_qpn(eng, dqpn & 0xffffff) : NULL;
+
+	if (e)
+		pkt_write_placed(e, from, psn, count, bytes, ends, asked);
+}
+
 /* One packet arrived at the adapter's port (dev->lock held): the
  * fabric's receive callback (struct fab_adapter). */
 void engine_rx(void *owner, struct fab_link *from, const struct fab_hdr *h,

@@ -175,7 +175,8 @@ int engine_start(struct sim_dev *dev)
 		.index = dev->index, .gid = dev->gid,
 		.gid_count = &dev->gid_count, .lock = &dev->lock,
 		.rx = engine_rx, .rx_end = engine_rx_end,
-		.ahead = engine_rx_ahead, .owner = dev,
+		.ahead = engine_rx_ahead, .placed = engine_rx_placed,
+		.owner = dev,
 		.ipv4 = dev->cfg.ipv4, .name = dev->cfg.ibdev });
 	if (!eng->port)
 		return ENOMEM;

@@ -128,9 +128,6 @@ struct fab_rx {
 	bool failed;		/* the link broke inside the payload */
 	bool fault;		/* the destination could not be written */
 	bool lasts;		/* mem stays until the port's rx_end */
-	bool placed;		/* the payload is in place already: read
-				 * straight to where the callback for
-				 * ahead said it goes (roce_ahead.c) */
 };
 
 /* Reads the next bytes of the payload into iov (at most what is left).
@@ -163,12 +160,23 @@ typedef void (*fab_rx_end_fn)(void *owner);
  * them. Returns how many payload bytes (0: none are expected; the fabric
  * reads as usual), with where they go in iov (at most *niov pieces, set
  * to how many), the path MTU (each packet's payload but the last) and
- * whether they end the message. The adapter checks each packet as
- * usual when it arrives (fab_rx.placed).
+ * whether they end the message. Those that arrive as expected go to
+ * fab_rx_placed_fn, the others to fab_rx_fn.
  */
 typedef uint64_t (*fab_rx_ahead_fn)(void *owner, uint32_t dqpn, uint32_t psn,
 				    uint32_t max_packets, struct iovec *iov,
 				    int *niov, uint32_t *mtu, bool *ends);
+/*
+ * The first count packets of those fab_rx_ahead_fn expected, from link
+ * from, arrived (the adapter's lock held since): in PSN order from psn
+ * on, each the path MTU long but the last, their headers and ICRCs
+ * checked, bytes of payload in all in place already. The last ends the
+ * message when ends; asked: one of them asked for an ACK. The adapter
+ * takes them as it would take each on its own, at once.
+ */
+typedef void (*fab_rx_placed_fn)(void *owner, struct fab_link *from,
+				 uint32_t dqpn, uint32_t psn, uint32_t count,
+				 uint64_t bytes, bool ends, bool asked);
 
 /* What the fabric knows of the adapter a port belongs to. */
 struct fab_adapter {
@@ -178,7 +186,8 @@ struct fab_adapter {
 	pthread_mutex_t *lock;		/* the adapter's lock */
 	fab_rx_fn rx;			/* called for each packet */
 	fab_rx_end_fn rx_end;		/* NULL, or after a run of them */
-	fab_rx_ahead_fn ahead;		/* NULL, or where packets go */
+	fab_rx_ahead_fn ahead;		/* NULL, or where packets go ... */
+	fab_rx_placed_fn placed;	/* ... and those that went there */
 	void *owner;			/* rx's first argument */
 	uint32_t ipv4;			/* network order; outside 127/8:
 					 * listens for other hosts (tcp.c) */

@@ -198,8 +198,10 @@ uint16_t roce_rx_cmsgs(struct msghdr *msg, struct fab_hdr *h)
 	return seg;
 }
 
-bool roce_rx_headers(struct fab_port *port, const uint8_t *pk, size_t len,
-		     struct roce_pkt *p)
+/* A datagram's headers decoded and its partition checked (counted if
+ * not). */
+static bool rx_headers(struct fab_port *port, const uint8_t *pk, size_t len,
+		       struct roce_pkt *p)
 {
 	struct fab_wire_counts *st = &port->roce_counts;
 
@@ -216,19 +218,26 @@ bool roce_rx_headers(struct fab_port *port, const uint8_t *pk, size_t len,
 	return true;
 }
 
-bool roce_rx_checked(struct fab_port *port, const struct sockaddr_in *src,
-		     const struct roce_pkt *p, const uint8_t *bth,
-		     size_t iblen, uint32_t icrc, const uint32_t *crc0,
-		     struct fab_hdr *h)
+/* The flow a datagram from src came on to the port. */
+static struct roce_flow4 flow_from(const struct fab_port *port,
+				   const struct sockaddr_in *src)
+{
+	return (struct roce_flow4){ .saddr = src->sin_addr.s_addr,
+				    .daddr = port->adapter.ipv4,
+				    .sport = ntohs(src->sin_port),
+				    .dport = ROCE_UDP_PORT };
+}
+
+/* Its ICRC checked, then what it is for the device in h; false: dropped,
+ * counted. The packet's iblen bytes lie at pk, its ICRC after them. */
+static bool rx_checked(struct fab_port *port, const struct sockaddr_in *src,
+		       const struct roce_pkt *p, const uint8_t *pk,
+		       size_t iblen, struct fab_hdr *h)
 {
 	struct fab_wire_counts *st = &port->roce_counts;
-	struct roce_flow4 f = { .saddr = src->sin_addr.s_addr,
-				.daddr = port->adapter.ipv4,
-				.sport = ntohs(src->sin_port),
-				.dport = ROCE_UDP_PORT };
+	struct roce_flow4 f = flow_from(port, src);
 
-	if (!(crc0 ? roce_icrc_check_crc0(&f, bth, iblen, icrc, *crc0) :
-		     roce_icrc_check(&f, bth, iblen + ROCE_ICRC_LEN))) {
+	if (!roce_icrc_check(&f, pk, iblen + ROCE_ICRC_LEN)) {
 		st->rx_bad_icrc++;
 		return false;
 	}
@@ -249,6 +258,15 @@ bool roce_rx_checked(struct fab_port *port, const struct sockaddr_in *src,
 	return true;
 }
 
+bool roce_rx_icrc_placed(const struct fab_port *port,
+			 const struct sockaddr_in *src, const uint8_t *bth,
+			 size_t iblen, uint32_t icrc, uint32_t crc0)
+{
+	struct roce_flow4 f = flow_from(port, src);
+
+	return roce_icrc_check_crc0(&f, bth, iblen, icrc, crc0);
+}
+
 /* One datagram of len bytes at pk, from src. */
 static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
 		   const uint8_t *pk, size_t len, struct fab_hdr *h)
@@ -256,22 +274,50 @@ static bool rx_one(struct fab_port *port, const struct sockaddr_in *src,
 	struct roce_pkt p;
 
 	/* decoded: at least the BTH's bytes and the ICRC's */
-	return roce_rx_headers(port, pk, len, &p) &&
-	       roce_rx_checked(port, src, &p, pk, len - ROCE_ICRC_LEN, 0, NULL,
-			       h);
+	return rx_headers(port, pk, len, &p) &&
+	       rx_checked(port, src, &p, pk, len - ROCE_ICRC_LEN, h);
 }
 
-bool roce_rx_deliver(struct fab_port *port, const struct sockaddr_in *src,
-		     const struct fab_hdr *h, struct fab_rx *rx)
+/* The link of the peer packets came from, which the device answers on;
+ * NULL if the port keeps none for it (they are dropped, counted). */
+static struct fab_link *rx_from(struct fab_port *port,
+				const struct sockaddr_in *src,
+				uint32_t packets)
 {
 	struct fab_link *from = link_of(port, src->sin_addr.s_addr);
 
 	if (!from) {
-		port->roce_counts.rx_malformed++;
-		return false;
+		port->roce_counts.rx_malformed += packets;
+		return NULL;
 	}
 	from->exposed = true;
+	return from;
+}
+
+static bool rx_deliver(struct fab_port *port, const struct sockaddr_in *src,
+		       const struct fab_hdr *h, struct fab_rx *rx)
+{
+	struct fab_link *from = rx_from(port, src, 1);
+
+	if (!from)
+		return false;
 	port->adapter.rx(port->adapter.owner, from, h, rx);
+	return true;
+}
+
+bool roce_rx_deliver_placed(struct fab_port *port,
+			    const struct sockaddr_in *src, uint32_t dqpn,
+			    uint32_t psn, uint32_t count, uint64_t bytes,
+			    bool ends, bool asked)
+{
+	struct fab_link *from = rx_from(port, src, count);
+
+	if (!from)
+		return false;
+	port->roce_counts.rx_packets += count;
+	port->roce_counts.rx_placed += count;
+	port->adapter.placed(port->adapter.owner, from, dqpn, psn, count,
+			     bytes, ends, asked);
 	return true;
 }
 
@@ -292,7 +338,7 @@ int roce_rx_run(struct fab_port *port, const struct sockaddr_in *src,
 		rx = (struct fab_rx){ .port = port,
 				      .mem = pk + roce_hdr_len(pk[0]),
 				      .left = h.len, .lasts = true };
-		if (roce_rx_deliver(port, src, &h, &rx))
+		if (rx_deliver(port, src, &h, &rx))
 			count++;
 		port->roce_write_open = pk[0] == ROCE_WRITE_FIRST ||
 					pk[0] == ROCE_WRITE_MIDDLE;

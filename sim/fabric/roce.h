@@ -68,22 +68,19 @@ int roce_sport_socket(uint32_t ipv4, uint16_t sport, uint16_t *bound);
  * port's receive callback; returns how many. */
 int roce_rx(struct fab_port *port);
 
-/* roce.c, the steps of receiving: a datagram's headers decoded and
- * its partition checked (counted if not); */
-bool roce_rx_headers(struct fab_port *port, const uint8_t *pk, size_t len,
-		     struct roce_pkt *p);
-/* its ICRC checked, then what it is for the device in h; false: dropped,
- * counted. The packet's iblen bytes lie at bth, its ICRC after them; or,
- * with crc0 (the register of its bytes after the BTH, from zero), only
- * its BTH does, and icrc is its ICRC; */
-bool roce_rx_checked(struct fab_port *port, const struct sockaddr_in *src,
-		     const struct roce_pkt *p, const uint8_t *bth,
-		     size_t iblen, uint32_t icrc, const uint32_t *crc0,
-		     struct fab_hdr *h);
-/* a packet checked, to the device, from src's link; false if the port
- * keeps no link for src (dropped, counted); */
-bool roce_rx_deliver(struct fab_port *port, const struct sockaddr_in *src,
-		     const struct fab_hdr *h, struct fab_rx *rx);
+/* roce.c, the steps of receiving: whether a packet that lies in parts
+ * has the ICRC icrc, its BTH at bth, iblen bytes up to its ICRC whose
+ * register after the BTH, from zero, is crc0 (nothing counted); */
+bool roce_rx_icrc_placed(const struct fab_port *port,
+			 const struct sockaddr_in *src, const uint8_t *bth,
+			 size_t iblen, uint32_t icrc, uint32_t crc0);
+/* packets from src placed as the device expected, to it at once
+ * (fab_rx_placed_fn); false if the port keeps no link for src (dropped,
+ * counted); */
+bool roce_rx_deliver_placed(struct fab_port *port,
+			    const struct sockaddr_in *src, uint32_t dqpn,
+			    uint32_t psn, uint32_t count, uint64_t bytes,
+			    bool ends, bool asked);
 /* the datagrams of n bytes at pk, each seg long but the last, to the
  * device; how many it took; */
 int roce_rx_run(struct fab_port *port, const struct sockaddr_in *src,

@@ -15,10 +15,12 @@
  * kernel's copy about as much as a hundred bytes.
  *
  * Each packet is then checked as any is: its headers must be the ones
- * expected (else it and the rest of the run are gathered back from
- * where they fell into the receive buffer and taken as usual), its ICRC
- * is checked over the bytes in place, and the device handles it as it
- * would any (PSN, access, the ACK), without copying (fab_rx.placed).
+ * expected and its ICRC, checked over the bytes in place, good; else it
+ * and the rest of the run are gathered back from where they fell into
+ * the receive buffer and taken as usual. The packets before it go to
+ * the device as one (fab_rx_placed_fn): one PSN step, one ACK queued,
+ * one look-up of the QP and the link for the run rather than for each
+ * of its packets, and nothing copied.
  * Bytes of a packet that was not the one expected, or a bad one, only
  * ever fall inside the range of the WRITE in progress, at PSNs not
  * acknowledged yet, which the requester's resends write again before
@@ -183,10 +185,27 @@ static bool gather(struct fab_port *port, struct roce_ahead *a, int nv,
 	return sim_app_copy_out(&dst, 1, a->part, np) == dst.iov_len;
 }
 
+/* Whether packet i of the read, len bytes, is the one expected: its
+ * headers decode, in the port's partition, the opcode, QP, PSN and pad
+ * planned (a packet that is not goes the usual way, counted there). */
+static bool as_expected(struct roce_ahead *a, uint32_t i, size_t len,
+			struct roce_pkt *p)
+{
+	uint8_t want = a->ends && i == a->k - 1 ? ROCE_WRITE_LAST :
+						  ROCE_WRITE_MIDDLE;
+
+	return i < a->k && len == a->dgram[i] &&
+	       roce_decode(p, bth_of(a, i), len) == ROCE_OK &&
+	       roce_pkey_match(p->pkey, ROCE_DEFAULT_PKEY) &&
+	       p->opcode == want && p->dqpn == a->qpn &&
+	       p->psn == ((a->psn + i) & 0xffffff) && p->pad == a->pad[i];
+}
+
 /*
  * The packets of a read of n bytes, each seg long but the last: those
- * that are the ones expected, checked in place, to the device; from the
- * first that is not on, the rest gathered and taken as usual.
+ * that are the ones expected, checked in place, to the device as one
+ * (fab_rx_placed_fn); from the first that is not, the rest gathered
+ * and taken as usual, which counts and drops it if it is bad.
  *
  * Not inlined: inside roce_rx_ahead() gcc 12 builds each packet's header
  * and payload descriptor with rep string instructions, whose start-up
@@ -198,44 +217,34 @@ ahead_take(struct fab_port *port, struct roce_ahead *a,
 	   const struct sockaddr_in *src, const struct fab_hdr *meta, int nv,
 	   size_t n, size_t seg, int *count)
 {
-	struct fab_hdr h;
 	struct roce_pkt p;
+	uint64_t bytes = 0;
 	size_t off, len;
-	uint32_t i;
-	int placed = 0;
+	bool asked = false, ends;
+	uint32_t i, crc0;
 
 	for (off = 0, i = 0; off < n; off += len, i++) {
-		uint32_t crc0;
-		uint8_t want = a->ends && i == a->k - 1 ? ROCE_WRITE_LAST :
-							  ROCE_WRITE_MIDDLE;
-
 		len = n - off < seg ? n - off : seg;
-		/* not where the packet expected fell: the rest as usual */
-		if (i >= a->k || len != a->dgram[i])
+		if (!as_expected(a, i, len, &p) || !payload_crc0(a, i, &crc0) ||
+		    !roce_rx_icrc_placed(port, src, bth_of(a, i),
+					 len - ROCE_ICRC_LEN,
+					 roce_icrc_get(tail_of(a, i) + a->pad[i]),
+					 crc0))
 			break;
-		if (!roce_rx_headers(port, bth_of(a, i), len, &p))
-			continue;
-		if (p.opcode != want || p.dqpn != a->qpn ||
-		    p.psn != ((a->psn + i) & 0xffffff) || p.pad != a->pad[i])
-			break;
-		if (!payload_crc0(a, i, &crc0))
-			break;
-		h = *meta;
-		if (!roce_rx_checked(port, src, &p, bth_of(a, i),
-				     len - ROCE_ICRC_LEN,
-				     roce_icrc_get(tail_of(a, i) + a->pad[i]),
-				     &crc0, &h))
-			continue;
-		port->roce_counts.rx_placed++;
-		if (roce_rx_deliver(port, src, &h,
-				    &(struct fab_rx){ .port = port,
-						      .placed = true }))
-			placed++;
+		bytes += p.paylen;
+		asked |= p.ackreq;
 	}
-	*count += placed;
-	port->roce_write_open = !(a->ends && i >= a->k);
-	a->goes_on = off >= n && placed == (int)i && !(a->ends && i >= a->k);
+	ends = a->ends && i == a->k;
+	port->roce_write_open = !ends;
+	a->goes_on = off >= n && !ends;
 	a->next_psn = (a->psn + i) & 0xffffff;
+	if (i) {
+		if (roce_rx_deliver_placed(port, src, a->qpn, a->psn, i, bytes,
+					   ends, asked))
+			*count += (int)i;
+		else
+			a->goes_on = false;
+	}
 	if (off < n) {
 		if (gather(port, a, nv, off, n))
 			*count += roce_rx_run(port, src, meta, port->roce_buf,
@@ -243,8 +252,6 @@ ahead_take(struct fab_port *port, struct roce_ahead *a,
 		else
 			port->roce_counts.rx_malformed++;
 	}
-	if (placed && port->adapter.rx_end)
-		port->adapter.rx_end(port->adapter.owner);
 }
 
 void roce_rx_ahead_after(struct fab_port *port, uint32_t dqpn, uint32_t psn)
@@ -319,7 +326,8 @@ int roce_rx_ahead(struct fab_port *port, int *count, int *taken)
 	ssize_t n;
 
 	/* no look (a system call) where no WRITE is coming in packets */
-	if (!port->adapter.ahead || !port->roce_write_open)
+	if (!port->adapter.ahead || !port->adapter.placed ||
+	    !port->roce_write_open)
 		return -1;
 	/* the guess (see the top), which stands while the socket is
 	 * empty; where the device expects no such packet, or the guess is
