@@ -218,9 +218,8 @@ static bool rx_headers(struct fab_port *port, const uint8_t *pk, size_t len,
 	return true;
 }
 
-/* The flow a datagram from src came on to the port. */
-static struct roce_flow4 flow_from(const struct fab_port *port,
-				   const struct sockaddr_in *src)
+struct roce_flow4 roce_rx_flow(const struct fab_port *port,
+			      const struct sockaddr_in *src)
 {
 	return (struct roce_flow4){ .saddr = src->sin_addr.s_addr,
 				    .daddr = port->adapter.ipv4,
@@ -235,7 +234,7 @@ static bool rx_checked(struct fab_port *port, const struct sockaddr_in *src,
 		       size_t iblen, struct fab_hdr *h)
 {
 	struct fab_wire_counts *st = &port->roce_counts;
-	struct roce_flow4 f = flow_from(port, src);
+	struct roce_flow4 f = roce_rx_flow(port, src);
 
 	if (!roce_icrc_check(&f, pk, iblen + ROCE_ICRC_LEN)) {
 		st->rx_bad_icrc++;
@@ -256,15 +255,6 @@ static bool rx_checked(struct fab_port *port, const struct sockaddr_in *src,
 	mapped_gid(h->dst_gid, port->adapter.ipv4);
 	st->rx_packets++;
 	return true;
-}
-
-bool roce_rx_icrc_placed(const struct fab_port *port,
-			 const struct sockaddr_in *src, const uint8_t *bth,
-			 size_t iblen, uint32_t icrc, uint32_t crc0)
-{
-	struct roce_flow4 f = flow_from(port, src);
-
-	return roce_icrc_check_crc0(&f, bth, iblen, icrc, crc0);
 }
 
 /* One datagram of len bytes at pk, from src. */

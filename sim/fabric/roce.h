@@ -19,6 +19,7 @@
 
 #include "fabric.h"
 #include "roce_hdr.h"
+#include "roce_icrc.h"
 
 struct fab_port;
 struct fab_link;
@@ -68,12 +69,10 @@ int roce_sport_socket(uint32_t ipv4, uint16_t sport, uint16_t *bound);
  * port's receive callback; returns how many. */
 int roce_rx(struct fab_port *port);
 
-/* roce.c, the steps of receiving: whether a packet that lies in parts
- * has the ICRC icrc, its BTH at bth, iblen bytes up to its ICRC whose
- * register after the BTH, from zero, is crc0 (nothing counted); */
-bool roce_rx_icrc_placed(const struct fab_port *port,
-			 const struct sockaddr_in *src, const uint8_t *bth,
-			 size_t iblen, uint32_t icrc, uint32_t crc0);
+/* roce.c, the steps of receiving: the flow of a datagram from src (its
+ * identification and flags unknown); */
+struct roce_flow4 roce_rx_flow(const struct fab_port *port,
+			       const struct sockaddr_in *src);
 /* packets from src placed as the device expected, to it at once
  * (fab_rx_placed_fn); false if the port keeps no link for src (dropped,
  * counted); */

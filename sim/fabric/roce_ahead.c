@@ -217,6 +217,8 @@ ahead_take(struct fab_port *port, struct roce_ahead *a,
 	   const struct sockaddr_in *src, const struct fab_hdr *meta, int nv,
 	   size_t n, size_t seg, int *count)
 {
+	struct roce_flow4 f = roce_rx_flow(port, src);
+	struct roce_icrc_run run = { .iblen = 0 };
 	struct roce_pkt p;
 	uint64_t bytes = 0;
 	size_t off, len;
@@ -224,10 +226,14 @@ ahead_take(struct fab_port *port, struct roce_ahead *a,
 	uint32_t i, crc0;
 
 	for (off = 0, i = 0; off < n; off += len, i++) {
+		const uint8_t *bth = bth_of(a, i);
+
 		len = n - off < seg ? n - off : seg;
-		if (!as_expected(a, i, len, &p) || !payload_crc0(a, i, &crc0) ||
-		    !roce_rx_icrc_placed(port, src, bth_of(a, i),
-					 len - ROCE_ICRC_LEN,
+		if (!as_expected(a, i, len, &p) || !payload_crc0(a, i, &crc0))
+			break;
+		if (!roce_icrc_run_fits(&run, bth, len - ROCE_ICRC_LEN))
+			roce_icrc_run_init(&run, &f, bth, len - ROCE_ICRC_LEN);
+		if (!roce_icrc_run_check(&run, &f, bth,
 					 roce_icrc_get(tail_of(a, i) + a->pad[i]),
 					 crc0))
 			break;

@@ -60,6 +60,11 @@ static uint32_t mul_bit_powers(uint32_t crc, uint64_t n, const uint32_t *pow)
 	return crc;
 }
 
+uint32_t roce_crc32_mul(uint32_t a, uint32_t b)
+{
+	return mul(a, b);
+}
+
 uint32_t roce_crc32_shift(uint32_t crc, uint64_t n)
 {
 	return mul_bit_powers(crc, n, zero_pow);

@@ -33,6 +33,10 @@ uint32_t roce_crc32_update_words(uint32_t crc, const uint64_t *w, size_t nw,
 uint32_t roce_crc32_shift(uint32_t crc, uint64_t n);
 /* Its inverse: the register before n zero bytes that leave it at crc. */
 uint32_t roce_crc32_unshift(uint32_t crc, uint64_t n);
+/* Both are products modulo the polynomial: a * b, each reflected (bit 31
+ * is x^0); roce_crc32_unshift(1u << 31, n) is the factor that takes a
+ * register back over n bytes. */
+uint32_t roce_crc32_mul(uint32_t a, uint32_t b);
 
 /* The ways roce_crc32_update() can go, slowest first. */
 enum roce_crc32_impl {

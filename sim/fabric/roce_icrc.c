@@ -10,6 +10,8 @@
 /* The pseudo-header: LRH 8, IPv4 20, UDP 8, then the BTH's 12. */
 #define PH_LEN		48
 #define PH_ID		12	/* where the identification is */
+/* its bytes after the identification */
+#define PH_TAIL		(PH_LEN - PH_ID - 2)
 
 #define crc_tab		roce_crc32_tab
 /* crc_rev[crc_tab[0][i] >> 24] = i: the top byte names the index. */
@@ -18,14 +20,22 @@ static uint8_t crc_rev[256];
  * roce_icrc_check(), taken back to where the identification ends: the
  * flag's bit alone from a zero register, through one byte less. */
 static uint32_t no_df_crc;
+/* run_tail[j][b]: what byte b as the j-th of the pseudo-header's last
+ * four (the BTH's last four) adds to the register after it, from zero,
+ * taken back over PH_TAIL bytes (roce_icrc_run_check()). */
+static uint32_t run_tail[4][256];
 
 __attribute__((constructor(102))) static void icrc_init(void)
 {
-	int i;
+	int i, j;
 
 	for (i = 0; i < 256; i++)
 		crc_rev[crc_tab[0][i] >> 24] = (uint8_t)i;
 	no_df_crc = roce_crc32_unshift(crc_tab[0][ROCE_IP_DF >> 8], 1);
+	for (j = 0; j < 4; j++)
+		for (i = 0; i < 256; i++)
+			run_tail[j][i] = roce_crc32_unshift(crc_tab[3 - j][i],
+							    PH_TAIL);
 }
 
 /* A field sent most significant byte first, at byte at of a word. */
@@ -111,6 +121,24 @@ static bool crc_solve2(uint32_t after, uint16_t *val)
 	return true;
 }
 
+/* The identification whose two bytes' register, from zero, is crc, with
+ * the don't-fragment flag f has, or without it. */
+static bool solve_id(struct roce_flow4 *f, uint32_t crc)
+{
+	uint16_t id;
+
+	if (crc_solve2(crc, &id)) {
+		f->ip_id = id;
+		return true;
+	}
+	f->frag = 0;
+	if (crc_solve2(crc ^ no_df_crc, &id)) {
+		f->ip_id = id;
+		return true;
+	}
+	return false;
+}
+
 /*
  * reg is the register after the pseudo-header and the packet after the
  * BTH, as sent with identification 0 and don't-fragment: the CRC is
@@ -124,23 +152,10 @@ static bool crc_solve2(uint32_t after, uint16_t *val)
 static bool check_reg(struct roce_flow4 *f, size_t iblen, uint32_t reg,
 		      uint32_t icrc)
 {
-	uint32_t crc = reg ^ ~icrc;
-	uint16_t id;
-
 	/* the bytes after the identification: the pseudo-header's, the
 	 * BTH's included, and the rest up to the ICRC */
-	crc = roce_crc32_unshift(crc, PH_LEN - PH_ID - 2 +
-					 (iblen - ROCE_BTH_LEN));
-	if (crc_solve2(crc, &id)) {
-		f->ip_id = id;
-		return true;
-	}
-	f->frag = 0;
-	if (crc_solve2(crc ^ no_df_crc, &id)) {
-		f->ip_id = id;
-		return true;
-	}
-	return false;
+	return solve_id(f, roce_crc32_unshift(reg ^ ~icrc, PH_TAIL +
+					      (iblen - ROCE_BTH_LEN)));
 }
 
 /* One pass over the packet. */
@@ -157,17 +172,36 @@ bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len)
 			 roce_icrc_get(ib + iblen));
 }
 
-/* The pseudo-header's register carried through the rest, plus the
- * rest's own (crc0): the register one pass would end with. */
-bool roce_icrc_check_crc0(struct roce_flow4 *f, const uint8_t *bth,
-			  size_t iblen, uint32_t icrc, uint32_t crc0)
+void roce_icrc_run_init(struct roce_icrc_run *r, const struct roce_flow4 *f,
+			const uint8_t *bth, size_t iblen)
 {
-	if (iblen < ROCE_BTH_LEN)
-		return false;
+	struct roce_flow4 g = *f;
+
+	g.ip_id = 0;
+	g.frag = ROCE_IP_DF;
+	memcpy(r->bth, bth, ROCE_BTH_LEN);
+	r->iblen = iblen;
+	r->base = roce_crc32_unshift(roce_icrc_start(&g, bth, iblen), PH_TAIL);
+	r->back = roce_crc32_unshift(1u << 31,
+				     PH_TAIL + (iblen - ROCE_BTH_LEN));
+}
+
+/*
+ * check_reg() of the register one pass would end with, taken apart: the
+ * pseudo-header's register carried through the packet's bytes is the
+ * first packet's (base, taken back already) plus what the bytes its BTH
+ * differs in add (run_tail), and its bytes' own, crc0 and the ICRC, are
+ * taken back by back.
+ */
+bool roce_icrc_run_check(const struct roce_icrc_run *r, struct roce_flow4 *f,
+			 const uint8_t *bth, uint32_t icrc, uint32_t crc0)
+{
+	uint32_t crc = r->base ^ roce_crc32_mul(crc0 ^ ~icrc, r->back);
+	int j;
+
+	for (j = 0; j < 4; j++)
+		crc ^= run_tail[j][bth[8 + j] ^ r->bth[8 + j]];
 	f->ip_id = 0;
 	f->frag = ROCE_IP_DF;
-	return check_reg(f, iblen,
-			 roce_crc32_shift(roce_icrc_start(f, bth, iblen),
-					  iblen - ROCE_BTH_LEN) ^ crc0,
-			 icrc);
+	return solve_id(f, crc);
 }

@@ -21,6 +21,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "roce_hdr.h"
 
 /* The IPv4 and UDP header fields the ICRC covers. */
 struct roce_flow4 {
@@ -66,10 +69,34 @@ static inline uint32_t roce_icrc_get(const uint8_t *p)
 /* Whether the UDP payload ib[0..len) (ICRC last) carries a right ICRC
  * for some identification and flags of f; if so they are stored in f. */
 bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len);
-/* The same for a packet of iblen bytes before its ICRC icrc whose bytes
- * after the BTH (at bth) lie elsewhere: crc0 is their register from zero
+/*
+ * The same for the packets of a run of one flow whose bytes after the
+ * BTH lie elsewhere (read to their place, roce_ahead.c), one after the
+ * other: the check of a packet as long as the run's first, whose BTH
+ * differs from the first's in its last four bytes only (AckReq, PSN),
+ * shares the rest of its pseudo-header's register, carried to the check
+ * at once, and the factor that takes its own bytes back: what is left
+ * is four table look-ups and one multiply.
+ */
+struct roce_icrc_run {
+	uint8_t bth[ROCE_BTH_LEN];	/* the first packet's */
+	size_t iblen;			/* its bytes up to its ICRC */
+	uint32_t base;			/* its pseudo-header's part */
+	uint32_t back;			/* the factor of its bytes' part */
+};
+
+void roce_icrc_run_init(struct roce_icrc_run *r, const struct roce_flow4 *f,
+			const uint8_t *bth, size_t iblen);
+/* Whether the packet at bth, iblen bytes before its ICRC, is one of r's. */
+static inline bool roce_icrc_run_fits(const struct roce_icrc_run *r,
+				      const uint8_t *bth, size_t iblen)
+{
+	return iblen == r->iblen && !memcmp(bth, r->bth, 8);
+}
+/* roce_icrc_check() of a packet of r's, its BTH at bth, its ICRC icrc,
+ * and crc0 the register from zero of its bytes after the BTH
  * (roce_crc32_update(0, ...)). */
-bool roce_icrc_check_crc0(struct roce_flow4 *f, const uint8_t *bth,
-			  size_t iblen, uint32_t icrc, uint32_t crc0);
+bool roce_icrc_run_check(const struct roce_icrc_run *r, struct roce_flow4 *f,
+			 const uint8_t *bth, uint32_t icrc, uint32_t crc0);
 
 #endif /* PVRDMA_SIM_FABRIC_ROCE_ICRC_H */

@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -174,6 +175,70 @@ static void test_pieces(void **state)
 	assert_int_equal(roce_icrc_end(c), roce_icrc_get(b + n - 4));
 }
 
+/* A BTH of RDMA WRITE middle packet psn of QP 0x12, AckReq when asked. */
+static void write_middle_bth(uint8_t *b, uint32_t psn, bool asked)
+{
+	static const uint8_t head[8] = { 7, 0x40, 0xff, 0xff, 0, 0, 0, 0x12 };
+
+	memcpy(b, head, sizeof(head));
+	b[8] = asked ? 0x80 : 0;
+	b[9] = (uint8_t)(psn >> 16);
+	b[10] = (uint8_t)(psn >> 8);
+	b[11] = (uint8_t)psn;
+}
+
+/* The checks of a run (roce_icrc_run_check()) find what the one-pass
+ * check finds, across a PSN wrap, AckReq, identifications and either
+ * flag; and fail a packet whose payload, PSN or ICRC changed. */
+static void test_run_checks(void **state)
+{
+	enum { PAY = 1024, PACKETS = 40 };
+	uint8_t b[ROCE_BTH_LEN + PAY + ROCE_ICRC_LEN], *pay = b + ROCE_BTH_LEN;
+	size_t iblen = ROCE_BTH_LEN + PAY;
+	struct roce_icrc_run run = { .iblen = 0 };
+	unsigned int seed = 7;
+	int i;
+
+	(void)state;
+	for (i = 0; i < PACKETS; i++) {
+		struct roce_flow4 sent = flow((uint16_t)rand_r(&seed),
+					      i % 3 ? ROCE_IP_DF : 0);
+		struct roce_flow4 g = flow(0, 0), one = flow(0, 0);
+		uint32_t icrc, crc0;
+		size_t k;
+
+		write_middle_bth(b, (0xffffec + (uint32_t)i) & 0xffffff,
+				 i % 5 == 4);
+		for (k = 0; k < PAY; k++)
+			pay[k] = (uint8_t)rand_r(&seed);
+		icrc = roce_icrc(&sent, b, iblen);
+		roce_icrc_put(b + iblen, icrc);
+		crc0 = roce_crc32_update(0, pay, PAY);
+		if (!i)
+			roce_icrc_run_init(&run, &g, b, iblen);
+		assert_true(roce_icrc_run_fits(&run, b, iblen));
+		assert_true(roce_icrc_run_check(&run, &g, b, icrc, crc0));
+		assert_true(roce_icrc_check(&one, b, iblen + ROCE_ICRC_LEN));
+		assert_int_equal(g.ip_id, sent.ip_id);
+		assert_int_equal(g.frag, sent.frag);
+		assert_int_equal(one.ip_id, g.ip_id);
+		/* a payload bit, a PSN bit, the ICRC: the check fails */
+		pay[i * 17 % PAY] ^= 0x10;
+		assert_false(roce_icrc_run_check(&run, &g, b, icrc,
+						 roce_crc32_update(0, pay, PAY)));
+		pay[i * 17 % PAY] ^= 0x10;
+		b[11] ^= 1;
+		assert_false(roce_icrc_run_check(&run, &g, b, icrc, crc0));
+		b[11] ^= 1;
+		assert_false(roce_icrc_run_check(&run, &g, b, icrc ^ 0x100,
+						 crc0));
+	}
+	/* another length, another opcode: not of the run */
+	assert_false(roce_icrc_run_fits(&run, b, iblen - 4));
+	b[0] = 8;	/* RDMA_WRITE_LAST */
+	assert_false(roce_icrc_run_fits(&run, b, iblen));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_check_rejects_any_flip),
 		cmocka_unit_test(test_roundtrip_random),
 		cmocka_unit_test(test_pieces),
+		cmocka_unit_test(test_run_checks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
