@@ -11,8 +11,9 @@
  *                       side: the identification is unknown), and
  *   check_<size>_GBps   its payload bytes per second;
  *   sent_<size>_ns      the ICRC as a batch sent from the application's
- *                       memory computes it (roce_icrc_start(), the
- *                       payload where it lies, roce_icrc_end());
+ *                       memory computes it for a packet of a run
+ *                       (roce_icrc_run_start(), the payload where it
+ *                       lies, roce_icrc_end());
  *   placed_<size>_ns    the check of a packet of a run whose payloads
  *                       were read to their place (the payload's register
  *                       from zero, then roce_icrc_run_check());
@@ -76,7 +77,7 @@ static double timed(enum what what, uint8_t *b, size_t n, uint64_t count)
 			acc ^= roce_icrc_check(&f, b, n);
 			break;
 		case SENT:
-			crc = roce_icrc_start(&f, b, iblen);
+			crc = roce_icrc_run_start(&run, (uint16_t)i, b);
 			crc = roce_crc32_update(crc, b + ROCE_BTH_LEN,
 						iblen - ROCE_BTH_LEN);
 			acc ^= roce_icrc_end(crc);

@@ -224,7 +224,8 @@ struct roce_flow4 roce_rx_flow(const struct fab_port *port,
 	return (struct roce_flow4){ .saddr = src->sin_addr.s_addr,
 				    .daddr = port->adapter.ipv4,
 				    .sport = ntohs(src->sin_port),
-				    .dport = ROCE_UDP_PORT };
+				    .dport = ROCE_UDP_PORT,
+				    .frag = ROCE_IP_DF };
 }
 
 /* Its ICRC checked, then what it is for the device in h; false: dropped,

@@ -70,7 +70,8 @@ int roce_sport_socket(uint32_t ipv4, uint16_t sport, uint16_t *bound);
 int roce_rx(struct fab_port *port);
 
 /* roce.c, the steps of receiving: the flow of a datagram from src (its
- * identification and flags unknown); */
+ * identification unknown: 0 and don't-fragment, as a check first takes
+ * them); */
 struct roce_flow4 roce_rx_flow(const struct fab_port *port,
 			       const struct sockaddr_in *src);
 /* packets from src placed as the device expected, to it at once

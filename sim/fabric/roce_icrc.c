@@ -20,10 +20,11 @@ static uint8_t crc_rev[256];
  * roce_icrc_check(), taken back to where the identification ends: the
  * flag's bit alone from a zero register, through one byte less. */
 static uint32_t no_df_crc;
-/* run_tail[j][b]: what byte b as the j-th of the pseudo-header's last
- * four (the BTH's last four) adds to the register after it, from zero,
- * taken back over PH_TAIL bytes (roce_icrc_run_check()). */
-static uint32_t run_tail[4][256];
+/* run_id[j][b]: what byte b as the j-th of the identification adds to
+ * the register after the pseudo-header, from zero; run_tail[j][b]: what
+ * b as the j-th of its last four (the BTH's last four) adds, taken back
+ * over PH_TAIL bytes (the BTH's own are crc_tab[3 - j][b]). */
+static uint32_t run_id[2][256], run_tail[4][256];
 
 __attribute__((constructor(102))) static void icrc_init(void)
 {
@@ -32,10 +33,13 @@ __attribute__((constructor(102))) static void icrc_init(void)
 	for (i = 0; i < 256; i++)
 		crc_rev[crc_tab[0][i] >> 24] = (uint8_t)i;
 	no_df_crc = roce_crc32_unshift(crc_tab[0][ROCE_IP_DF >> 8], 1);
-	for (j = 0; j < 4; j++)
-		for (i = 0; i < 256; i++)
+	for (i = 0; i < 256; i++) {
+		run_id[0][i] = roce_crc32_shift(crc_tab[0][i], PH_TAIL + 1);
+		run_id[1][i] = roce_crc32_shift(crc_tab[0][i], PH_TAIL);
+		for (j = 0; j < 4; j++)
 			run_tail[j][i] = roce_crc32_unshift(crc_tab[3 - j][i],
 							    PH_TAIL);
+	}
 }
 
 /* A field sent most significant byte first, at byte at of a word. */
@@ -177,13 +181,30 @@ void roce_icrc_run_init(struct roce_icrc_run *r, const struct roce_flow4 *f,
 {
 	struct roce_flow4 g = *f;
 
-	g.ip_id = 0;
-	g.frag = ROCE_IP_DF;
 	memcpy(r->bth, bth, ROCE_BTH_LEN);
 	r->iblen = iblen;
-	r->base = roce_crc32_unshift(roce_icrc_start(&g, bth, iblen), PH_TAIL);
+	r->ip_id = f->ip_id;
+	r->start = roce_icrc_start(f, bth, iblen);
+	/* a check's: as sent with identification 0 and don't-fragment */
+	g.ip_id = 0;
+	g.frag = ROCE_IP_DF;
+	r->base = roce_crc32_unshift(f->ip_id || f->frag != ROCE_IP_DF ?
+				     roce_icrc_start(&g, bth, iblen) :
+				     r->start, PH_TAIL);
 	r->back = roce_crc32_unshift(1u << 31,
 				     PH_TAIL + (iblen - ROCE_BTH_LEN));
+}
+
+uint32_t roce_icrc_run_start(const struct roce_icrc_run *r, uint16_t ip_id,
+			     const uint8_t *bth)
+{
+	uint16_t d = ip_id ^ r->ip_id;
+	uint32_t crc = r->start ^ run_id[0][d >> 8] ^ run_id[1][d & 0xff];
+	int j;
+
+	for (j = 0; j < 4; j++)
+		crc ^= crc_tab[3 - j][bth[8 + j] ^ r->bth[8 + j]];
+	return crc;
 }
 
 /*

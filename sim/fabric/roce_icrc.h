@@ -70,21 +70,27 @@ static inline uint32_t roce_icrc_get(const uint8_t *p)
  * for some identification and flags of f; if so they are stored in f. */
 bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len);
 /*
- * The same for the packets of a run of one flow whose bytes after the
- * BTH lie elsewhere (read to their place, roce_ahead.c), one after the
- * other: the check of a packet as long as the run's first, whose BTH
- * differs from the first's in its last four bytes only (AckReq, PSN),
- * shares the rest of its pseudo-header's register, carried to the check
- * at once, and the factor that takes its own bytes back: what is left
- * is four table look-ups and one multiply.
+ * A run of packets of one flow and one length, whose BTHs differ from
+ * the first's in their last four bytes only (AckReq, PSN) and whose
+ * IPv4 identifications may differ: a batch sent (roce_tx.c), a run read
+ * to its place (roce_ahead.c). The CRC is linear: each packet's
+ * pseudo-header register is the first's plus what its identification
+ * and those four bytes change, from tables, rather than the
+ * pseudo-header built and folded again; and a check, whose bytes after
+ * the BTH lie elsewhere, takes the first's register and the factor that
+ * takes a packet's bytes back from the run, leaving four table look-ups
+ * and one multiply for each packet.
  */
 struct roce_icrc_run {
 	uint8_t bth[ROCE_BTH_LEN];	/* the first packet's */
 	size_t iblen;			/* its bytes up to its ICRC */
-	uint32_t base;			/* its pseudo-header's part */
-	uint32_t back;			/* the factor of its bytes' part */
+	uint16_t ip_id;			/* its identification */
+	uint32_t start;			/* its roce_icrc_start() */
+	uint32_t base;			/* the check's part of it */
+	uint32_t back;			/* the check's factor for the rest */
 };
 
+/* r's first packet: f its flow, bth its BTH, iblen as above. */
 void roce_icrc_run_init(struct roce_icrc_run *r, const struct roce_flow4 *f,
 			const uint8_t *bth, size_t iblen);
 /* Whether the packet at bth, iblen bytes before its ICRC, is one of r's. */
@@ -93,6 +99,9 @@ static inline bool roce_icrc_run_fits(const struct roce_icrc_run *r,
 {
 	return iblen == r->iblen && !memcmp(bth, r->bth, 8);
 }
+/* roce_icrc_start() of a packet of r's with identification ip_id. */
+uint32_t roce_icrc_run_start(const struct roce_icrc_run *r, uint16_t ip_id,
+			     const uint8_t *bth);
 /* roce_icrc_check() of a packet of r's, its BTH at bth, its ICRC icrc,
  * and crc0 the register from zero of its bytes after the BTH
  * (roce_crc32_update(0, ...)). */

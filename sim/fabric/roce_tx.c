@@ -302,14 +302,22 @@ static bool batch_icrc(struct fab_port *port, struct link_flow *lf,
 	static const uint8_t zeros[4];
 	uint8_t *buf = port->roce_buf + ROCE_RX_LEN;
 	struct iovec *v = port->roce_tx_iov;
+	struct roce_icrc_run run = { .iblen = 0 };
 	uint32_t k, crc;
 
 	for (k = 0; k < b->count; k++) {
 		uint8_t *pk = buf + b->at[k];
-		size_t hl = b->hl[k];
+		size_t hl = b->hl[k], iblen = hl + b->len[k] + b->pad[k];
+		uint16_t id = gso ? (uint16_t)k : 0;
 
-		lf->f.ip_id = gso ? (uint16_t)k : 0;
-		crc = roce_icrc_start(&lf->f, pk, hl + b->len[k] + b->pad[k]);
+		/* the middle packets of a batch are of one run */
+		if (roce_icrc_run_fits(&run, pk, iblen)) {
+			crc = roce_icrc_run_start(&run, id, pk);
+		} else {
+			lf->f.ip_id = id;
+			roce_icrc_run_init(&run, &lf->f, pk, iblen);
+			crc = run.start;
+		}
 		crc = roce_crc32_update(crc, pk + ROCE_BTH_LEN,
 					hl - ROCE_BTH_LEN);
 		if (b->len[k] &&

@@ -239,6 +239,36 @@ static void test_run_checks(void **state)
 	assert_false(roce_icrc_run_fits(&run, b, iblen));
 }
 
+/* A batch's packets start from the run's first (roce_icrc_run_start()):
+ * as roce_icrc_start() of each, whatever its identification, PSN and
+ * AckReq; the ICRC then is the one-pass one. */
+static void test_run_starts(void **state)
+{
+	enum { PAY = 256 };
+	uint8_t b[ROCE_BTH_LEN + PAY];
+	size_t iblen = sizeof(b);
+	struct roce_flow4 f = flow(0, ROCE_IP_DF);
+	struct roce_icrc_run run;
+	unsigned int seed = 11;
+	uint32_t k, crc;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < PAY; i++)
+		b[ROCE_BTH_LEN + i] = (uint8_t)rand_r(&seed);
+	write_middle_bth(b, 0xfffff0, false);
+	roce_icrc_run_init(&run, &f, b, iblen);
+	for (k = 0; k < 64; k++) {
+		write_middle_bth(b, (0xfffff0 + k) & 0xffffff, k % 7 == 6);
+		f.ip_id = (uint16_t)(k * 0x0101 + (k > 40 ? 0x8000 : 0));
+		assert_true(roce_icrc_run_fits(&run, b, iblen));
+		crc = roce_icrc_run_start(&run, f.ip_id, b);
+		assert_int_equal(crc, roce_icrc_start(&f, b, iblen));
+		crc = roce_crc32_update(crc, b + ROCE_BTH_LEN, PAY);
+		assert_int_equal(roce_icrc_end(crc), roce_icrc(&f, b, iblen));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_roundtrip_random),
 		cmocka_unit_test(test_pieces),
 		cmocka_unit_test(test_run_checks),
+		cmocka_unit_test(test_run_starts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
