@@ -197,24 +197,33 @@ size_t sim_app_copy_out(const struct iovec *dst, int ndst,
 }
 
 struct fold_job {
-	uint32_t acc;
 	sim_fold32_fn fold;
-	const struct iovec *src;
+	struct sim_fold32_run *runs;
 	int n;
+	volatile int done;	/* read after a fault left the body */
 };
+
+static void fold_run(sim_fold32_fn fold, struct sim_fold32_run *r)
+{
+	int i;
+
+	for (i = 0; i < r->n; i++)
+		r->acc = fold(r->acc, r->src[i].iov_base, r->src[i].iov_len);
+}
 
 static void fold_body(void *arg)
 {
 	struct fold_job *j = arg;
-	int i;
 
-	for (i = 0; i < j->n; i++)
-		j->acc = j->fold(j->acc, j->src[i].iov_base,
-				 j->src[i].iov_len);
+	for (; j->done < j->n; j->done++) {
+		fold_run(j->fold, &j->runs[j->done]);
+		/* the run's value is in memory before it counts as done */
+		__asm__ volatile("" ::: "memory");
+	}
 }
 
 /* With no handler to catch for the guard: the bytes a bounce at a time. */
-static bool fold_bounced(struct fold_job *j)
+static bool fold_bounced(sim_fold32_fn fold, struct sim_fold32_run *r)
 {
 	uint8_t bounce[FOLD_BOUNCE];
 	struct iovec to = { .iov_base = bounce };
@@ -222,31 +231,41 @@ static bool fold_bounced(struct fold_job *j)
 	size_t off, n;
 	int i;
 
-	for (i = 0; i < j->n; i++) {
-		for (off = 0; off < j->src[i].iov_len; off += n) {
-			n = j->src[i].iov_len - off;
+	for (i = 0; i < r->n; i++) {
+		for (off = 0; off < r->src[i].iov_len; off += n) {
+			n = r->src[i].iov_len - off;
 			if (n > sizeof(bounce))
 				n = sizeof(bounce);
-			from.iov_base = (uint8_t *)j->src[i].iov_base + off;
+			from.iov_base = (uint8_t *)r->src[i].iov_base + off;
 			from.iov_len = to.iov_len = n;
 			if (vm_copy(&to, 1, &from, 1, false) != n)
 				return false;
-			j->acc = j->fold(j->acc, bounce, n);
+			r->acc = fold(r->acc, bounce, n);
 		}
 	}
 	return true;
 }
 
+int sim_app_fold32_runs(sim_fold32_fn fold, struct sim_fold32_run *runs,
+			int n)
+{
+	struct fold_job j = { .fold = fold, .runs = runs, .n = n };
+
+	if (sim_fault_guard_enabled()) {
+		sim_fault_guard_run(fold_body, &j);
+		return j.done;
+	}
+	while (j.done < n && fold_bounced(fold, &runs[j.done]))
+		j.done++;
+	return j.done;
+}
+
 bool sim_app_fold32(uint32_t *acc, sim_fold32_fn fold,
 		    const struct iovec *src, int n)
 {
-	struct fold_job j = { .acc = *acc, .fold = fold, .src = src, .n = n };
-	bool ok;
+	struct sim_fold32_run r = { .acc = *acc, .src = src, .n = n };
+	bool ok = sim_app_fold32_runs(fold, &r, 1) == 1;
 
-	if (sim_fault_guard_enabled())
-		ok = sim_fault_guard_run(fold_body, &j);
-	else
-		ok = fold_bounced(&j);
-	*acc = j.acc;
+	*acc = r.acc;
 	return ok;
 }

@@ -54,5 +54,15 @@ size_t sim_app_copy_out(const struct iovec *dst, int ndst,
 typedef uint32_t (*sim_fold32_fn)(uint32_t acc, const void *p, size_t n);
 bool sim_app_fold32(uint32_t *acc, sim_fold32_fn fold,
 		    const struct iovec *src, int n);
+/* Many such values at once, each over its own bytes, under one guard:
+ * how many of them, in order, were run to the end before a page
+ * faulted (n: all). */
+struct sim_fold32_run {
+	uint32_t acc;
+	const struct iovec *src;
+	int n;
+};
+int sim_app_fold32_runs(sim_fold32_fn fold, struct sim_fold32_run *runs,
+			int n);
 
 #endif /* PVRDMA_SIM_COMMON_FAULT_GUARD_H */

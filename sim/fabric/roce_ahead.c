@@ -65,6 +65,8 @@ struct roce_ahead {
 	uint8_t pad[AHEAD_PACKETS];
 	uint16_t first_iov[AHEAD_PACKETS]; /* its payload: v[first_iov..] */
 	uint16_t n_iov[AHEAD_PACKETS];
+	/* the registers from zero of the payloads read */
+	struct sim_fold32_run fold[AHEAD_PACKETS];
 	struct iovec where[AHEAD_PIECES];
 	struct iovec v[AHEAD_IOV];
 	struct iovec part[AHEAD_IOV];	/* gather()'s */
@@ -142,21 +144,6 @@ static int plan(struct roce_ahead *a, uint32_t k, uint64_t bytes,
 	return nv;
 }
 
-/* The register from zero of packet i's bytes after its BTH, read where
- * they lie (under the fault guard: the application may have taken the
- * memory away since the read); false if it did. */
-static bool payload_crc0(struct roce_ahead *a, uint32_t i,
-			 uint32_t *crc0)
-{
-	uint32_t crc = 0;
-
-	if (!sim_app_fold32(&crc, roce_crc32_update, &a->v[a->first_iov[i]],
-			    a->n_iov[i]))
-		return false;
-	*crc0 = roce_crc32_update(crc, tail_of(a, i), a->pad[i]);
-	return true;
-}
-
 /* The read's bytes from skip on, want of them, back in a line in the
  * port's receive buffer, where the usual path takes them. */
 static bool gather(struct fab_port *port, struct roce_ahead *a, int nv,
@@ -186,19 +173,43 @@ static bool gather(struct fab_port *port, struct roce_ahead *a, int nv,
 }
 
 /* Whether packet i of the read, len bytes, is the one expected: its
- * headers decode, in the port's partition, the opcode, QP, PSN and pad
- * planned (a packet that is not goes the usual way, counted there). */
+ * BTH as roce_decode() would find it, field by field, with the opcode,
+ * pad, QP and PSN planned, transport version 0, in the port's
+ * partition (a packet that is not goes the usual way, counted there);
+ * its AckReq in *asked. */
 static bool as_expected(struct roce_ahead *a, uint32_t i, size_t len,
-			struct roce_pkt *p)
+			bool *asked)
 {
+	const uint8_t *b = bth_of(a, i);
+	uint32_t psn = (a->psn + i) & 0xffffff;
 	uint8_t want = a->ends && i == a->k - 1 ? ROCE_WRITE_LAST :
 						  ROCE_WRITE_MIDDLE;
 
-	return i < a->k && len == a->dgram[i] &&
-	       roce_decode(p, bth_of(a, i), len) == ROCE_OK &&
-	       roce_pkey_match(p->pkey, ROCE_DEFAULT_PKEY) &&
-	       p->opcode == want && p->dqpn == a->qpn &&
-	       p->psn == ((a->psn + i) & 0xffffff) && p->pad == a->pad[i];
+	if (i >= a->k || len != a->dgram[i] || b[0] != want ||
+	    (b[1] & 0x3f) != a->pad[i] << 4 ||
+	    !roce_pkey_match((uint16_t)(b[2] << 8 | b[3]), ROCE_DEFAULT_PKEY) ||
+	    ((uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7]) != a->qpn ||
+	    ((uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11]) != psn)
+		return false;
+	*asked = b[8] & 0x80;
+	return true;
+}
+
+/* The registers from zero of the payloads of the packets of a read of n
+ * bytes, each seg long but the last, where they lie (under one fault
+ * guard: the application may have taken the memory away since the
+ * read): how many, in order, before one faulted. */
+static uint32_t payloads_crc0(struct roce_ahead *a, size_t n, size_t seg)
+{
+	uint32_t i, count = (uint32_t)((n + seg - 1) / seg);
+
+	if (count > a->k)
+		count = a->k;
+	for (i = 0; i < count; i++)
+		a->fold[i] = (struct sim_fold32_run){
+			.src = &a->v[a->first_iov[i]], .n = a->n_iov[i] };
+	return (uint32_t)sim_app_fold32_runs(roce_crc32_update, a->fold,
+					     (int)count);
 }
 
 /*
@@ -219,26 +230,29 @@ ahead_take(struct fab_port *port, struct roce_ahead *a,
 {
 	struct roce_flow4 f = roce_rx_flow(port, src);
 	struct roce_icrc_run run = { .iblen = 0 };
-	struct roce_pkt p;
+	uint32_t i, folded = payloads_crc0(a, n, seg);
 	uint64_t bytes = 0;
 	size_t off, len;
-	bool asked = false, ends;
-	uint32_t i, crc0;
+	bool asked = false, ends, ack;
 
 	for (off = 0, i = 0; off < n; off += len, i++) {
 		const uint8_t *bth = bth_of(a, i);
+		size_t iblen;
 
 		len = n - off < seg ? n - off : seg;
-		if (!as_expected(a, i, len, &p) || !payload_crc0(a, i, &crc0))
+		iblen = len - ROCE_ICRC_LEN;
+		if (i >= folded || !as_expected(a, i, len, &ack))
 			break;
-		if (!roce_icrc_run_fits(&run, bth, len - ROCE_ICRC_LEN))
-			roce_icrc_run_init(&run, &f, bth, len - ROCE_ICRC_LEN);
+		if (!roce_icrc_run_fits(&run, bth, iblen))
+			roce_icrc_run_init(&run, &f, bth, iblen);
 		if (!roce_icrc_run_check(&run, &f, bth,
 					 roce_icrc_get(tail_of(a, i) + a->pad[i]),
-					 crc0))
+					 roce_crc32_update(a->fold[i].acc,
+							   tail_of(a, i),
+							   a->pad[i])))
 			break;
-		bytes += p.paylen;
-		asked |= p.ackreq;
+		bytes += iblen - ROCE_BTH_LEN - a->pad[i];
+		asked |= ack;
 	}
 	ends = a->ends && i == a->k;
 	port->roce_write_open = !ends;

@@ -303,6 +303,7 @@ static bool batch_icrc(struct fab_port *port, struct link_flow *lf,
 	uint8_t *buf = port->roce_buf + ROCE_RX_LEN;
 	struct iovec *v = port->roce_tx_iov;
 	struct roce_icrc_run run = { .iblen = 0 };
+	struct sim_fold32_run fold[ROCE_GSO_SEGS];
 	uint32_t k, crc;
 
 	for (k = 0; k < b->count; k++) {
@@ -318,14 +319,19 @@ static bool batch_icrc(struct fab_port *port, struct link_flow *lf,
 			roce_icrc_run_init(&run, &lf->f, pk, iblen);
 			crc = run.start;
 		}
-		crc = roce_crc32_update(crc, pk + ROCE_BTH_LEN,
-					hl - ROCE_BTH_LEN);
-		if (b->len[k] &&
-		    !sim_app_fold32(&crc, roce_crc32_update, &v[b->v0[k]],
-				    b->nv_of[k]))
-			return false;
-		crc = roce_crc32_update(crc, zeros, b->pad[k]);
-		roce_icrc_put(pk + hl + b->pad[k], roce_icrc_end(crc));
+		fold[k] = (struct sim_fold32_run){
+			.acc = roce_crc32_update(crc, pk + ROCE_BTH_LEN,
+						 hl - ROCE_BTH_LEN),
+			.src = &v[b->v0[k]], .n = b->nv_of[k] };
+	}
+	/* the payloads, under one fault guard */
+	if (sim_app_fold32_runs(roce_crc32_update, fold, (int)b->count) !=
+	    (int)b->count)
+		return false;
+	for (k = 0; k < b->count; k++) {
+		crc = roce_crc32_update(fold[k].acc, zeros, b->pad[k]);
+		roce_icrc_put(buf + b->at[k] + b->hl[k] + b->pad[k],
+			      roce_icrc_end(crc));
 	}
 	return true;
 }

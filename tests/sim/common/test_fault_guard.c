@@ -221,6 +221,32 @@ static void test_fold(void **unused)
 	unmap(p);
 }
 
+/* Runs under one guard: those before the one that faults are done, with
+ * their values, guarded or bounced. */
+static void test_fold_runs(void **unused)
+{
+	uint8_t *p = pages(BAD_UNMAPPED);
+	struct iovec v[3] = { { p + 9, 100 }, { p + 2 * PG - 40, 40 },
+			      { p + 2 * PG - 8, 16 } };
+	struct sim_fold32_run r[3];
+	int guarded, k;
+
+	(void)unused;
+	for (guarded = 1; guarded >= 0; guarded--) {
+		sim_fault_guard_enable(guarded);
+		for (k = 0; k < 3; k++)
+			r[k] = (struct sim_fold32_run){ .acc = (uint32_t)k,
+							.src = &v[k], .n = 1 };
+		/* the third runs into the hole */
+		assert_int_equal(sim_app_fold32_runs(fold_sum, r, 3), 2);
+		assert_int_equal(r[0].acc, fold_sum(0, p + 9, 100));
+		assert_int_equal(r[1].acc, fold_sum(1, p + 2 * PG - 40, 40));
+		assert_int_equal(sim_app_fold32_runs(fold_sum, r, 0), 0);
+	}
+	sim_fault_guard_enable(true);
+	unmap(p);
+}
+
 static bool signal_blocked(int sig)
 {
 	sigset_t now;
@@ -360,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_copy_out_prot_none),
 		cmocka_unit_test(test_copy_out_unmapped),
 		cmocka_unit_test(test_fold),
+		cmocka_unit_test(test_fold_runs),
 		cmocka_unit_test(test_repeated),
 		cmocka_unit_test(test_mask_restored),
 		cmocka_unit_test(test_unguarded_fault_passes),
