@@ -11,7 +11,7 @@
 #include "publish.h"
 #include "engine.h"
 
-static void rx_inline(struct engine *eng);
+static void rx_inline(struct engine *eng, bool roce);
 static void poll_hint(struct engine *eng);
 static void doorbell_run(struct sim_dev *dev, struct sim_ucontext *uctx,
 			 uint32_t offset, uint32_t value, bool late);
@@ -160,7 +160,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 		}
 		eng->now = now_ns();
 		dev_dbq_drain(eng);
-		rx_inline(eng);
+		rx_inline(eng, false);
 		dev_acks_flush(eng);
 		dev_unlock(eng, dev);
 		/* A stream's next doorbell follows this trap's return at
@@ -182,7 +182,7 @@ void engine_doorbell(struct sim_ucontext *uctx, uint32_t offset,
 	eng->now = now_ns();
 	dev_dbq_drain(eng);	/* older doorbells first */
 	doorbell_run(dev, uctx, offset, value, false);
-	rx_inline(eng);
+	rx_inline(eng, true);
 	dev_acks_flush(eng);
 	dev_unlock(eng, dev);
 }
@@ -340,9 +340,14 @@ static void poll_hint(struct engine *eng)
  * provider rings nothing on an empty poll, and beside spinning
  * applications the device thread rarely gets a CPU. Unix links no frame
  * was sent on since they were found empty are not asked (single copies
- * leave them empty; an event-driven message traps 3 or 4 times a side). */
-static void rx_inline(struct engine *eng)
+ * leave them empty; an event-driven message traps 3 or 4 times a side).
+ * A post (roce false) leaves the RoCE socket to the device thread, which
+ * its datagrams wake, and to POLL doorbells: what comes there for a
+ * stream is its ACKs, and the posting thread that took them would also
+ * send the window they open, on top of every post's packets, while the
+ * device thread has a CPU of its own for that. */
+static void rx_inline(struct engine *eng, bool roce)
 {
 	if (eng->started && eng->port)
-		fabric_rx_poll_hinted(eng->port);
+		fabric_rx_poll_hinted(eng->port, roce);
 }

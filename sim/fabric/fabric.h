@@ -265,8 +265,8 @@ void fabric_copy_in_place(struct fab_port *port);
  * fabric_rx_poll_hinted: the same for a trapped doorbell's inline receive,
  * but the Unix links no frame was counted for (shared_frame_sent()) since
  * a read found them empty are left alone: no system call for an idle
- * link. fabric_poll: wait and deliver, for callers that own no lock
- * (tools, benchmarks).
+ * link; and the RoCE socket only with roce. fabric_poll: wait and
+ * deliver, for callers that own no lock (tools, benchmarks).
  */
 int fabric_wait(struct fab_port *port, int timeout_ms);
 /* fabric_wait() that ignores the links: only wake-ups, new connections
@@ -275,7 +275,7 @@ int fabric_wait(struct fab_port *port, int timeout_ms);
 int fabric_wait_quiet(struct fab_port *port, uint64_t timeout_ns);
 int fabric_deliver(struct fab_port *port);
 int fabric_rx_poll(struct fab_port *port);
-int fabric_rx_poll_hinted(struct fab_port *port);
+int fabric_rx_poll_hinted(struct fab_port *port, bool roce);
 int fabric_poll(struct fab_port *port, int timeout_ms);
 
 /* The link holds bytes the socket did not take yet: a sender that can

@@ -460,12 +460,12 @@ int fabric_deliver(struct fab_port *port)
 }
 
 /* skip_unix: leave alone the Unix links with nothing read ahead. */
-static int rx_poll(struct fab_port *port, bool skip_unix)
+static int rx_poll(struct fab_port *port, bool skip_unix, bool skip_roce)
 {
 	struct fab_link *link;
 	int count = inq_deliver(port), unix_count = 0, n;
 
-	if (port->roce_fd >= 0)
+	if (port->roce_fd >= 0 && !skip_roce)
 		count += roce_rx(port);
 	for (link = port->links; link; link = link->next) {
 		if (link->dead)
@@ -484,16 +484,22 @@ static int rx_poll(struct fab_port *port, bool skip_unix)
 	return count;
 }
 
-int fabric_rx_poll(struct fab_port *port)
+/* The frames same-host senders counted, before the reads of every Unix
+ * link: a frame counted later is read later. */
+static void frames_mark(struct fab_port *port)
 {
 	uint64_t in;
 
-	/* counted before the reads: a frame counted later is read later */
 	if (shared_frames_in(port->adapter.index, &in))
 		port->frames_seen = in;
 	else
 		port->frames_seen = ~port->frames_seen;
-	return rx_poll(port, false);
+}
+
+int fabric_rx_poll(struct fab_port *port)
+{
+	frames_mark(port);
+	return rx_poll(port, false, false);
 }
 
 /*
@@ -503,14 +509,15 @@ int fabric_rx_poll(struct fab_port *port)
  * that cannot count (no segment of ours mapped) is read by the device
  * thread, which watches every link, or at the next poll that reads all.
  */
-int fabric_rx_poll_hinted(struct fab_port *port)
+int fabric_rx_poll_hinted(struct fab_port *port, bool roce)
 {
 	uint64_t in;
 
 	if (port->unix_idle && shared_frames_in(port->adapter.index, &in) &&
 	    in == port->frames_seen)
-		return rx_poll(port, true);
-	return fabric_rx_poll(port);
+		return rx_poll(port, true, !roce);
+	frames_mark(port);
+	return rx_poll(port, false, !roce);
 }
 
 bool fabric_link_busy(const struct fab_link *link)
