@@ -172,27 +172,19 @@ static bool gather(struct fab_port *port, struct roce_ahead *a, int nv,
 	return sim_app_copy_out(&dst, 1, a->part, np) == dst.iov_len;
 }
 
-/* Whether packet i of the read, len bytes, is the one expected: its
- * BTH as roce_decode() would find it, field by field, with the opcode,
- * pad, QP and PSN planned, transport version 0, in the port's
- * partition (a packet that is not goes the usual way, counted there);
- * its AckReq in *asked. */
+/* Whether packet i of the read, len bytes, is the one expected: its BTH
+ * the one planned (opcode, pad, QP, PSN), in the port's partition (a
+ * packet that is not goes the usual way, counted there); its AckReq in
+ * *asked. */
 static bool as_expected(struct roce_ahead *a, uint32_t i, size_t len,
 			bool *asked)
 {
-	const uint8_t *b = bth_of(a, i);
-	uint32_t psn = (a->psn + i) & 0xffffff;
 	uint8_t want = a->ends && i == a->k - 1 ? ROCE_WRITE_LAST :
 						  ROCE_WRITE_MIDDLE;
 
-	if (i >= a->k || len != a->dgram[i] || b[0] != want ||
-	    (b[1] & 0x3f) != a->pad[i] << 4 ||
-	    !roce_pkey_match((uint16_t)(b[2] << 8 | b[3]), ROCE_DEFAULT_PKEY) ||
-	    ((uint32_t)b[5] << 16 | (uint32_t)b[6] << 8 | b[7]) != a->qpn ||
-	    ((uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11]) != psn)
-		return false;
-	*asked = b[8] & 0x80;
-	return true;
+	return i < a->k && len == a->dgram[i] &&
+	       roce_bth_is(bth_of(a, i), want, a->pad[i], ROCE_DEFAULT_PKEY,
+			   a->qpn, (a->psn + i) & 0xffffff, asked);
 }
 
 /* The registers from zero of the payloads of the packets of a read of n

@@ -157,6 +157,18 @@ static uint64_t get64(const uint8_t *p)
 	return (uint64_t)get32(p) << 32 | get32(p + 4);
 }
 
+bool roce_bth_is(const uint8_t *bth, uint8_t opcode, uint8_t pad,
+		 uint16_t pkey, uint32_t dqpn, uint32_t psn, bool *ackreq)
+{
+	/* byte 1: SE, MigReq, the pad count, TVer (in its low 4 bits) */
+	if (bth[0] != opcode || (bth[1] & 0x3f) != (uint8_t)(pad << 4) ||
+	    get24(bth + 5) != dqpn || get24(bth + 9) != psn ||
+	    !roce_pkey_match(get16(bth + 2), pkey))
+		return false;
+	*ackreq = bth[8] & 0x80;
+	return true;
+}
+
 size_t roce_encode(const struct roce_pkt *pk, uint8_t *buf)
 {
 	uint32_t m = roce_opcode_mask(pk->opcode);

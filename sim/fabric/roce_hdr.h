@@ -161,6 +161,12 @@ size_t roce_encode(const struct roce_pkt *p, uint8_t *buf);
  * roce_icrc_check()). */
 enum roce_err roce_decode(struct roce_pkt *p, const uint8_t *buf,
 			  size_t len);
+/* Whether the BTH at bth is one roce_decode() would find with these
+ * opcode, pad count, destination QP and PSN, transport version 0, and a
+ * P_Key that roce_pkey_match()es pkey, without decoding the packet; its
+ * AckReq in *ackreq. */
+bool roce_bth_is(const uint8_t *bth, uint8_t opcode, uint8_t pad,
+		 uint16_t pkey, uint32_t dqpn, uint32_t psn, bool *ackreq);
 /* The opcode's name ("RC_SEND_ONLY"), for logs and tests. */
 const char *roce_opcode_name(uint8_t opcode);
 

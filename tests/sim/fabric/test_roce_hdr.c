@@ -4,6 +4,7 @@
  * in wire order, the opcode table, and what the decoder refuses.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,46 @@ static void test_bth_bytes(void **state)
 	assert_int_equal(d.psn, 0xabcdef);
 	assert_int_equal(d.paylen, 2);
 	assert_ptr_equal(d.payload, b + 12);
+}
+
+/* roce_bth_is() takes the BTH roce_encode() wrote with those fields, and
+ * refuses it when any one of them, the transport version or the
+ * partition differs. */
+static void test_bth_is(void **state)
+{
+	struct roce_pkt p = {
+		.opcode = ROCE_WRITE_LAST, .pad = 3, .pkey = 0x7fff,
+		.dqpn = 0x123456, .ackreq = true, .psn = 0xfffffe,
+	};
+	uint8_t b[ROCE_MAX_HDR_LEN];
+	bool ack = false;
+
+	(void)state;
+	roce_encode(&p, b);
+	assert_true(roce_bth_is(b, ROCE_WRITE_LAST, 3, ROCE_DEFAULT_PKEY,
+				0x123456, 0xfffffe, &ack));
+	assert_true(ack);
+	assert_false(roce_bth_is(b, ROCE_WRITE_MIDDLE, 3, ROCE_DEFAULT_PKEY,
+				 0x123456, 0xfffffe, &ack));
+	assert_false(roce_bth_is(b, ROCE_WRITE_LAST, 0, ROCE_DEFAULT_PKEY,
+				 0x123456, 0xfffffe, &ack));
+	assert_false(roce_bth_is(b, ROCE_WRITE_LAST, 3, ROCE_DEFAULT_PKEY,
+				 0x123457, 0xfffffe, &ack));
+	assert_false(roce_bth_is(b, ROCE_WRITE_LAST, 3, ROCE_DEFAULT_PKEY,
+				 0x123456, 0xffffff, &ack));
+	/* the packet's key, a limited member's, matched the default full
+	 * key above; another partition's does not */
+	assert_false(roce_bth_is(b, ROCE_WRITE_LAST, 3, 0x8001, 0x123456,
+				 0xfffffe, &ack));
+	b[1] |= 1;	/* transport version 1 */
+	assert_false(roce_bth_is(b, ROCE_WRITE_LAST, 3, ROCE_DEFAULT_PKEY,
+				 0x123456, 0xfffffe, &ack));
+	b[1] &= (uint8_t)~1;
+	b[1] |= 0xc0;	/* SE and MigReq are not looked at */
+	b[8] = 0;
+	assert_true(roce_bth_is(b, ROCE_WRITE_LAST, 3, ROCE_DEFAULT_PKEY,
+				0x123456, 0xfffffe, &ack));
+	assert_false(ack);
 }
 
 static void test_ext_headers(void **state)
@@ -158,6 +199,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bth_bytes),
+		cmocka_unit_test(test_bth_is),
 		cmocka_unit_test(test_ext_headers),
 		cmocka_unit_test(test_opcode_table),
 		cmocka_unit_test(test_decode_refuses),
