@@ -179,6 +179,23 @@ static void message_done(struct eqp *e, const struct fab_hdr *h)
 		      (uint32_t)e->resp.seg_off, 0);
 }
 
+/* Packets psn .. psn + count - 1 of the message in progress taken, bytes
+ * of payload in all (seg_off counts them already): the responder expects
+ * the next, ends the message if the last of them ends it, counts them and
+ * queues their ACK (asked: one of them asked for it). */
+static void resp_took(struct eqp *e, struct fab_link *from, uint32_t psn,
+		      uint32_t count, uint64_t bytes, bool ends, bool asked)
+{
+	if (ends) {
+		e->resp.seg_busy = false;
+		e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
+	}
+	stat_add(&e->qp->uctx->dev->stats.bytes_rx, bytes);
+	e->resp.epsn = (psn + count) & PSN_MASK;
+	e->resp.nak_sent = false;
+	dev_resp_ack_queue(e, from, (psn + count - 1) & PSN_MASK, bytes, asked);
+}
+
 static bool is_send(uint8_t op)
 {
 	return op == PVRDMA_WR_SEND || op == PVRDMA_WR_SEND_WITH_IMM;
@@ -222,16 +239,9 @@ static void request_packet(struct eqp *e, struct fab_link *from,
 	e->resp.seg_busy = true;
 	e->resp.seg_op = h->opcode;
 	e->resp.seg_off += h->len;
-	if (last) {
-		if (send || h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM)
-			message_done(e, h);
-		e->resp.seg_busy = false;
-		e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
-	}
-	stat_add(&qp->uctx->dev->stats.bytes_rx, h->len);
-	e->resp.epsn = (h->psn + 1) & PSN_MASK;
-	e->resp.nak_sent = false;
-	dev_resp_ack_queue(e, from, h->psn, h->len, h->flags & FAB_F_ACKREQ);
+	if (last && (send || h->opcode == PVRDMA_WR_RDMA_WRITE_WITH_IMM))
+		message_done(e, h);
+	resp_took(e, from, h->psn, 1, h->len, last, h->flags & FAB_F_ACKREQ);
 }
 
 /* e takes the next packets of a plain WRITE, between its first and last
@@ -282,14 +292,7 @@ void pkt_write_placed(struct eqp *e, struct fab_link *from, uint32_t psn,
 	    ends != (bytes == left))
 		return;
 	e->resp.seg_off += bytes;
-	if (ends) {
-		e->resp.seg_busy = false;
-		e->resp.msn = (e->resp.msn + 1) & PSN_MASK;
-	}
-	stat_add(&e->qp->uctx->dev->stats.bytes_rx, bytes);
-	e->resp.epsn = (psn + count) & PSN_MASK;
-	e->resp.nak_sent = false;
-	dev_resp_ack_queue(e, from, (psn + count - 1) & PSN_MASK, bytes, asked);
+	resp_took(e, from, psn, count, bytes, ends, asked);
 }
 
 void pkt_request(struct eqp *e, struct fab_link *from,
