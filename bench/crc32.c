@@ -53,12 +53,12 @@ static struct roce_flow4 flow = {
 /* Seconds for count rounds of what over the packet or buffer b. */
 static double timed(enum what what, uint8_t *b, size_t n, uint64_t count)
 {
-	struct roce_icrc_run run;
+	struct roce_icrc_check_run run;
 	uint32_t acc = 0;
 	uint64_t i;
 	double t0;
 
-	roce_icrc_run_init(&run, &flow, b, n - ROCE_ICRC_LEN);
+	roce_icrc_run_init_check(&run, &flow, b, n - ROCE_ICRC_LEN);
 	t0 = now_s();
 
 	for (i = 0; i < count; i++) {
@@ -77,7 +77,7 @@ static double timed(enum what what, uint8_t *b, size_t n, uint64_t count)
 			acc ^= roce_icrc_check(&f, b, n);
 			break;
 		case SENT:
-			crc = roce_icrc_run_start(&run, (uint16_t)i, b);
+			crc = roce_icrc_run_start(&run.run, (uint16_t)i, b);
 			crc = roce_crc32_update(crc, b + ROCE_BTH_LEN,
 						iblen - ROCE_BTH_LEN);
 			acc ^= roce_icrc_end(crc);

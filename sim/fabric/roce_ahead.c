@@ -221,7 +221,7 @@ ahead_take(struct fab_port *port, struct roce_ahead *a,
 	   size_t n, size_t seg, int *count)
 {
 	struct roce_flow4 f = roce_rx_flow(port, src);
-	struct roce_icrc_run run = { .iblen = 0 };
+	struct roce_icrc_check_run run = { .run.iblen = 0 };
 	uint32_t i, folded = payloads_crc0(a, n, seg);
 	uint64_t bytes = 0;
 	size_t off, len;
@@ -235,8 +235,8 @@ ahead_take(struct fab_port *port, struct roce_ahead *a,
 		iblen = len - ROCE_ICRC_LEN;
 		if (i >= folded || !as_expected(a, i, len, &ack))
 			break;
-		if (!roce_icrc_run_fits(&run, bth, iblen))
-			roce_icrc_run_init(&run, &f, bth, iblen);
+		if (!roce_icrc_run_fits(&run.run, bth, iblen))
+			roce_icrc_run_init_check(&run, &f, bth, iblen);
 		if (!roce_icrc_run_check(&run, &f, bth,
 					 roce_icrc_get(tail_of(a, i) + a->pad[i]),
 					 roce_crc32_update(a->fold[i].acc,

@@ -179,19 +179,26 @@ bool roce_icrc_check(struct roce_flow4 *f, const uint8_t *ib, size_t len)
 void roce_icrc_run_init(struct roce_icrc_run *r, const struct roce_flow4 *f,
 			const uint8_t *bth, size_t iblen)
 {
-	struct roce_flow4 g = *f;
-
 	memcpy(r->bth, bth, ROCE_BTH_LEN);
 	r->iblen = iblen;
 	r->ip_id = f->ip_id;
 	r->start = roce_icrc_start(f, bth, iblen);
-	/* a check's: as sent with identification 0 and don't-fragment */
+}
+
+void roce_icrc_run_init_check(struct roce_icrc_check_run *c,
+			      const struct roce_flow4 *f, const uint8_t *bth,
+			      size_t iblen)
+{
+	struct roce_flow4 g = *f;
+
+	roce_icrc_run_init(&c->run, f, bth, iblen);
+	/* as sent with identification 0 and don't-fragment */
 	g.ip_id = 0;
 	g.frag = ROCE_IP_DF;
-	r->base = roce_crc32_unshift(f->ip_id || f->frag != ROCE_IP_DF ?
+	c->base = roce_crc32_unshift(f->ip_id || f->frag != ROCE_IP_DF ?
 				     roce_icrc_start(&g, bth, iblen) :
-				     r->start, PH_TAIL);
-	r->back = roce_crc32_unshift(1u << 31,
+				     c->run.start, PH_TAIL);
+	c->back = roce_crc32_unshift(1u << 31,
 				     PH_TAIL + (iblen - ROCE_BTH_LEN));
 }
 
@@ -214,14 +221,15 @@ uint32_t roce_icrc_run_start(const struct roce_icrc_run *r, uint16_t ip_id,
  * differs in add (run_tail), and its bytes' own, crc0 and the ICRC, are
  * taken back by back.
  */
-bool roce_icrc_run_check(const struct roce_icrc_run *r, struct roce_flow4 *f,
-			 const uint8_t *bth, uint32_t icrc, uint32_t crc0)
+bool roce_icrc_run_check(const struct roce_icrc_check_run *c,
+			 struct roce_flow4 *f, const uint8_t *bth,
+			 uint32_t icrc, uint32_t crc0)
 {
-	uint32_t crc = r->base ^ roce_crc32_mul(crc0 ^ ~icrc, r->back);
+	uint32_t crc = c->base ^ roce_crc32_mul(crc0 ^ ~icrc, c->back);
 	int j;
 
 	for (j = 0; j < 4; j++)
-		crc ^= run_tail[j][bth[8 + j] ^ r->bth[8 + j]];
+		crc ^= run_tail[j][bth[8 + j] ^ c->run.bth[8 + j]];
 	f->ip_id = 0;
 	f->frag = ROCE_IP_DF;
 	return solve_id(f, crc);

@@ -86,13 +86,20 @@ struct roce_icrc_run {
 	size_t iblen;			/* its bytes up to its ICRC */
 	uint16_t ip_id;			/* its identification */
 	uint32_t start;			/* its roce_icrc_start() */
-	uint32_t base;			/* the check's part of it */
+};
+/* A run whose packets are checked: what a sender's needs not. */
+struct roce_icrc_check_run {
+	struct roce_icrc_run run;
+	uint32_t base;			/* the check's part of run.start */
 	uint32_t back;			/* the check's factor for the rest */
 };
 
 /* r's first packet: f its flow, bth its BTH, iblen as above. */
 void roce_icrc_run_init(struct roce_icrc_run *r, const struct roce_flow4 *f,
 			const uint8_t *bth, size_t iblen);
+void roce_icrc_run_init_check(struct roce_icrc_check_run *c,
+			      const struct roce_flow4 *f, const uint8_t *bth,
+			      size_t iblen);
 /* Whether the packet at bth, iblen bytes before its ICRC, is one of r's. */
 static inline bool roce_icrc_run_fits(const struct roce_icrc_run *r,
 				      const uint8_t *bth, size_t iblen)
@@ -105,7 +112,8 @@ uint32_t roce_icrc_run_start(const struct roce_icrc_run *r, uint16_t ip_id,
 /* roce_icrc_check() of a packet of r's, its BTH at bth, its ICRC icrc,
  * and crc0 the register from zero of its bytes after the BTH
  * (roce_crc32_update(0, ...)). */
-bool roce_icrc_run_check(const struct roce_icrc_run *r, struct roce_flow4 *f,
-			 const uint8_t *bth, uint32_t icrc, uint32_t crc0);
+bool roce_icrc_run_check(const struct roce_icrc_check_run *c,
+			 struct roce_flow4 *f, const uint8_t *bth,
+			 uint32_t icrc, uint32_t crc0);
 
 #endif /* PVRDMA_SIM_FABRIC_ROCE_ICRC_H */

@@ -195,7 +195,7 @@ static void test_run_checks(void **state)
 	enum { PAY = 1024, PACKETS = 40 };
 	uint8_t b[ROCE_BTH_LEN + PAY + ROCE_ICRC_LEN], *pay = b + ROCE_BTH_LEN;
 	size_t iblen = ROCE_BTH_LEN + PAY;
-	struct roce_icrc_run run = { .iblen = 0 };
+	struct roce_icrc_check_run run = { .run.iblen = 0 };
 	unsigned int seed = 7;
 	int i;
 
@@ -215,8 +215,8 @@ static void test_run_checks(void **state)
 		roce_icrc_put(b + iblen, icrc);
 		crc0 = roce_crc32_update(0, pay, PAY);
 		if (!i)
-			roce_icrc_run_init(&run, &g, b, iblen);
-		assert_true(roce_icrc_run_fits(&run, b, iblen));
+			roce_icrc_run_init_check(&run, &g, b, iblen);
+		assert_true(roce_icrc_run_fits(&run.run, b, iblen));
 		assert_true(roce_icrc_run_check(&run, &g, b, icrc, crc0));
 		assert_true(roce_icrc_check(&one, b, iblen + ROCE_ICRC_LEN));
 		assert_int_equal(g.ip_id, sent.ip_id);
@@ -234,9 +234,9 @@ static void test_run_checks(void **state)
 						 crc0));
 	}
 	/* another length, another opcode: not of the run */
-	assert_false(roce_icrc_run_fits(&run, b, iblen - 4));
+	assert_false(roce_icrc_run_fits(&run.run, b, iblen - 4));
 	b[0] = 8;	/* RDMA_WRITE_LAST */
-	assert_false(roce_icrc_run_fits(&run, b, iblen));
+	assert_false(roce_icrc_run_fits(&run.run, b, iblen));
 }
 
 /* A batch's packets start from the run's first (roce_icrc_run_start()):
